@@ -1,0 +1,270 @@
+package release
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/capirepo/capirepo/provider"
+)
+
+// Dir returns a provider version folder below root: root/<label>/<version>.
+func (p *Provider) Dir(root string) string {
+	return filepath.Join(root, p.Label(), p.Version)
+}
+
+// Write writes every provider of r into out/<label>/<version>/. Each version
+// folder is written into a temporary folder beside it and renamed into place,
+// so a reader sees the old folder or the new one, never a part. An existing
+// folder for the same version is replaced: a build output is regenerated, not
+// published.
+func Write(out string, r *Release) error {
+	staged := make([]string, 0, len(r.Providers))
+	defer func() {
+		for _, s := range staged {
+			_ = os.RemoveAll(s)
+		}
+	}()
+	for _, p := range r.Providers {
+		tmp, err := StageDir(filepath.Dir(p.Dir(out)), p.Version, p.Assets())
+		if err != nil {
+			return err
+		}
+		staged = append(staged, tmp)
+	}
+	for i, p := range r.Providers {
+		if err := ReplaceDir(staged[i], p.Dir(out)); err != nil {
+			return err
+		}
+		staged[i] = ""
+	}
+	return nil
+}
+
+// StageDir writes files into a new temporary folder inside parent (created
+// if needed) and returns its path. The caller renames it into place.
+func StageDir(parent, version string, files []File) (string, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+version+".tmp-")
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		if err := provider.CheckFileName("file name", f.Name); err != nil {
+			_ = os.RemoveAll(tmp)
+			return "", err
+		}
+		if err := writeFileSync(filepath.Join(tmp, f.Name), f.Data); err != nil {
+			_ = os.RemoveAll(tmp)
+			return "", err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+func writeFileSync(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReplaceDir moves the staged folder to target. An existing target is first
+// renamed aside and removed only after the new folder is in place, so a crash
+// leaves either the old or the new content under target's name or aside.
+func ReplaceDir(staged, target string) error {
+	if _, err := os.Lstat(target); err == nil {
+		old := staged + ".old"
+		if err := os.Rename(target, old); err != nil {
+			return err
+		}
+		if err := os.Rename(staged, target); err != nil {
+			_ = os.Rename(old, target)
+			return err
+		}
+		return os.RemoveAll(old)
+	}
+	return os.Rename(staged, target)
+}
+
+// Load reads a release from a dist folder written by Write. version selects
+// one version when the folder holds several; "" takes the only one there.
+// root may also be a single <label>/<version> folder.
+func Load(root, version string) (*Release, error) {
+	dirs, err := versionDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	versions := map[string]bool{}
+	for _, d := range dirs {
+		versions[filepath.Base(d)] = true
+	}
+	if version == "" {
+		if len(versions) > 1 {
+			vs := make([]string, 0, len(versions))
+			for v := range versions {
+				vs = append(vs, v)
+			}
+			slices.Sort(vs)
+			return nil, fmt.Errorf("%s holds several versions (%s): choose one with --version", root, strings.Join(vs, ", "))
+		}
+		for v := range versions {
+			version = v
+		}
+	}
+	if !versions[version] {
+		return nil, fmt.Errorf("%s holds no provider folder for version %s", root, version)
+	}
+	r := &Release{Version: version}
+	for _, d := range dirs {
+		if filepath.Base(d) != version {
+			continue
+		}
+		p, err := LoadProvider(d)
+		if err != nil {
+			return nil, err
+		}
+		r.Providers = append(r.Providers, p)
+	}
+	return r, nil
+}
+
+// versionDirs finds <label>/<version> folders: root itself, or below it.
+func versionDirs(root string) ([]string, error) {
+	if _, err := provider.ParseVersion(filepath.Base(root)); err == nil {
+		if _, err := provider.ParseLabel(filepath.Base(filepath.Dir(root))); err == nil {
+			return []string{root}, nil
+		}
+	}
+	labels, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("read release folder: %w", err)
+	}
+	var out []string
+	for _, l := range labels {
+		if !l.IsDir() || l.Name() == "bin" || strings.HasPrefix(l.Name(), ".") {
+			continue
+		}
+		if _, err := provider.ParseLabel(l.Name()); err != nil {
+			continue
+		}
+		vs, err := os.ReadDir(filepath.Join(root, l.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			if _, err := provider.ParseVersion(v.Name()); err == nil && v.IsDir() {
+				out = append(out, filepath.Join(root, l.Name(), v.Name()))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no <provider-label>/<version> folder: run capirepo build first", root)
+	}
+	return out, nil
+}
+
+// LoadProvider reads one <label>/<version> folder and checks its checksums.txt.
+func LoadProvider(dir string) (*Provider, error) {
+	id, err := provider.ParseLabel(filepath.Base(filepath.Dir(dir)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	p := &Provider{ID: id, Version: filepath.Base(dir)}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var sums []byte
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			return nil, fmt.Errorf("%s: %s is not a regular file", dir, e.Name())
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		if e.Name() == ChecksumsFile {
+			sums = data
+			continue
+		}
+		if err := p.Add(e.Name(), data); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+	}
+	if sums == nil {
+		return nil, fmt.Errorf("%s: no %s: the folder was not written by capirepo build", dir, ChecksumsFile)
+	}
+	if err := checkSums(dir, sums, p.Files); err != nil {
+		return nil, err
+	}
+	if p.ComponentsFile, err = findComponents(p); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return p, nil
+}
+
+func checkSums(dir string, sums []byte, files []File) error {
+	want := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(sums))
+	for sc.Scan() {
+		sum, name, ok := strings.Cut(sc.Text(), "  ")
+		if !ok {
+			return fmt.Errorf("%s: %s: malformed line %q", dir, ChecksumsFile, sc.Text())
+		}
+		want[name] = sum
+	}
+	var errs []error
+	for _, f := range files {
+		sum, ok := want[f.Name]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("%s: %s is not listed in %s", dir, f.Name, ChecksumsFile))
+		case sum != f.SHA256():
+			errs = append(errs, fmt.Errorf("%s: %s does not match its sha256 in %s", dir, f.Name, ChecksumsFile))
+		}
+		delete(want, f.Name)
+	}
+	for name := range want {
+		errs = append(errs, fmt.Errorf("%s: %s lists %s, which is missing", dir, ChecksumsFile, name))
+	}
+	return errors.Join(errs...)
+}
+
+// findComponents picks the components file: the conventional name for the
+// provider type, else the one *components*.yaml file.
+func findComponents(p *Provider) (string, error) {
+	if _, ok := p.File(p.ID.DefaultComponentsFile()); ok {
+		return p.ID.DefaultComponentsFile(), nil
+	}
+	var found []string
+	for _, f := range p.Files {
+		if strings.Contains(f.Name, "components") && strings.HasSuffix(f.Name, ".yaml") {
+			found = append(found, f.Name)
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("want one components file (%s or *components*.yaml), found %d: %v", p.ID.DefaultComponentsFile(), len(found), found)
+	}
+	return found[0], nil
+}

@@ -1,0 +1,124 @@
+package release
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/capirepo/capirepo/provider"
+)
+
+// ChecksumsFile is written into every provider version folder.
+const ChecksumsFile = "checksums.txt"
+
+// Release is one version of one or more providers.
+type Release struct {
+	Version   string
+	Providers []*Provider
+}
+
+// Provider is one provider's files for one version.
+type Provider struct {
+	ID             provider.ID
+	Version        string
+	ComponentsFile string
+	// Files are the release assets without checksums.txt, sorted by name.
+	Files []File
+}
+
+// File is one release asset.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// SHA256 returns the hex sha256 of the file's bytes.
+func (f File) SHA256() string {
+	sum := sha256.Sum256(f.Data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Label returns the provider label (folder and package name).
+func (p *Provider) Label() string { return p.ID.Label() }
+
+// File returns the named file.
+func (p *Provider) File(name string) (File, bool) {
+	i := slices.IndexFunc(p.Files, func(f File) bool { return f.Name == name })
+	if i < 0 {
+		return File{}, false
+	}
+	return p.Files[i], true
+}
+
+// Components returns the components file.
+func (p *Provider) Components() File {
+	f, _ := p.File(p.ComponentsFile)
+	return f
+}
+
+// Add adds or replaces a file, keeping Files sorted. It refuses names that
+// are not plain file names.
+func (p *Provider) Add(name string, data []byte) error {
+	if err := provider.CheckFileName("file name", name); err != nil {
+		return err
+	}
+	if name == ChecksumsFile {
+		return fmt.Errorf("%s is written by capirepo", ChecksumsFile)
+	}
+	i, found := slices.BinarySearchFunc(p.Files, name, func(f File, n string) int { return strings.Compare(f.Name, n) })
+	if found {
+		p.Files[i].Data = data
+		return nil
+	}
+	p.Files = slices.Insert(p.Files, i, File{Name: name, Data: data})
+	return nil
+}
+
+// Checksums returns checksums.txt in sha256sum's format for files.
+func Checksums(files []File) []byte {
+	var b bytes.Buffer
+	for _, f := range files {
+		fmt.Fprintf(&b, "%s  %s\n", f.SHA256(), f.Name)
+	}
+	return b.Bytes()
+}
+
+// Assets returns the files with checksums.txt, as written to the folder.
+func (p *Provider) Assets() []File {
+	return append(slices.Clone(p.Files), File{Name: ChecksumsFile, Data: Checksums(p.Files)})
+}
+
+// Flat returns every provider's files as one flat set, as a GitHub release
+// carries them: files of the same name must be identical (a monorepo's shared
+// metadata.yaml), and one checksums.txt covers them all.
+func (r *Release) Flat() ([]File, error) {
+	byName := map[string]File{}
+	owner := map[string]string{}
+	var out []File
+	for _, p := range r.Providers {
+		for _, f := range p.Files {
+			if prev, ok := byName[f.Name]; ok {
+				if !bytes.Equal(prev.Data, f.Data) {
+					return nil, fmt.Errorf("providers %s and %s both have a different %s: a flat release can hold only one", owner[f.Name], p.Label(), f.Name)
+				}
+				continue
+			}
+			byName[f.Name], owner[f.Name] = f, p.Label()
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
+	return append(out, File{Name: ChecksumsFile, Data: Checksums(out)}), nil
+}
+
+// Provider returns the provider with the given label.
+func (r *Release) Provider(label string) (*Provider, bool) {
+	i := slices.IndexFunc(r.Providers, func(p *Provider) bool { return p.Label() == label })
+	if i < 0 {
+		return nil, false
+	}
+	return r.Providers[i], true
+}
