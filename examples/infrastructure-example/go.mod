@@ -1,0 +1,3 @@
+module example.com/capi-provider-example
+
+go 1.26
