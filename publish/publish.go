@@ -1,0 +1,61 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/capirepo/capirepo/release"
+)
+
+// Publisher publishes one built release to one target. Publishing the same
+// release again is a no-op that uploads nothing; a re-run after a failure
+// finishes the job.
+type Publisher interface {
+	Publish(ctx context.Context, rel *release.Release) (*Summary, error)
+}
+
+// Summary says what a Publish did and where clusterctl finds the result.
+type Summary struct {
+	// Target is the kind of target: "github", "gitlab" or "local".
+	Target string `json:"target"`
+	// URL is the release page, package or folder that was written.
+	URL     string `json:"url"`
+	Version string `json:"version"`
+	// Draft is true when the release was left unpublished on purpose.
+	Draft bool `json:"draft,omitempty"`
+	// Uploaded, Skipped and Replaced list asset names: new, already there
+	// with the same bytes, and overwritten with --replace.
+	Uploaded      []string `json:"uploaded"`
+	Skipped       []string `json:"skipped"`
+	Replaced      []string `json:"replaced"`
+	BytesUploaded int64    `json:"bytesUploaded"`
+	// Providers holds the URL to give clusterctl for each provider.
+	Providers []ProviderURL `json:"providers"`
+}
+
+// ProviderURL is the clusterctl provider URL of one published provider,
+// as it goes into clusterctl.yaml's providers list.
+type ProviderURL struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+// WriteText writes the summary for people.
+func (s *Summary) WriteText(w io.Writer) error {
+	state := "published"
+	if s.Draft {
+		state = "draft (not visible to clusterctl until published)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s: %s\n", s.Target, s.Version, state, s.URL)
+	fmt.Fprintf(&b, "assets: %d uploaded (%d bytes), %d skipped (unchanged), %d replaced\n",
+		len(s.Uploaded), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
+	for _, p := range s.Providers {
+		fmt.Fprintf(&b, "clusterctl provider %s (%s): %s\n", p.Name, p.Type, p.URL)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

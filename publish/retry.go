@@ -1,0 +1,322 @@
+package publish
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+)
+
+// Retry is the one retry policy for every network call of this package.
+// Transient failures (dropped connections, timeouts, 5xx, 429, secondary
+// rate limits) are retried with capped exponential backoff; when the server
+// says how long to wait (Retry-After, a rate-limit reset) that wait is used
+// instead. Anything else fails at once.
+//
+// The zero Retry is usable: zero fields take DefaultRetry's values, except
+// Jitter, which stays 0 (no randomisation) so tests see exact waits.
+type Retry struct {
+	// Attempts is the total number of tries, the first included.
+	Attempts int
+	// Initial is the first backoff wait; each next one is twice as long,
+	// up to Max.
+	Initial time.Duration
+	Max     time.Duration
+	// Jitter randomises each backoff wait by up to ±Jitter (0 to 1).
+	Jitter float64
+	// MaxWait caps a wait the server asks for. A longer one fails with an
+	// error that says when to try again instead of blocking for hours.
+	MaxWait time.Duration
+	// Sleep waits for d or until ctx is done. Tests record instead of sleeping.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now reads the clock, for rate-limit resets given as a time.
+	Now func() time.Time
+	// Notify, when set, is told about each failed attempt that will be retried.
+	Notify func(attempt int, err error, wait time.Duration)
+}
+
+// DefaultRetry returns the policy publishers use unless told otherwise:
+// 6 attempts, waits of 1s, 2s, 4s, ... capped at 30s with ±25% jitter, and
+// server-requested waits of up to 10 minutes.
+func DefaultRetry() Retry {
+	return Retry{
+		Attempts: 6,
+		Initial:  time.Second,
+		Max:      30 * time.Second,
+		Jitter:   0.25,
+		MaxWait:  10 * time.Minute,
+		Sleep:    SleepContext,
+		Now:      time.Now,
+	}
+}
+
+// SleepContext waits for d or until ctx is done, whichever comes first.
+func SleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (r Retry) withDefaults() Retry {
+	d := DefaultRetry()
+	if r.Attempts <= 0 {
+		r.Attempts = d.Attempts
+	}
+	if r.Initial <= 0 {
+		r.Initial = d.Initial
+	}
+	if r.Max <= 0 {
+		r.Max = d.Max
+	}
+	if r.MaxWait <= 0 {
+		r.MaxWait = d.MaxWait
+	}
+	if r.Sleep == nil {
+		r.Sleep = d.Sleep
+	}
+	if r.Now == nil {
+		r.Now = d.Now
+	}
+	return r
+}
+
+// Do runs op until it succeeds, fails permanently, or the attempts are used
+// up. op must start from scratch on every call (re-open the file, rewind the
+// bytes): a failed attempt may have sent part of a body.
+func (r Retry) Do(ctx context.Context, op func(ctx context.Context) error) error {
+	_, err := DoValue(ctx, r, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
+	return err
+}
+
+// DoValue is Do for an operation that returns a value.
+func DoValue[T any](ctx context.Context, r Retry, op func(ctx context.Context) (T, error)) (T, error) {
+	r = r.withDefaults()
+	b := &backoff.ExponentialBackOff{
+		InitialInterval:     r.Initial,
+		RandomizationFactor: r.Jitter,
+		Multiplier:          2,
+		MaxInterval:         r.Max,
+	}
+	b.Reset()
+	for attempt := 1; ; attempt++ {
+		v, err := op(ctx)
+		if err == nil {
+			return v, nil
+		}
+		if cerr := context.Cause(ctx); cerr != nil && ctx.Err() != nil {
+			return v, fmt.Errorf("%w (stopped: %v)", err, cerr)
+		}
+		retry, after := IsRetriable(err)
+		if !retry {
+			var perm *backoff.PermanentError
+			if errors.As(err, &perm) {
+				return v, perm.Err
+			}
+			return v, err
+		}
+		if attempt >= r.Attempts {
+			return v, fmt.Errorf("%w (gave up after %d attempts; try again later)", err, attempt)
+		}
+		wait := b.NextBackOff()
+		if after > 0 {
+			if after > r.MaxWait {
+				return v, fmt.Errorf("%w (the server asks to wait %s, longer than the %s limit: try again after %s)",
+					err, after.Round(time.Second), r.MaxWait, r.Now().Add(after).Format(time.RFC3339))
+			}
+			wait = after
+		}
+		if r.Notify != nil {
+			r.Notify(attempt, err, wait)
+		}
+		if serr := r.Sleep(ctx, wait); serr != nil {
+			return v, fmt.Errorf("%w (stopped while waiting to retry: %v)", err, serr)
+		}
+	}
+}
+
+// retriableError marks an error as transient, with an optional wait.
+type retriableError struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retriableError) Error() string { return e.err.Error() }
+func (e *retriableError) Unwrap() error { return e.err }
+
+// Retriable marks err as transient. after > 0 is the wait the server asked for.
+func Retriable(err error, after time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &retriableError{err: err, after: after}
+}
+
+// Permanent marks err as final: Do returns it at once.
+func Permanent(err error) error { return backoff.Permanent(err) }
+
+// StatusError is an HTTP reply an SDK turned into an error. Publishers
+// convert their SDK's errors into one (see StatusErrorFrom) so the policy
+// does not depend on any SDK.
+type StatusError struct {
+	Status int
+	// RetryAfter is the wait the server asked for, 0 when it did not say.
+	RetryAfter time.Duration
+	// RateLimited is true for primary and secondary rate limits.
+	RateLimited bool
+	Err         error
+}
+
+func (e *StatusError) Error() string { return e.Err.Error() }
+func (e *StatusError) Unwrap() error { return e.Err }
+
+// StatusErrorFrom builds a StatusError from a reply's status and headers:
+// it reads Retry-After (seconds or an HTTP date) and, when the remaining
+// request count is 0, X-RateLimit-Reset or RateLimit-Reset (a Unix time, or
+// seconds from now when small).
+func StatusErrorFrom(status int, h http.Header, now time.Time, err error) *StatusError {
+	e := &StatusError{Status: status, Err: err}
+	e.RetryAfter = RetryAfterHeader(h, now)
+	remaining := firstHeader(h, "X-RateLimit-Remaining", "RateLimit-Remaining")
+	if remaining == "0" {
+		e.RateLimited = true
+		if e.RetryAfter == 0 {
+			e.RetryAfter = resetHeader(firstHeader(h, "X-RateLimit-Reset", "RateLimit-Reset"), now)
+		}
+	}
+	if status == http.StatusTooManyRequests {
+		e.RateLimited = true
+	}
+	return e
+}
+
+// RetryAfterHeader returns the wait a Retry-After header asks for, 0 if none.
+func RetryAfterHeader(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// resetHeader turns a rate-limit reset into a wait. GitHub sends a Unix time;
+// some servers send seconds from now.
+func resetHeader(v string, now time.Time) time.Duration {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	if n < 1_000_000_000 {
+		return time.Duration(n) * time.Second
+	}
+	return UntilReset(time.Unix(n, 0), now)
+}
+
+// UntilReset is the wait until a rate-limit reset, plus a second because
+// the reset is rounded down to the second.
+func UntilReset(reset, now time.Time) time.Duration {
+	d := reset.Sub(now)
+	if d <= 0 {
+		return time.Second
+	}
+	return d + time.Second
+}
+
+func firstHeader(h http.Header, names ...string) string {
+	for _, n := range names {
+		if v := h.Get(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// IsRetriable reports whether err is transient, and the wait the server
+// asked for (0 when it did not say).
+func IsRetriable(err error) (bool, time.Duration) {
+	if err == nil {
+		return false, 0
+	}
+	var perm *backoff.PermanentError
+	if errors.As(err, &perm) {
+		return false, 0
+	}
+	var re *retriableError
+	if errors.As(err, &re) {
+		return true, re.after
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false, 0
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		switch {
+		case se.Status >= 500, se.Status == http.StatusTooManyRequests, se.Status == http.StatusRequestTimeout:
+			return true, se.RetryAfter
+		case se.Status == http.StatusForbidden && (se.RateLimited || se.RetryAfter > 0):
+			return true, se.RetryAfter
+		}
+		return false, 0
+	}
+	return isNetworkTransient(err), 0
+}
+
+// isNetworkTransient reports whether err is a connection failure worth
+// another try: a reset or dropped connection, a timeout, an EOF mid-reply.
+// Certificate errors and unknown hosts are not: retrying cannot fix them.
+func isNetworkTransient(err error) bool {
+	var cert *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	if errors.As(err, &cert) || errors.As(err, &unknownAuth) || errors.As(err, &hostname) {
+		return false
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return !dns.IsNotFound
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"connection reset", "broken pipe", "REFUSED_STREAM", "GOAWAY", "unexpected EOF", "server closed"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
