@@ -1,5 +1,7 @@
 package main
 
+// Imports that keep go.mod requirements of packages still being written.
+
 import (
 	_ "github.com/Masterminds/semver/v3"
 	_ "github.com/cenkalti/backoff/v5"
@@ -15,4 +17,4 @@ import (
 	_ "sigs.k8s.io/yaml"
 )
 
-func main() {}
+

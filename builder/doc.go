@@ -1,0 +1,12 @@
+// Package builder turns a provider source tree into a release.Release: it
+// renders each provider's kustomization in process with krusty, applies the
+// documented release transforms (manager image and tag, pull policy, provider
+// label), checks the namespace layout clusterctl needs, lists the ${VAR}
+// variables as clusterctl reads them, and adds metadata.yaml and the cluster
+// templates.
+//
+// It reads the provider tree through a read-only, root-confined filesystem:
+// nothing is ever written under the tree, symlinks may not leave it, files
+// have a size limit and remote kustomize bases are refused unless allowed.
+// Writing the result to disk is the release package's job.
+package builder

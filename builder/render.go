@@ -1,0 +1,45 @@
+package builder
+
+import (
+	"fmt"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// kustomizeOptions are what `kustomize build` uses by default: the legacy
+// resource order (Namespace first, webhooks last), root-only loading, no
+// plugins, no exec or container KRM functions, no helm.
+func kustomizeOptions() *krusty.Options {
+	o := krusty.MakeDefaultOptions()
+	o.Reorder = krusty.ReorderOptionLegacy
+	o.LoadRestrictions = types.LoadRestrictionsRootOnly
+	o.PluginConfig = types.DisabledPluginConfig()
+	return o
+}
+
+// Kustomize renders the kustomization in dir with `kustomize build`
+// semantics, reading through fs.
+func Kustomize(fs filesys.FileSystem, dir string) (resmap.ResMap, error) {
+	warmUp()
+	return krusty.MakeKustomizer(kustomizeOptions()).Run(fs, dir)
+}
+
+var warm sync.Once
+
+// warmUp runs one render with a strategic-merge patch, so kyaml loads its
+// global OpenAPI schema once before providers render concurrently.
+func warmUp() {
+	warm.Do(func() {
+		fs := filesys.MakeFsInMemory()
+		_ = fs.WriteFile("/w/kustomization.yaml", []byte("resources: [d.yaml]\npatches: [{path: p.yaml}]\n"))
+		_ = fs.WriteFile("/w/d.yaml", []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {template: {spec: {containers: [{name: c, image: i}]}}}\n"))
+		_ = fs.WriteFile("/w/p.yaml", []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {template: {spec: {containers: [{name: c, image: j}]}}}\n"))
+		if _, err := krusty.MakeKustomizer(kustomizeOptions()).Run(fs, "/w"); err != nil {
+			panic(fmt.Sprintf("kustomize warm-up failed: %v", err))
+		}
+	})
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/release"
+)
+
+type buildOptions struct {
+	dir         string
+	config      string
+	version     string
+	out         string
+	image       string
+	allowRemote bool
+}
+
+func (o *buildOptions) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", ".", "provider source tree (only read)")
+	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in --dir); paths in it are relative to --dir")
+	f.StringVar(&o.version, "version", "", "release version vX.Y.Z (default: version: in the config)")
+	f.StringVar(&o.out, "out", "dist", "output folder: <out>/<provider-label>/<version>/")
+	f.StringVar(&o.image, "image", "", "repository of the manager container's image (tag = version)")
+	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs)")
+}
+
+func (o *buildOptions) builderOptions() builder.Options {
+	return builder.Options{Dir: o.dir, ConfigPath: o.config, Version: o.version, Image: o.image, AllowRemote: o.allowRemote}
+}
+
+func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
+	o := &buildOptions{}
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Render the release assets of every provider into <out>/<label>/<version>/",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := builder.Build(cmd.Context(), o.builderOptions())
+			if err != nil {
+				return err
+			}
+			if err := release.Write(o.out, res.Release); err != nil {
+				return fmt.Errorf("write %s: %w", o.out, err)
+			}
+			return printBuild(s, g, o.out, res)
+		},
+	}
+	o.bind(cmd)
+	return cmd
+}
+
+type buildSummary struct {
+	Version   string                   `json:"version"`
+	Out       string                   `json:"out"`
+	Providers []builder.ProviderResult `json:"providers"`
+	Files     map[string][]fileSummary `json:"files"`
+	Warnings  []string                 `json:"warnings"`
+}
+
+type fileSummary struct {
+	Name   string `json:"name"`
+	Size   int    `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+func printBuild(s streams, g *globalOptions, out string, res *builder.Result) error {
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.errOut, "warning: %s\n", w)
+	}
+	sum := buildSummary{Version: res.Release.Version, Out: out, Providers: res.Providers, Files: map[string][]fileSummary{}, Warnings: res.Warnings}
+	for _, p := range res.Release.Providers {
+		for _, f := range p.Assets() {
+			sum.Files[p.Label()] = append(sum.Files[p.Label()], fileSummary{Name: f.Name, Size: len(f.Data), SHA256: f.SHA256()})
+		}
+	}
+	if g.output == "json" {
+		return printJSON(s.out, sum)
+	}
+	for i, p := range res.Release.Providers {
+		r := res.Providers[i]
+		fmt.Fprintf(s.out, "%s %s -> %s\n", p.Label(), p.Version, p.Dir(out))
+		fmt.Fprintf(s.out, "  namespace %s, %d objects, images %v\n", r.Namespace, r.Objects, r.Images)
+		writeVariables(s.out, r.Variables)
+		for _, f := range sum.Files[p.Label()] {
+			fmt.Fprintf(s.out, "  %-45s %8d  sha256:%s\n", filepath.Base(f.Name), f.Size, f.SHA256[:16])
+		}
+	}
+	return nil
+}
+
+func writeVariables(w io.Writer, vars []builder.Variable) {
+	if len(vars) == 0 {
+		fmt.Fprintln(w, "  variables: none")
+		return
+	}
+	fmt.Fprintln(w, "  variables:")
+	for _, v := range vars {
+		if v.Required {
+			fmt.Fprintf(w, "    %s (required)\n", v.Name)
+		} else {
+			fmt.Fprintf(w, "    %s (default %q)\n", v.Name, *v.Default)
+		}
+	}
+}
