@@ -1,0 +1,728 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-github/v82/github"
+
+	"github.com/capirepo/capirepo/release"
+)
+
+// DefaultGitHubAPI is the API base URL of github.com.
+const DefaultGitHubAPI = "https://api.github.com/"
+
+// tempPrefix names the asset a replacement is uploaded under before it takes
+// the old asset's name, so the release always holds a complete copy.
+const tempPrefix = "capirepo-replacing-"
+
+// GitHubOptions configures a GitHub publisher.
+type GitHubOptions struct {
+	// Owner and Repo name the repository (OWNER/NAME).
+	Owner, Repo string
+	// Tag is the release tag; empty means the release version.
+	Tag string
+	// Target is the commitish the tag is created from when the release is
+	// published; empty means the repository's default branch.
+	Target string
+	// Draft leaves a new release as a draft after the upload.
+	Draft bool
+	// Replace lets assets that differ be replaced, also on a published release.
+	Replace bool
+	// Concurrency is the number of parallel uploads; 0 means 4.
+	Concurrency int
+	// APIURL is the REST API base: empty for github.com, or
+	// https://HOST/api/v3/ for GitHub Enterprise Server.
+	APIURL string
+	// UploadURL is derived from APIURL when empty.
+	UploadURL string
+	// Token authenticates every API call. It is never printed.
+	Token string
+	// HTTPClient makes the requests; nil means a new http.Client.
+	HTTPClient *http.Client
+	// Retry is the retry policy; the zero value means DefaultRetry.
+	Retry *Retry
+	// Progress receives one line per step; nil means io.Discard.
+	Progress io.Writer
+}
+
+// GitHub publishes a release as a GitHub release with one asset per file.
+type GitHub struct {
+	o      GitHubOptions
+	c      *github.Client
+	retry  Retry
+	hc     *http.Client
+	web    string
+	mu     sync.Mutex // guards progress writes
+	outErr error
+}
+
+var _ Publisher = (*GitHub)(nil)
+
+// NewGitHub checks the options and returns a publisher.
+func NewGitHub(o GitHubOptions) (*GitHub, error) {
+	if o.Owner == "" || o.Repo == "" || strings.ContainsAny(o.Owner+o.Repo, "/ ") {
+		return nil, fmt.Errorf("github repository %q/%q: want --repo OWNER/NAME", o.Owner, o.Repo)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.APIURL == "" {
+		o.APIURL = DefaultGitHubAPI
+	}
+	if !strings.HasSuffix(o.APIURL, "/") {
+		o.APIURL += "/"
+	}
+	api, err := url.Parse(o.APIURL)
+	if err != nil || api.Host == "" || (api.Scheme != "https" && api.Scheme != "http") {
+		return nil, fmt.Errorf("github API URL %q: want https://api.github.com/ or https://HOST/api/v3/", o.APIURL)
+	}
+	if o.UploadURL == "" {
+		o.UploadURL = UploadURLFor(o.APIURL)
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	c := github.NewClient(hc)
+	if o.APIURL != DefaultGitHubAPI {
+		if c, err = c.WithEnterpriseURLs(o.APIURL, o.UploadURL); err != nil {
+			return nil, fmt.Errorf("github API URL %q: %w", o.APIURL, err)
+		}
+	}
+	if o.Token != "" {
+		c = c.WithAuthToken(o.Token)
+	}
+	// Rate limits are waited out by the retry policy, with its clock and
+	// its sleep; go-github would otherwise refuse calls until the reset.
+	c.DisableRateLimitCheck = true
+	r := DefaultRetry()
+	if o.Retry != nil {
+		r = o.Retry.withDefaults()
+	}
+	g := &GitHub{o: o, c: c, retry: r, hc: hc, web: webURL(api)}
+	notify := r.Notify
+	g.retry.Notify = func(attempt int, err error, wait time.Duration) {
+		g.progress("retrying in %s after attempt %d failed: %v", wait.Round(time.Millisecond), attempt, err)
+		if notify != nil {
+			notify(attempt, err, wait)
+		}
+	}
+	return g, nil
+}
+
+// UploadURLFor derives the upload URL from an API base URL:
+// api.github.com -> uploads.github.com, HOST/api/v3/ -> HOST/api/uploads/.
+func UploadURLFor(apiURL string) string {
+	u, err := url.Parse(apiURL)
+	if err != nil {
+		return apiURL
+	}
+	if u.Host == "api.github.com" {
+		return "https://uploads.github.com/"
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	p = strings.TrimSuffix(p, "/api/v3")
+	u.Path = p + "/api/uploads/"
+	return u.String()
+}
+
+func webURL(api *url.URL) string {
+	if api.Host == "api.github.com" {
+		return "https://github.com"
+	}
+	u := *api
+	u.Path, u.RawQuery = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v3"), ""
+	return strings.TrimSuffix(u.String(), "/")
+}
+
+func (g *GitHub) progress(format string, args ...any) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, err := fmt.Fprintf(g.o.Progress, "github %s/%s: "+format+"\n", append([]any{g.o.Owner, g.o.Repo}, args...)...); err != nil && g.outErr == nil {
+		g.outErr = err
+	}
+}
+
+// ghRelease is the state Publish works on.
+type ghRelease struct {
+	id        int64
+	tag       string
+	draft     bool
+	immutable bool
+	htmlURL   string
+	assets    map[string]*github.ReleaseAsset
+}
+
+// Publish creates or resumes the release for the tag, uploads what is
+// missing, replaces what differs (with Replace), checks every asset read
+// back, and publishes the release last unless Draft is set.
+func (g *GitHub) Publish(ctx context.Context, rel *release.Release) (*Summary, error) {
+	files, err := rel.Flat()
+	if err != nil {
+		return nil, fmt.Errorf("github release: %w", err)
+	}
+	tag := g.o.Tag
+	if tag == "" {
+		tag = rel.Version
+	}
+	if tag == "" {
+		return nil, errors.New("github release: no tag: pass --tag or build the release with a version")
+	}
+	sum := &Summary{Target: "github", Version: tag, Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}}
+	for _, p := range rel.Providers {
+		sum.Providers = append(sum.Providers, ProviderURL{Name: p.ID.Name, Type: string(p.ID.Type),
+			URL: fmt.Sprintf("%s/%s/%s/releases/latest/%s", g.web, g.o.Owner, g.o.Repo, p.ComponentsFile)})
+	}
+
+	r, err := g.find(ctx, tag)
+	if err != nil {
+		return nil, err
+	}
+	var d Diff
+	var temps map[string]*github.ReleaseAsset
+	if r != nil {
+		if err := g.listAssets(ctx, r); err != nil {
+			return nil, err
+		}
+		temps = takeTemps(r)
+		if d, err = Compare(ctx, files, remotes(r), g.hashFunc(r)); err != nil {
+			return nil, fmt.Errorf("github release %s: %w", tag, err)
+		}
+		if err := g.check(r, d); err != nil {
+			return nil, err
+		}
+	} else {
+		d.Missing = files
+		if r, err = g.create(ctx, tag, rel); err != nil {
+			return nil, err
+		}
+		temps = map[string]*github.ReleaseAsset{}
+	}
+	sum.URL = r.htmlURL
+	for _, f := range d.Same {
+		sum.Skipped = append(sum.Skipped, f.Name)
+	}
+	if len(d.Same) > 0 {
+		g.progress("%d assets already there with the same sha256, skipped", len(d.Same))
+	}
+
+	if err := g.write(ctx, r, d, temps, sum); err != nil {
+		return nil, err
+	}
+	wrote := d.Changes() || len(temps) > 0
+	if wrote {
+		if err := g.verify(ctx, r, files); err != nil {
+			return nil, err
+		}
+	}
+	if r.draft && !g.o.Draft {
+		if err := g.publish(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	sum.URL = r.htmlURL
+	sum.Draft = r.draft
+	slices.Sort(sum.Uploaded)
+	slices.Sort(sum.Replaced)
+	g.progress("%s %s: %d uploaded, %d skipped, %d replaced", tag, map[bool]string{true: "left as a draft", false: "published"}[r.draft],
+		len(sum.Uploaded), len(sum.Skipped), len(sum.Replaced))
+	return sum, nil
+}
+
+// check refuses changes the options do not allow, before anything is written.
+func (g *GitHub) check(r *ghRelease, d Diff) error {
+	if !d.Changes() {
+		return nil
+	}
+	switch {
+	case r.immutable:
+		return fmt.Errorf("github release %s of %s/%s is immutable and differs (%s): GitHub refuses to change its assets; publish a new version instead",
+			r.tag, g.o.Owner, g.o.Repo, d.Describe())
+	case !r.draft && !g.o.Replace:
+		return fmt.Errorf("github release %s of %s/%s is already published and differs (%s): nothing was changed; "+
+			"publish a new version, or re-run with --replace to change it under users who may have installed it",
+			r.tag, g.o.Owner, g.o.Repo, d.Describe())
+	case len(d.Changed) > 0 && !g.o.Replace:
+		return fmt.Errorf("draft release %s of %s/%s already has different %s: nothing was changed; re-run with --replace to overwrite",
+			r.tag, g.o.Owner, g.o.Repo, names(d.Changed))
+	}
+	return nil
+}
+
+// write uploads the missing assets and replaces the changed ones, in parallel.
+func (g *GitHub) write(ctx context.Context, r *ghRelease, d Diff, temps map[string]*github.ReleaseAsset, sum *Summary) error {
+	type job struct {
+		f       release.File
+		replace bool
+	}
+	var jobs []job
+	for _, f := range d.Missing {
+		jobs = append(jobs, job{f: f})
+	}
+	for _, f := range d.Changed {
+		jobs = append(jobs, job{f: f, replace: true})
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, g.o.Concurrency)
+	)
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("upload %s: %w", j.f.Name, ctx.Err()))
+				mu.Unlock()
+				return
+			}
+			defer func() { <-sem }()
+			n, err := g.put(ctx, r, j.f, j.replace, temps[j.f.Name])
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			sum.BytesUploaded += n
+			if j.replace {
+				sum.Replaced = append(sum.Replaced, j.f.Name)
+			} else {
+				sum.Uploaded = append(sum.Uploaded, j.f.Name)
+			}
+		}()
+	}
+	wg.Wait()
+	// Leftover temporary assets of an earlier run that nothing needed.
+	for name, a := range temps {
+		if slices.ContainsFunc(jobs, func(j job) bool { return j.f.Name == name }) {
+			continue
+		}
+		if err := g.deleteAsset(ctx, a); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+		return fmt.Errorf("github release %s: %d of %d uploads failed; re-run to finish, assets already uploaded are kept and skipped: %w",
+			r.tag, len(errs), len(jobs), errors.Join(errs...))
+	}
+	return nil
+}
+
+// put writes one file. A new file is uploaded under its name. A changed one
+// is uploaded under a temporary name, the old asset deleted, and the new one
+// renamed, so the release is never without the file for longer than the
+// rename. temp is a temporary asset an earlier run left for this file.
+func (g *GitHub) put(ctx context.Context, r *ghRelease, f release.File, replace bool, temp *github.ReleaseAsset) (int64, error) {
+	var uploaded int64
+	if temp != nil {
+		same, err := g.sameBytes(ctx, temp, f)
+		if err != nil {
+			return 0, err
+		}
+		if !same {
+			if err := g.deleteAsset(ctx, temp); err != nil {
+				return 0, err
+			}
+			temp = nil
+		}
+	}
+	if !replace && temp == nil {
+		_, err := g.upload(ctx, r, f.Name, f)
+		if err != nil {
+			return 0, err
+		}
+		g.progress("uploaded %s (%d bytes)", f.Name, len(f.Data))
+		return int64(len(f.Data)), nil
+	}
+	if temp == nil {
+		a, err := g.upload(ctx, r, tempPrefix+f.Name, f)
+		if err != nil {
+			return 0, err
+		}
+		temp, uploaded = a, int64(len(f.Data))
+	}
+	if old := r.assets[f.Name]; old != nil {
+		if err := g.deleteAsset(ctx, old); err != nil {
+			return uploaded, err
+		}
+	}
+	err := g.retry.Do(ctx, func(ctx context.Context) error {
+		_, _, err := g.c.Repositories.EditReleaseAsset(ctx, g.o.Owner, g.o.Repo, temp.GetID(), &github.ReleaseAsset{Name: github.Ptr(f.Name)})
+		return g.convert(err)
+	})
+	if err != nil {
+		return uploaded, fmt.Errorf("rename the new %s into place (the old one is deleted, the new one is %s%s; re-run to finish): %w",
+			f.Name, tempPrefix, f.Name, err)
+	}
+	g.progress("replaced %s (%d bytes)", f.Name, len(f.Data))
+	return uploaded, nil
+}
+
+// upload sends one asset. Every attempt reads the bytes from the start. If
+// an earlier attempt reached GitHub but its reply was lost, the retry gets
+// 422 already_exists: the asset there is then compared and accepted when
+// its bytes are the same.
+func (g *GitHub) upload(ctx context.Context, r *ghRelease, name string, f release.File) (*github.ReleaseAsset, error) {
+	mediaType := mime.TypeByExtension(path.Ext(name))
+	if mediaType == "" {
+		mediaType = "application/octet-stream"
+	}
+	u := fmt.Sprintf("repos/%s/%s/releases/%d/assets?name=%s", url.PathEscape(g.o.Owner), url.PathEscape(g.o.Repo), r.id, url.QueryEscape(name))
+	a, err := DoValue(ctx, g.retry, func(ctx context.Context) (*github.ReleaseAsset, error) {
+		req, err := g.c.NewUploadRequest(u, bytes.NewReader(f.Data), int64(len(f.Data)), mediaType)
+		if err != nil {
+			return nil, Permanent(err)
+		}
+		a := new(github.ReleaseAsset)
+		_, err = g.c.Do(ctx, req, a)
+		if isAlreadyExists(err) {
+			existing, lerr := g.findAsset(ctx, r, name)
+			if lerr != nil {
+				return nil, lerr
+			}
+			if existing != nil {
+				same, herr := g.sameBytes(ctx, existing, f)
+				if herr != nil {
+					return nil, herr
+				}
+				if same {
+					return existing, nil
+				}
+			}
+			return nil, Permanent(fmt.Errorf("another %s with different bytes appeared on the release while uploading (is another publish running?): %w", name, err))
+		}
+		return a, g.convert(err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("upload %s (%d bytes) to release %s: %w", name, len(f.Data), r.tag, err)
+	}
+	return a, nil
+}
+
+func isAlreadyExists(err error) bool {
+	var er *github.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
+		return false
+	}
+	return slices.ContainsFunc(er.Errors, func(e github.Error) bool { return e.Code == "already_exists" })
+}
+
+func (g *GitHub) deleteAsset(ctx context.Context, a *github.ReleaseAsset) error {
+	err := g.retry.Do(ctx, func(ctx context.Context) error {
+		_, err := g.c.Repositories.DeleteReleaseAsset(ctx, g.o.Owner, g.o.Repo, a.GetID())
+		err = g.convert(err)
+		var se *StatusError
+		if errors.As(err, &se) && se.Status == http.StatusNotFound {
+			return nil // an earlier attempt deleted it
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete asset %s: %w", a.GetName(), err)
+	}
+	return nil
+}
+
+// find returns the published release for tag, or the draft for it, or nil.
+// The by-tag endpoint never returns drafts, so drafts are found by listing.
+func (g *GitHub) find(ctx context.Context, tag string) (*ghRelease, error) {
+	rr, err := DoValue(ctx, g.retry, func(ctx context.Context) (*github.RepositoryRelease, error) {
+		r, _, err := g.c.Repositories.GetReleaseByTag(ctx, g.o.Owner, g.o.Repo, tag)
+		return r, g.convert(err)
+	})
+	var se *StatusError
+	switch {
+	case err == nil:
+		return toRelease(rr), nil
+	case errors.As(err, &se) && se.Status == http.StatusNotFound:
+	default:
+		return nil, g.hint(fmt.Errorf("look up release %s of %s/%s: %w", tag, g.o.Owner, g.o.Repo, err))
+	}
+	d, err := g.findDraft(ctx, tag)
+	if err != nil {
+		return nil, g.hint(fmt.Errorf("look for a draft release %s of %s/%s: %w", tag, g.o.Owner, g.o.Repo, err))
+	}
+	if d != nil {
+		g.progress("resuming draft release %s (id %d)", tag, d.id)
+	}
+	return d, nil
+}
+
+func (g *GitHub) findDraft(ctx context.Context, tag string) (*ghRelease, error) {
+	var found *github.RepositoryRelease
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		page, resp, err := doResp(ctx, g, func(ctx context.Context) ([]*github.RepositoryRelease, *github.Response, error) {
+			return g.c.Repositories.ListReleases(ctx, g.o.Owner, g.o.Repo, opts)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page {
+			// The oldest draft wins, so every run picks the same one.
+			if r.GetDraft() && r.GetTagName() == tag && (found == nil || r.GetID() < found.GetID()) {
+				found = r
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if found == nil {
+		return nil, nil
+	}
+	return toRelease(found), nil
+}
+
+func (g *GitHub) create(ctx context.Context, tag string, rel *release.Release) (*ghRelease, error) {
+	in := &github.RepositoryRelease{TagName: github.Ptr(tag), Name: github.Ptr(tag), Draft: github.Ptr(true)}
+	if g.o.Target != "" {
+		in.TargetCommitish = github.Ptr(g.o.Target)
+	}
+	if isPrerelease(tag) {
+		in.Prerelease = github.Ptr(true)
+	}
+	attempt := 0
+	r, err := DoValue(ctx, g.retry, func(ctx context.Context) (*ghRelease, error) {
+		attempt++
+		if attempt > 1 {
+			// The last attempt may have created the draft before failing.
+			if d, err := g.findDraft(ctx, tag); err != nil || d != nil {
+				return d, err
+			}
+		}
+		r, _, err := g.c.Repositories.CreateRelease(ctx, g.o.Owner, g.o.Repo, in)
+		if err != nil {
+			return nil, g.convert(err)
+		}
+		return toRelease(r), nil
+	})
+	if err != nil {
+		return nil, g.hint(fmt.Errorf("create draft release %s in %s/%s: %w", tag, g.o.Owner, g.o.Repo, err))
+	}
+	g.progress("created draft release %s (id %d)", tag, r.id)
+	return r, nil
+}
+
+func isPrerelease(tag string) bool {
+	v, _, _ := strings.Cut(tag, "+")
+	return strings.Contains(v, "-")
+}
+
+// publish turns the draft into a release; GitHub creates the tag now, from
+// Target or the default branch.
+func (g *GitHub) publish(ctx context.Context, r *ghRelease) error {
+	edit := &github.RepositoryRelease{Draft: github.Ptr(false)}
+	if isPrerelease(r.tag) {
+		edit.MakeLatest = github.Ptr("false")
+	}
+	rr, err := DoValue(ctx, g.retry, func(ctx context.Context) (*github.RepositoryRelease, error) {
+		rr, _, err := g.c.Repositories.EditRelease(ctx, g.o.Owner, g.o.Repo, r.id, edit)
+		return rr, g.convert(err)
+	})
+	if err != nil {
+		return g.hint(fmt.Errorf("publish draft release %s (all assets are uploaded and checked; re-run to publish): %w", r.tag, err))
+	}
+	nr := toRelease(rr)
+	r.draft, r.htmlURL, r.immutable = nr.draft, nr.htmlURL, nr.immutable
+	g.progress("published release %s: %s", r.tag, r.htmlURL)
+	return nil
+}
+
+// verify reads the assets back and checks every file's size and sha256.
+func (g *GitHub) verify(ctx context.Context, r *ghRelease, files []release.File) error {
+	if err := g.listAssets(ctx, r); err != nil {
+		return err
+	}
+	d, err := Compare(ctx, files, remotes(r), g.hashFunc(r))
+	if err != nil {
+		return fmt.Errorf("check release %s after upload: %w", r.tag, err)
+	}
+	if d.Changes() {
+		return fmt.Errorf("release %s read back after upload is not what was uploaded (%s): re-run to repair (with --replace for the different ones)", r.tag, d.Describe())
+	}
+	g.progress("checked %d assets read back: sizes and sha256 match", len(files))
+	return nil
+}
+
+func (g *GitHub) listAssets(ctx context.Context, r *ghRelease) error {
+	r.assets = map[string]*github.ReleaseAsset{}
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		page, resp, err := doResp(ctx, g, func(ctx context.Context) ([]*github.ReleaseAsset, *github.Response, error) {
+			return g.c.Repositories.ListReleaseAssets(ctx, g.o.Owner, g.o.Repo, r.id, opts)
+		})
+		if err != nil {
+			return g.hint(fmt.Errorf("list assets of release %s: %w", r.tag, err))
+		}
+		for _, a := range page {
+			r.assets[a.GetName()] = a
+		}
+		if resp.NextPage == 0 {
+			return nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *GitHub) findAsset(ctx context.Context, r *ghRelease, name string) (*github.ReleaseAsset, error) {
+	tmp := &ghRelease{id: r.id, tag: r.tag}
+	if err := g.listAssets(ctx, tmp); err != nil {
+		return nil, err
+	}
+	return tmp.assets[name], nil
+}
+
+// takeTemps removes the temporary assets of an earlier run from r.assets and
+// returns them by the name they stand in for.
+func takeTemps(r *ghRelease) map[string]*github.ReleaseAsset {
+	out := map[string]*github.ReleaseAsset{}
+	for name, a := range r.assets {
+		if target, ok := strings.CutPrefix(name, tempPrefix); ok {
+			out[target] = a
+			delete(r.assets, name)
+		}
+	}
+	return out
+}
+
+func remotes(r *ghRelease) map[string]Remote {
+	out := map[string]Remote{}
+	for name, a := range r.assets {
+		sum, _ := strings.CutPrefix(a.GetDigest(), "sha256:")
+		if !strings.HasPrefix(a.GetDigest(), "sha256:") {
+			sum = ""
+		}
+		out[name] = Remote{Name: name, Size: int64(a.GetSize()), SHA256: sum}
+	}
+	return out
+}
+
+func (g *GitHub) hashFunc(r *ghRelease) func(ctx context.Context, name string) (string, error) {
+	return func(ctx context.Context, name string) (string, error) {
+		return g.download(ctx, r.assets[name])
+	}
+}
+
+func (g *GitHub) sameBytes(ctx context.Context, a *github.ReleaseAsset, f release.File) (bool, error) {
+	if int64(a.GetSize()) != int64(len(f.Data)) {
+		return false, nil
+	}
+	if d, ok := strings.CutPrefix(a.GetDigest(), "sha256:"); ok {
+		return d == f.SHA256(), nil
+	}
+	sum, err := g.download(ctx, a)
+	if err != nil {
+		return false, fmt.Errorf("download %s to compare it: %w", a.GetName(), err)
+	}
+	return sum == f.SHA256(), nil
+}
+
+// download returns the sha256 of an asset's bytes.
+func (g *GitHub) download(ctx context.Context, a *github.ReleaseAsset) (string, error) {
+	return DoValue(ctx, g.retry, func(ctx context.Context) (string, error) {
+		rc, _, err := g.c.Repositories.DownloadReleaseAsset(ctx, g.o.Owner, g.o.Repo, a.GetID(), g.hc)
+		if err != nil {
+			return "", g.convert(err)
+		}
+		defer rc.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, rc); err != nil {
+			return "", err
+		}
+		return hex.EncodeToString(h.Sum(nil)), nil
+	})
+}
+
+// doResp runs a listing call under the retry policy and keeps its response
+// for the pagination links.
+func doResp[T any](ctx context.Context, g *GitHub, call func(context.Context) (T, *github.Response, error)) (T, *github.Response, error) {
+	var resp *github.Response
+	v, err := DoValue(ctx, g.retry, func(ctx context.Context) (T, error) {
+		v, r, err := call(ctx)
+		resp = r
+		return v, g.convert(err)
+	})
+	return v, resp, err
+}
+
+// convert turns go-github's errors into the retry policy's terms: rate
+// limits become waits until the reset or the Retry-After, other replies a
+// StatusError, network errors stay as they are.
+func (g *GitHub) convert(err error) error {
+	if err == nil {
+		return nil
+	}
+	now := g.retry.Now()
+	var rl *github.RateLimitError
+	if errors.As(err, &rl) {
+		return &StatusError{Status: http.StatusForbidden, RateLimited: true, RetryAfter: UntilReset(rl.Rate.Reset.Time, now), Err: err}
+	}
+	var ab *github.AbuseRateLimitError
+	if errors.As(err, &ab) {
+		wait := time.Minute // GitHub: without Retry-After, wait at least a minute
+		if ab.RetryAfter != nil {
+			wait = *ab.RetryAfter
+		}
+		if ab.Response != nil {
+			if d := RetryAfterHeader(ab.Response.Header, now); d > 0 {
+				wait = d
+			} else if d := resetHeader(ab.Response.Header.Get("X-Ratelimit-Reset"), now); d > 0 {
+				wait = d
+			}
+		}
+		return &StatusError{Status: http.StatusForbidden, RateLimited: true, RetryAfter: wait, Err: err}
+	}
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return StatusErrorFrom(er.Response.StatusCode, er.Response.Header, now, err)
+	}
+	return err
+}
+
+// hint adds what to do to the errors people can fix.
+func (g *GitHub) hint(err error) error {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Status {
+	case http.StatusUnauthorized:
+		return fmt.Errorf("%w: the token was refused; set GITHUB_TOKEN to a token that can write releases (contents: write) of %s/%s", err, g.o.Owner, g.o.Repo)
+	case http.StatusNotFound:
+		return fmt.Errorf("%w: repository %s/%s does not exist or the token cannot see it", err, g.o.Owner, g.o.Repo)
+	case http.StatusForbidden:
+		if !se.RateLimited {
+			return fmt.Errorf("%w: the token may not write releases of %s/%s (it needs contents: write)", err, g.o.Owner, g.o.Repo)
+		}
+	}
+	return err
+}
+
+func toRelease(r *github.RepositoryRelease) *ghRelease {
+	return &ghRelease{id: r.GetID(), tag: r.GetTagName(), draft: r.GetDraft(), immutable: r.GetImmutable(), htmlURL: r.GetHTMLURL()}
+}
