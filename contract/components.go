@@ -1,0 +1,242 @@
+package contract
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/distribution/reference"
+
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
+)
+
+// clusterScoped are the built-in and cert-manager kinds without a namespace.
+// Kinds defined by a cluster-scoped CRD in the same file are added per file.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true,
+	"ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true,
+	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
+	"MutatingAdmissionPolicy": true, "MutatingAdmissionPolicyBinding": true,
+	"APIService": true, "PriorityClass": true, "StorageClass": true, "CSIDriver": true, "CSINode": true,
+	"PersistentVolume": true, "IngressClass": true, "RuntimeClass": true, "Node": true,
+	"ClusterIssuer": true, "VolumeSnapshotClass": true, "FlowSchema": true, "PriorityLevelConfiguration": true,
+}
+
+// floatingTags move under users; a release must not ship them.
+var floatingTags = []string{"latest", "main", "master", "dev", "develop", "edge", "nightly"}
+
+// transformed are the kinds clusterctl converts to typed objects, with the
+// only API version it can convert them from that current API servers serve.
+var transformed = map[string]string{
+	"CustomResourceDefinition":       "apiextensions.k8s.io/v1",
+	"ValidatingWebhookConfiguration": "admissionregistration.k8s.io/v1",
+	"MutatingWebhookConfiguration":   "admissionregistration.k8s.io/v1",
+	"Deployment":                     "apps/v1",
+	"DaemonSet":                      "apps/v1",
+	"RoleBinding":                    "rbac.authorization.k8s.io/v1",
+	"ClusterRoleBinding":             "rbac.authorization.k8s.io/v1",
+}
+
+const injectCAAnnotation = "cert-manager.io/inject-ca-from"
+
+func (l *linter) lintComponents(v *view, f release.File) {
+	file := v.path(f.Name)
+	objs := l.parse(v, f)
+	crds := parseCRDs(objs)
+	ptype, label := v.providerTypeAndLabel(f.Name, objs)
+
+	scoped := maps.Clone(clusterScoped)
+	for _, c := range crds {
+		if c.crd.Spec.Scope == "Cluster" {
+			scoped[c.crd.Spec.Names.Kind] = true
+		}
+	}
+
+	// Target namespace.
+	var namespaces []*object
+	for _, o := range objs {
+		if o.kind == "Namespace" && o.group() == "" {
+			namespaces = append(namespaces, o)
+		}
+	}
+	target := ""
+	switch len(namespaces) {
+	case 0:
+		l.add(RuleNamespaceCount, file, "", "", "no Namespace object: clusterctl cannot default the target namespace ('target namespace can't be defaulted')")
+	case 1:
+		target = namespaces[0].name
+	default:
+		for _, ns := range namespaces[1:] {
+			l.add(RuleNamespaceCount, file, ns.ID(), "kind", "%s: clusterctl accepts no more than one Namespace (first is Namespace/%s)", plural(len(namespaces), "Namespace", "Namespaces"), namespaces[0].name)
+		}
+	}
+	if target != "" {
+		for _, o := range objs {
+			if scoped[o.kind] {
+				continue
+			}
+			switch o.namespace {
+			case target:
+			case "":
+				l.addSev(RuleTargetNamespace, Warning, file, o.ID(), "metadata.namespace", "no namespace: clusterctl moves it into %s, kubectl apply into the default namespace", target)
+			default:
+				l.add(RuleTargetNamespace, file, o.ID(), "metadata.namespace", "namespace %q is not the target namespace %q", o.namespace, target)
+			}
+		}
+	}
+
+	// Provider label.
+	for _, o := range objs {
+		got, ok := o.labels()[provider.ProviderLabel]
+		switch {
+		case !ok:
+			l.add(RuleProviderLabel, file, o.ID(), labelField("labels", provider.ProviderLabel), "label missing; want %q", label)
+		case label != "" && got != label:
+			l.add(RuleProviderLabel, file, o.ID(), labelField("labels", provider.ProviderLabel), "label is %q; want %q", got, label)
+		}
+	}
+
+	// API versions clusterctl converts.
+	for _, o := range objs {
+		if want, ok := transformed[o.kind]; ok && o.group() == strings.Split(want, "/")[0] && o.apiVersion != want {
+			l.add(RuleComponentsObject, file, o.ID(), "apiVersion", "apiVersion %s; clusterctl converts %s only from %s", o.apiVersion, o.kind, want)
+		}
+		if o.group() == "cert-manager.io" && o.apiVersion != "cert-manager.io/v1" {
+			l.add(RuleComponentsObject, file, o.ID(), "apiVersion", "apiVersion %s; cert-manager serves cert-manager.io/v1", o.apiVersion)
+		}
+	}
+
+	l.lintWorkloads(v, file, objs)
+	l.lintInjectCA(file, objs, target)
+	l.lintCRDs(v, file, crds, ptype)
+	l.lintAggregation(file, objs, crds, ptype)
+}
+
+// providerTypeAndLabel returns the provider type and label, from the view
+// or, for a loose file, from the objects' provider labels or the file name.
+func (v *view) providerTypeAndLabel(name string, objs []*object) (provider.Type, string) {
+	if v.id != nil {
+		return v.id.Type, v.label
+	}
+	count := map[string]int{}
+	for _, o := range objs {
+		if l := o.labels()[provider.ProviderLabel]; l != "" {
+			count[l]++
+		}
+	}
+	best := ""
+	for _, l := range slices.Sorted(maps.Keys(count)) {
+		if count[l] > count[best] {
+			best = l
+		}
+	}
+	if id, err := provider.ParseLabel(best); err == nil {
+		return id.Type, best
+	}
+	for _, t := range provider.Types() {
+		if (provider.ID{Name: "x", Type: t}).DefaultComponentsFile() == name {
+			return t, ""
+		}
+	}
+	return "", ""
+}
+
+func (l *linter) lintWorkloads(v *view, file string, objs []*object) {
+	managers := 0
+	var deployments []*object
+	for _, o := range objs {
+		if o.group() != "apps" || (o.kind != "Deployment" && o.kind != "DaemonSet") {
+			continue
+		}
+		if o.kind == "Deployment" {
+			deployments = append(deployments, o)
+		}
+		for _, list := range []string{"initContainers", "containers"} {
+			for i, c := range getSlice(o.m, "spec", "template", "spec", list) {
+				name := getString(c, "name")
+				field := fmt.Sprintf("spec.template.spec.%s[%d].image", list, i)
+				if o.kind == "Deployment" && list == "containers" && name == "manager" {
+					managers++
+				}
+				l.lintImage(v, file, o, field, name, getString(c, "image"))
+			}
+		}
+	}
+	if managers > 0 {
+		return
+	}
+	if len(deployments) == 0 {
+		l.add(RuleManager, file, "", "", "no Deployment: the controller must run in a Deployment with a container named manager")
+	}
+	for _, d := range deployments {
+		var names []string
+		for _, c := range getSlice(d.m, "spec", "template", "spec", "containers") {
+			names = append(names, getString(c, "name"))
+		}
+		l.add(RuleManager, file, d.ID(), "spec.template.spec.containers", "no container named manager (containers: %s)", strings.Join(names, ", "))
+	}
+}
+
+func (l *linter) lintImage(v *view, file string, o *object, field, container, image string) {
+	if image == "" {
+		l.add(RuleImageQualified, file, o.ID(), field, "container %s has no image", container)
+		return
+	}
+	if strings.Contains(image, "${") {
+		l.addSev(RuleImageQualified, Warning, file, o.ID(), field, "image %q holds a variable: clusterctl parses it only after substitution, so init --list-images fails", image)
+		return
+	}
+	named, err := reference.ParseNamed(image)
+	if err != nil {
+		l.add(RuleImageQualified, file, o.ID(), field, "image %q is not a fully qualified reference clusterctl can parse (%v): write registry/path/name:tag", image, err)
+		return
+	}
+	if _, ok := named.(reference.Digested); ok {
+		return // pinned
+	}
+	tag := ""
+	if t, ok := named.(reference.Tagged); ok {
+		tag = t.Tag()
+	}
+	if tag == "" || slices.Contains(floatingTags, tag) {
+		shown := tag
+		if shown == "" {
+			shown = "no tag, i.e. latest"
+		}
+		l.add(RuleImageFloating, file, o.ID(), field, "image %q uses a floating tag (%s): tag it with the release version or pin a digest", image, shown)
+		return
+	}
+	if container == "manager" && v.version != "" && tag != v.version {
+		l.add(RuleImageVersion, file, o.ID(), field, "manager image %q has tag %s, not the release version %s", image, tag, v.version)
+	}
+}
+
+func (l *linter) lintInjectCA(file string, objs []*object, target string) {
+	certs := map[string]bool{}
+	for _, o := range objs {
+		if o.is("cert-manager.io", "Certificate") {
+			ns := o.namespace
+			if ns == "" {
+				ns = target
+			}
+			certs[ns+"/"+o.name] = true
+		}
+	}
+	for _, o := range objs {
+		ref, ok := o.annotations()[injectCAAnnotation]
+		if !ok {
+			continue
+		}
+		field := labelField("annotations", injectCAAnnotation)
+		ns, name, ok := strings.Cut(ref, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			l.add(RuleInjectCA, file, o.ID(), field, "%q is not <namespace>/<certificate>", ref)
+			continue
+		}
+		if !certs[ref] {
+			l.add(RuleInjectCA, file, o.ID(), field, "no cert-manager.io Certificate %s in the file to inject the CA from", ref)
+		}
+	}
+}

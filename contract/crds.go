@@ -1,0 +1,316 @@
+package contract
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/version"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
+	capicontract "sigs.k8s.io/cluster-api/util/contract"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capirepo/capirepo/provider"
+)
+
+// role is what core Cluster API does with a provider kind.
+type role int
+
+const (
+	roleNone role = iota
+	roleInfraCluster
+	roleInfraMachine
+	roleInfraMachinePool
+	roleBootstrapConfig
+	roleControlPlane
+)
+
+func (r role) String() string {
+	return [...]string{"", "InfraCluster", "InfraMachine", "InfraMachinePool", "BootstrapConfig", "ControlPlane"}[r]
+}
+
+// roleOf recognises the contract kinds by the naming convention of the
+// provider type: FooCluster, FooMachine, FooMachinePool for infrastructure,
+// FooConfig for bootstrap and FooControlPlane for control-plane providers,
+// each with an optional Template suffix.
+func roleOf(kind string, t provider.Type) (r role, template bool) {
+	base, template := strings.CutSuffix(kind, "Template")
+	switch t {
+	case clusterctlv1.InfrastructureProviderType:
+		switch {
+		case strings.HasSuffix(base, "MachinePool"):
+			return roleInfraMachinePool, template
+		case strings.HasSuffix(base, "Machine"):
+			return roleInfraMachine, template
+		case strings.HasSuffix(base, "Cluster"):
+			return roleInfraCluster, template
+		}
+	case clusterctlv1.BootstrapProviderType:
+		if strings.HasSuffix(base, "Config") {
+			return roleBootstrapConfig, template
+		}
+	case clusterctlv1.ControlPlaneProviderType:
+		if strings.HasSuffix(base, "ControlPlane") {
+			return roleControlPlane, template
+		}
+	}
+	return roleNone, false
+}
+
+type crdObject struct {
+	*object
+	crd apiextensionsv1.CustomResourceDefinition
+}
+
+func parseCRDs(objs []*object) []*crdObject {
+	var out []*crdObject
+	for _, o := range objs {
+		if o.kind != "CustomResourceDefinition" || o.group() != "apiextensions.k8s.io" {
+			continue
+		}
+		c := &crdObject{object: o}
+		if err := yaml.Unmarshal(o.raw, &c.crd); err != nil {
+			continue // reported as CAPI001 by the YAML rules only if it does not parse at all
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+var contractLabelKey = regexp.MustCompile(`^cluster\.x-k8s\.io/(v[0-9]+(?:(?:alpha|beta)[0-9]+)?)$`)
+
+// contractLabels returns contract -> API versions from the CRD's labels.
+func (c *crdObject) contractLabels() map[string][]string {
+	out := map[string][]string{}
+	for k, v := range c.crd.Labels {
+		m := contractLabelKey.FindStringSubmatch(k)
+		if m == nil || v == "" {
+			continue
+		}
+		out[m[1]] = strings.Split(v, "_")
+	}
+	return out
+}
+
+func (c *crdObject) version(name string) (int, *apiextensionsv1.CustomResourceDefinitionVersion) {
+	for i := range c.crd.Spec.Versions {
+		if c.crd.Spec.Versions[i].Name == name {
+			return i, &c.crd.Spec.Versions[i]
+		}
+	}
+	return -1, nil
+}
+
+// latest is the version core Cluster API picks from a label value.
+func latest(versions []string) string {
+	return slices.MaxFunc(versions, version.CompareKubeAwareVersionStrings)
+}
+
+func (l *linter) lintCRDs(v *view, file string, crds []*crdObject, ptype provider.Type) {
+	kinds := map[string]bool{}
+	for _, c := range crds {
+		kinds[c.crd.Spec.Group+"/"+c.crd.Spec.Names.Kind] = true
+	}
+	seriesContract := v.seriesContract()
+	for _, c := range crds {
+		spec := c.crd.Spec
+		kind := spec.Names.Kind
+		r, template := roleOf(kind, ptype)
+		id := c.ID()
+
+		// Every CRD.
+		storage := 0
+		for _, ver := range spec.Versions {
+			if ver.Storage {
+				storage++
+			}
+		}
+		if storage != 1 {
+			l.add(RuleStorageVersion, file, id, "spec.versions[*].storage", "%s marked storage: true; the API server needs exactly one", plural(storage, "version is", "versions are"))
+		}
+		if _, skip := c.crd.Annotations[clusterctlv1.SkipCRDNamePreflightCheckAnnotation]; !skip {
+			if want := capicontract.CalculateCRDName(spec.Group, kind); c.name != want {
+				l.add(RuleCRDName, file, id, "metadata.name", "name %q is not %q (CalculateCRDName of %s, %s); clusterctl init rejects it", c.name, want, spec.Group, kind)
+			}
+		}
+		labels := c.contractLabels()
+		for _, k := range sortedKeys(labels) {
+			for _, ver := range labels[k] {
+				if _, sv := c.version(ver); sv == nil || !sv.Served {
+					l.add(RuleContractServed, file, id, labelField("labels", "cluster.x-k8s.io/"+k), "version %q is not a served version of the CRD (served: %s)", ver, strings.Join(c.served(), ", "))
+				}
+			}
+		}
+		if ptype != clusterctlv1.CoreProviderType && len(labels) == 0 {
+			sev := Warning
+			if r != roleNone {
+				sev = Error
+			}
+			l.addSev(RuleContractLabel, sev, file, id, "metadata.labels", "no cluster.x-k8s.io/<contract> label (e.g. cluster.x-k8s.io/v1beta2: %s)", c.storageVersion())
+		}
+		if r == roleNone {
+			continue
+		}
+
+		// Contract kinds and their templates.
+		what := r.String()
+		if template {
+			what += "Template"
+		}
+		if spec.Scope != apiextensionsv1.NamespaceScoped {
+			l.add(RuleCRDScope, file, id, "spec.scope", "%s %s has scope %q; the contract requires Namespaced", what, kind, spec.Scope)
+		}
+		if spec.Names.ListKind != "" && spec.Names.ListKind != kind+"List" {
+			l.add(RuleListKind, file, id, "spec.names.listKind", "listKind %q; the contract requires %sList", spec.Names.ListKind, kind)
+		}
+		if !slices.Contains(spec.Names.Categories, "cluster-api") {
+			l.add(RuleCategory, file, id, "spec.names.categories", "%s %s is not in the cluster-api category", what, kind)
+		}
+		if seriesContract != "" && len(labels) > 0 {
+			if _, ok := labels[seriesContract]; !ok {
+				l.add(RuleLabelMetadata, file, id, labelField("labels", "cluster.x-k8s.io/"+seriesContract), "metadata.yaml gives %s contract %s, but the CRD has no cluster.x-k8s.io/%s label", v.version, seriesContract, seriesContract)
+			}
+		}
+		if template {
+			continue
+		}
+		for i, ver := range spec.Versions {
+			if ver.Served && (ver.Subresources == nil || ver.Subresources.Status == nil) {
+				l.add(RuleCRDStatus, file, id, fmt.Sprintf("spec.versions[%d].subresources.status", i), "%s %s version %s has no status subresource", what, kind, ver.Name)
+			}
+		}
+		if !kinds[spec.Group+"/"+kind+"Template"] {
+			l.add(RuleTemplateCRD, file, id, "spec.names.kind", "no %sTemplate CRD in group %s (needed for ClusterClass%s)", kind, spec.Group, map[bool]string{true: " and MachineDeployments"}[r == roleInfraMachine])
+		}
+		l.lintSchema(file, c, r, labels, seriesContract)
+	}
+}
+
+func (c *crdObject) served() []string {
+	var out []string
+	for _, v := range c.crd.Spec.Versions {
+		if v.Served {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+func (c *crdObject) storageVersion() string {
+	for _, v := range c.crd.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	if len(c.crd.Spec.Versions) > 0 {
+		return c.crd.Spec.Versions[0].Name
+	}
+	return "v1beta1"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// schemaNeed is one field core Cluster API reads.
+type schemaNeed struct {
+	rule  string
+	sev   Severity
+	path  string // dotted, below the object root
+	types []string
+}
+
+// lintSchema checks, for each contract the CRD is labelled for, the schema of
+// the API version core Cluster API picks for that contract. Without labels it
+// checks the storage version against the release series' contract.
+func (l *linter) lintSchema(file string, c *crdObject, r role, labels map[string][]string, seriesContract string) {
+	type target struct{ contract, version string }
+	var targets []target
+	for _, k := range sortedKeys(labels) {
+		targets = append(targets, target{k, latest(labels[k])})
+	}
+	if len(targets) == 0 {
+		targets = append(targets, target{cmpOr(seriesContract, provider.Contracts[0]), c.storageVersion()})
+	}
+	for _, t := range targets {
+		i, ver := c.version(t.version)
+		if ver == nil || ver.Schema == nil || ver.Schema.OpenAPIV3Schema == nil {
+			continue // CAPI304 reports a label naming no version
+		}
+		for _, n := range needs(r, t.contract) {
+			prop, found := schemaField(ver.Schema.OpenAPIV3Schema, strings.Split(n.path, "."))
+			field := fmt.Sprintf("spec.versions[%d].schema.openAPIV3Schema.properties.%s", i, strings.ReplaceAll(n.path, ".", ".properties."))
+			switch {
+			case !found:
+				l.addSev(n.rule, n.sev, file, c.ID(), field, "%s version %s (contract %s) has no %s", r, t.version, t.contract, n.path)
+			case prop != nil && prop.Type != "" && !slices.Contains(n.types, prop.Type):
+				l.addSev(n.rule, n.sev, file, c.ID(), field, "%s version %s: %s is %s, want %s", r, t.version, n.path, prop.Type, strings.Join(n.types, " or "))
+			}
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func needs(r role, contract string) []schemaNeed {
+	readiness := schemaNeed{RuleReady, Error, "status.initialization.provisioned", []string{"boolean"}}
+	if contract == "v1beta1" {
+		readiness = schemaNeed{RuleReady, Error, "status.ready", []string{"boolean"}}
+	}
+	switch r {
+	case roleInfraCluster:
+		sev := Warning
+		if contract == "v1beta1" {
+			sev = Error
+		}
+		return []schemaNeed{
+			{RuleEndpoint, sev, "spec.controlPlaneEndpoint.host", []string{"string"}},
+			{RuleEndpoint, sev, "spec.controlPlaneEndpoint.port", []string{"integer"}},
+			readiness,
+		}
+	case roleInfraMachine:
+		return []schemaNeed{
+			{RuleProviderID, Error, "spec.providerID", []string{"string"}},
+			readiness,
+		}
+	case roleInfraMachinePool:
+		out := []schemaNeed{
+			{RuleMachinePool, Error, "spec.providerIDList", []string{"array"}},
+			{RuleMachinePool, Error, "status.replicas", []string{"integer"}},
+			{RuleReady, Error, "status.ready", []string{"boolean"}},
+		}
+		if contract != "v1beta1" {
+			out = append(out, schemaNeed{RuleReady, Warning, "status.initialization.provisioned", []string{"boolean"}})
+		}
+		return out
+	}
+	return nil
+}
+
+// schemaField finds a property. Below an object that preserves unknown
+// fields any path is found, with a nil schema.
+func schemaField(s *apiextensionsv1.JSONSchemaProps, path []string) (*apiextensionsv1.JSONSchemaProps, bool) {
+	for _, p := range path {
+		prop, ok := s.Properties[p]
+		if !ok {
+			if s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields {
+				return nil, true
+			}
+			return nil, false
+		}
+		s = &prop
+	}
+	return s, true
+}

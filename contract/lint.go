@@ -1,0 +1,306 @@
+package contract
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
+)
+
+// Finding is one rule broken at one place.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	// File is the file's path in the release: <label>/<version>/<name> for
+	// Lint, the name as given for LintFiles.
+	File string `json:"file"`
+	// Object is Kind/name, or Kind/namespace/name; empty for a whole file.
+	Object string `json:"object,omitempty"`
+	// Field is a dotted path in the object, e.g. spec.versions[1].storage.
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// String renders the finding on one line: file: object: field: message [rule].
+func (f Finding) String() string {
+	var b strings.Builder
+	b.WriteString(f.File)
+	if f.Object != "" {
+		b.WriteString(": " + f.Object)
+	}
+	if f.Field != "" {
+		b.WriteString(": " + f.Field)
+	}
+	fmt.Fprintf(&b, ": %s [%s %s]", f.Message, f.Rule, f.Severity)
+	return b.String()
+}
+
+// WaivedFinding is a finding of a disabled rule, with the waiver's reason.
+type WaivedFinding struct {
+	Finding
+	Reason string `json:"reason"`
+}
+
+// Report is the outcome of a lint run. Both lists are sorted by file,
+// object, field and rule.
+type Report struct {
+	Findings []Finding       `json:"findings"`
+	Waived   []WaivedFinding `json:"waived"`
+}
+
+// HasErrors reports whether a finding that is not waived is an error.
+func (r Report) HasErrors() bool { return r.Count(Error) > 0 }
+
+// Count returns how many findings that are not waived have the severity.
+func (r Report) Count(s Severity) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Options tune a lint run.
+type Options struct {
+	// Disabled waives rules: rule ID -> reason (capirepo.yaml lint.disable, or
+	// --disable). Findings of a waived rule are kept in Report.Waived.
+	Disabled map[string]string
+
+	// Version and Provider describe the files given to LintFiles when they
+	// are not a whole release: the release version (vX.Y.Z) and provider
+	// label. Either may be empty; rules that need them are then skipped or
+	// infer what they can from the files. Lint takes both from the Release.
+	Version  string
+	Provider string
+}
+
+// Validate checks that every disabled rule exists and has a reason.
+func (o Options) Validate() error {
+	for id, reason := range o.Disabled {
+		if _, ok := LookupRule(id); !ok {
+			return fmt.Errorf("lint: no rule %q to disable (rules are CAPI001 ... %s; see docs/lint-rules.md)", id, catalogue[len(catalogue)-1].ID)
+		}
+		if strings.TrimSpace(reason) == "" {
+			return fmt.Errorf("lint: disabling %s needs a reason", id)
+		}
+	}
+	if o.Provider != "" {
+		if _, err := provider.ParseLabel(o.Provider); err != nil {
+			return fmt.Errorf("lint: %w", err)
+		}
+	}
+	if o.Version != "" {
+		if _, err := provider.ParseVersion(o.Version); err != nil {
+			return fmt.Errorf("lint: %w", err)
+		}
+	}
+	return nil
+}
+
+// Disabled turns capirepo.yaml's lint section into Options.Disabled.
+func Disabled(l provider.Lint) map[string]string {
+	out := make(map[string]string, len(l.Disable))
+	for _, w := range l.Disable {
+		out[w.Rule] = w.Reason
+	}
+	return out
+}
+
+// Lint checks every provider of a release: metadata.yaml, the components
+// file, cluster templates and ClusterClass files.
+func Lint(rel *release.Release, opts Options) Report {
+	l := &linter{}
+	for _, p := range rel.Providers {
+		id := p.ID
+		v := &view{
+			id:         &id,
+			label:      p.Label(),
+			version:    cmp.Or(p.Version, rel.Version),
+			prefix:     path.Join(p.Label(), cmp.Or(p.Version, rel.Version)),
+			files:      p.Files,
+			components: p.ComponentsFile,
+			complete:   true,
+		}
+		l.lintView(v)
+	}
+	return l.report(opts)
+}
+
+// LintFiles checks loose files, e.g. one components file or one cluster
+// template (capirepo lint path/to/file.yaml). What each file is comes from its
+// name (metadata.yaml, cluster-template*.yaml, clusterclass-*.yaml,
+// *components*.yaml) or, failing that, its content. Rules about files that
+// are absent (no metadata.yaml, no clusterclass file for a topology) apply
+// only when a file of that sort is among files.
+func LintFiles(files []release.File, opts Options) Report {
+	l := &linter{}
+	v := &view{label: opts.Provider, version: opts.Version, files: files}
+	if opts.Provider != "" {
+		if id, err := provider.ParseLabel(opts.Provider); err == nil {
+			v.id = &id
+		}
+	}
+	for _, f := range files {
+		if classify(f) == kindComponents && v.components == "" {
+			v.components = f.Name
+		}
+	}
+	l.lintView(v)
+	return l.report(opts)
+}
+
+// view is one provider's files as the rules see them.
+type view struct {
+	id         *provider.ID // nil when unknown
+	label      string       // "" when unknown
+	version    string       // "" when unknown
+	prefix     string
+	files      []release.File
+	components string
+	// complete says the files are a whole provider release, so a missing
+	// file is a finding.
+	complete bool
+
+	// filled while linting
+	meta *provider.Metadata
+}
+
+func (v *view) path(name string) string {
+	if v.prefix == "" {
+		return name
+	}
+	return v.prefix + "/" + name
+}
+
+type fileKind int
+
+const (
+	kindOther fileKind = iota
+	kindMetadata
+	kindComponents
+	kindTemplate
+	kindClusterClass
+)
+
+func classify(f release.File) fileKind {
+	switch {
+	case f.Name == provider.MetadataFile:
+		return kindMetadata
+	case strings.HasPrefix(f.Name, "cluster-template") && strings.HasSuffix(f.Name, ".yaml"):
+		return kindTemplate
+	case strings.HasPrefix(f.Name, "clusterclass-") && strings.HasSuffix(f.Name, ".yaml"):
+		return kindClusterClass
+	case strings.Contains(f.Name, "components") && (strings.HasSuffix(f.Name, ".yaml") || strings.HasSuffix(f.Name, ".yml")):
+		return kindComponents
+	case !strings.HasSuffix(f.Name, ".yaml") && !strings.HasSuffix(f.Name, ".yml"):
+		return kindOther
+	}
+	// Decide by content: what a file of each sort must hold.
+	s := string(f.Data)
+	switch {
+	case strings.Contains(s, "kind: Metadata") && strings.Contains(s, "releaseSeries"):
+		return kindMetadata
+	case strings.Contains(s, "kind: CustomResourceDefinition") || strings.Contains(s, "kind: Deployment"):
+		return kindComponents
+	case strings.Contains(s, "kind: Cluster\n"):
+		return kindTemplate
+	case strings.Contains(s, "kind: ClusterClass"):
+		return kindClusterClass
+	}
+	return kindOther
+}
+
+type linter struct {
+	findings []Finding
+}
+
+// add records a finding of rule at its default severity.
+func (l *linter) add(rule, file, obj, field, format string, args ...any) {
+	l.addSev(rule, mustRule(rule).Severity, file, obj, field, format, args...)
+}
+
+func (l *linter) addSev(rule string, sev Severity, file, obj, field, format string, args ...any) {
+	l.findings = append(l.findings, Finding{
+		Rule: rule, Severity: sev, File: file, Object: obj, Field: field,
+		Message: fmt.Sprintf(format, args...),
+	})
+}
+
+func (l *linter) lintView(v *view) {
+	var templates, classes []release.File
+	var meta *release.File
+	for i, f := range v.files {
+		switch classify(f) {
+		case kindMetadata:
+			meta = &v.files[i]
+		case kindTemplate:
+			templates = append(templates, f)
+		case kindClusterClass:
+			classes = append(classes, f)
+		}
+	}
+	l.lintMetadata(v, meta)
+	if v.components != "" {
+		f, _ := fileNamed(v.files, v.components)
+		l.lintComponents(v, f)
+	}
+	for _, f := range templates {
+		l.lintTemplate(v, f, classes)
+	}
+	for _, f := range classes {
+		l.lintClusterClass(v, f)
+	}
+}
+
+func fileNamed(files []release.File, name string) (release.File, bool) {
+	i := slices.IndexFunc(files, func(f release.File) bool { return f.Name == name })
+	if i < 0 {
+		return release.File{}, false
+	}
+	return files[i], true
+}
+
+// parse splits a file into objects, reporting bad documents and bad
+// variable syntax.
+func (l *linter) parse(v *view, f release.File) []*object {
+	file := v.path(f.Name)
+	if _, err := getVariables(f.Data); err != nil {
+		l.add(RuleVariableSyntax, file, "", "", "variables do not parse as clusterctl parses them: %v", err)
+	}
+	return parseObjects(f.Data, func(doc int, field, msg string) {
+		l.add(RuleYAML, file, fmt.Sprintf("document %d", doc+1), field, "%s", msg)
+	})
+}
+
+func (l *linter) report(opts Options) Report {
+	r := Report{Findings: []Finding{}, Waived: []WaivedFinding{}}
+	for _, f := range l.findings {
+		if reason, ok := opts.Disabled[f.Rule]; ok {
+			r.Waived = append(r.Waived, WaivedFinding{Finding: f, Reason: reason})
+			continue
+		}
+		r.Findings = append(r.Findings, f)
+	}
+	sort.SliceStable(r.Findings, func(i, j int) bool { return less(r.Findings[i], r.Findings[j]) })
+	sort.SliceStable(r.Waived, func(i, j int) bool { return less(r.Waived[i].Finding, r.Waived[j].Finding) })
+	r.Findings = slices.Compact(r.Findings)
+	r.Waived = slices.Compact(r.Waived)
+	return r
+}
+
+func less(a, b Finding) bool {
+	return cmp.Or(
+		strings.Compare(a.File, b.File),
+		strings.Compare(a.Object, b.Object),
+		strings.Compare(a.Field, b.Field),
+		strings.Compare(a.Rule, b.Rule),
+		strings.Compare(a.Message, b.Message),
+	) < 0
+}

@@ -1,0 +1,259 @@
+package contract
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Severity says how much a finding matters. Errors are what the contract
+// says MUST, or what makes clusterctl, the API server or a controller fail;
+// warnings are SHOULDs; info is a MAY.
+type Severity string
+
+// Severities, most severe first.
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Error:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// Rule is one check in the catalogue.
+type Rule struct {
+	ID string
+	// Severity is the default; some findings are lowered, e.g. a CRD rule
+	// that matters only for the kinds core Cluster API reads is a warning on
+	// other CRDs.
+	Severity Severity
+	Area     string
+	// Title is the one-line description.
+	Title string
+	Why   string
+	Fix   string
+}
+
+// Areas group rules in the catalogue; the ID's first digit says which.
+const (
+	AreaFiles        = "files"
+	AreaRepository   = "repository"
+	AreaComponents   = "components"
+	AreaCRDs         = "CRDs"
+	AreaRBAC         = "RBAC"
+	AreaTemplates    = "templates"
+	AreaClusterClass = "clusterclass"
+)
+
+// Rule IDs. They are stable: a waiver in capirepo.yaml names one.
+const (
+	RuleYAML             = "CAPI001"
+	RuleVariableSyntax   = "CAPI002"
+	RuleMetadataMissing  = "CAPI101"
+	RuleMetadataInvalid  = "CAPI102"
+	RuleContractUnknown  = "CAPI103"
+	RuleSeriesDuplicate  = "CAPI104"
+	RuleVersionCovered   = "CAPI105"
+	RuleComponentsName   = "CAPI106"
+	RuleContractOld      = "CAPI107"
+	RuleNamespaceCount   = "CAPI201"
+	RuleTargetNamespace  = "CAPI202"
+	RuleProviderLabel    = "CAPI203"
+	RuleManager          = "CAPI204"
+	RuleImageFloating    = "CAPI205"
+	RuleImageVersion     = "CAPI206"
+	RuleImageQualified   = "CAPI207"
+	RuleInjectCA         = "CAPI208"
+	RuleCRDScope         = "CAPI301"
+	RuleCRDStatus        = "CAPI302"
+	RuleContractLabel    = "CAPI303"
+	RuleContractServed   = "CAPI304"
+	RuleCRDName          = "CAPI305"
+	RuleStorageVersion   = "CAPI306"
+	RuleListKind         = "CAPI307"
+	RuleEndpoint         = "CAPI308"
+	RuleReady            = "CAPI309"
+	RuleProviderID       = "CAPI310"
+	RuleMachinePool      = "CAPI311"
+	RuleTemplateCRD      = "CAPI312"
+	RuleCategory         = "CAPI313"
+	RuleLabelMetadata    = "CAPI314"
+	RuleAggregatedRole   = "CAPI401"
+	RuleTemplateNS       = "CAPI501"
+	RuleTemplateOneNS    = "CAPI502"
+	RuleTemplateCluster  = "CAPI503"
+	RuleTemplateClass    = "CAPI504"
+	RuleClassVariable    = "CAPI505"
+	RuleCCVariables      = "CAPI601"
+	RuleCCNamespace      = "CAPI602"
+	RuleCCRefNamespace   = "CAPI603"
+	RuleCCFileName       = "CAPI604"
+	RuleComponentsObject = "CAPI209"
+)
+
+var catalogue = []Rule{
+	{RuleYAML, Error, AreaFiles, "Every YAML file parses, and every document is an object with apiVersion, kind and metadata.name",
+		"clusterctl splits each file into documents and converts each to an object; one bad document fails init, generate cluster and upgrade.",
+		"Fix the YAML where the message points; quote values that start with '{', '*' or '@'."},
+	{RuleVariableSyntax, Error, AreaFiles, "Variables parse with the envsubst library clusterctl uses",
+		"clusterctl finds and substitutes ${VAR} with drone/envsubst; a malformed expression such as ${VAR-default} is a parse error that fails every command reading the file.",
+		"Write ${NAME}, ${NAME:=default}, ${NAME=default} or ${NAME:-default}, with names of letters, digits and '_'; write $${X} for a literal ${X}."},
+
+	{RuleMetadataMissing, Error, AreaRepository, "metadata.yaml is part of the release",
+		"clusterctl reads metadata.yaml next to the components file to map the version to a contract; without it init, upgrade and 'latest' resolution fail.",
+		"Ship a metadata.yaml (apiVersion clusterctl.cluster.x-k8s.io/v1alpha3, kind Metadata) with the release."},
+	{RuleMetadataInvalid, Error, AreaRepository, "metadata.yaml is a Metadata object clusterctl accepts",
+		"clusterctl accepts only apiVersion clusterctl.cluster.x-k8s.io/v1alpha3 and kind Metadata, and needs releaseSeries entries with major, minor and contract.",
+		"Set apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3, kind: Metadata, and one releaseSeries entry per major.minor with its contract."},
+	{RuleContractUnknown, Error, AreaRepository, "The release series of this version names a contract clusterctl accepts (v1beta2, v1beta1)",
+		"clusterctl v1.14 installs and upgrades only providers whose series contract is v1beta2 or the still-compatible v1beta1.",
+		"Set the contract of the series covering this release to v1beta2 (or v1beta1)."},
+	{RuleSeriesDuplicate, Error, AreaRepository, "No major.minor appears twice in releaseSeries",
+		"clusterctl takes the first matching series; a second entry for the same major.minor is either dead or contradicts the first.",
+		"Keep one entry per major.minor."},
+	{RuleVersionCovered, Error, AreaRepository, "A release series covers the release version",
+		"clusterctl init and generate provider fail with 'does not match any release series' when no series has the version's major.minor; upgrade needs every published version covered.",
+		"Add a releaseSeries entry for the version's major.minor; keep the older entries, metadata.yaml is cumulative."},
+	{RuleComponentsName, Warning, AreaRepository, "The components file has the conventional name for the provider type",
+		"The clusterctl contract strongly recommends <type>-components.yaml (core-, bootstrap-, control-plane-, infrastructure-, ...); users and clusterctl's built-in provider list expect it.",
+		"Name the file as the provider type suggests, or set componentsFile in capirepo.yaml knowingly."},
+	{RuleContractOld, Warning, AreaRepository, "Every release series names a known contract version",
+		"Older series may keep their historical contract (v1alpha2 ... v1beta1), but a string that is no Cluster API contract version is a typo clusterctl will reject when it reaches that series.",
+		"Use a Cluster API contract version (v1beta2, v1beta1, or the historical v1alpha2, v1alpha3, v1alpha4)."},
+
+	{RuleNamespaceCount, Error, AreaComponents, "The components file holds exactly one Namespace",
+		"clusterctl uses the one Namespace as the default target namespace; with two it fails ('no more than one resource with Kind Namespace'), with none 'target namespace can't be defaulted' unless the user passes --target-namespace.",
+		"Keep a single Namespace object, e.g. from config/default's namespace.yaml."},
+	{RuleTargetNamespace, Error, AreaComponents, "Every namespaced object sits in the components Namespace",
+		"The contract says all objects MUST belong to the target namespace; clusterctl moves them there, so an object meant for another namespace silently ends up elsewhere (and kubectl apply users see something different). An object with no namespace is moved without notice (warning).",
+		"Set metadata.namespace to the Namespace of the file, e.g. with kustomize's namespace: field."},
+	{RuleProviderLabel, Warning, AreaComponents, "Every object carries cluster.x-k8s.io/provider=<provider label>",
+		"The contract asks for the label so kubectl-applied and clusterctl-installed components look alike; clusterctl overwrites a wrong value, hiding the mistake.",
+		"Add the label with kustomize labels: (includeSelectors as config/default does) on the provider label."},
+	{RuleManager, Error, AreaComponents, "A Deployment has a container named manager",
+		"The contract says the controller container MUST be called manager; clusterctl init --wait-providers and the cluster-api operator look for it.",
+		"Name the controller container manager in the manager Deployment."},
+	{RuleImageFloating, Error, AreaComponents, "No image in a release uses a floating tag (latest, main, master, dev, or none)",
+		"A release must install the same bits tomorrow as today; a floating tag changes under users and breaks reproducible installs and air-gapped mirrors.",
+		"Set the image tag to the release version (capirepo does when image: is configured), or pin a digest."},
+	{RuleImageVersion, Warning, AreaComponents, "The manager image tag matches the release version",
+		"A manager image from another release runs code the CRDs and RBAC in this file were not built for.",
+		"Tag the manager image with the release version, e.g. with image.newTag or capirepo's image: setting."},
+	{RuleImageQualified, Error, AreaComponents, "Every Deployment and DaemonSet image is a fully qualified reference",
+		"clusterctl parses each image with reference.ParseNamed to apply image overrides; 'nginx:1' or 'docker.io/nginx' fail with 'couldn't parse image name'. An image that holds a variable parses only after substitution, so init --list-images fails (warning).",
+		"Write registry/path/name:tag, e.g. registry.k8s.io/cluster-api/manager:v1.0.0 or docker.io/library/nginx:1.27."},
+	{RuleInjectCA, Error, AreaComponents, "cert-manager CA injection points at a Certificate in the file",
+		"clusterctl rewrites cert-manager.io/inject-ca-from as <namespace>/<name> and cert-manager injects the CA from that Certificate; a malformed or dangling reference leaves webhooks without a CA, so every API call they serve fails.",
+		"Set the annotation to <namespace>/<certificate-name> of a cert-manager.io Certificate shipped in the components."},
+	{RuleComponentsObject, Error, AreaComponents, "Objects clusterctl transforms use the API versions it can convert",
+		"clusterctl converts CRDs (apiextensions.k8s.io/v1), webhook configurations (admissionregistration.k8s.io/v1), Deployments and DaemonSets (apps/v1) and bindings (rbac.authorization.k8s.io/v1) to typed objects; other versions fail with 'failed to patch' or are rejected by current API servers.",
+		"Render these kinds in the listed API versions."},
+
+	{RuleCRDScope, Error, AreaCRDs, "Contract kinds (InfraCluster, InfraMachine, InfraMachinePool, bootstrap configs, control planes and their templates) are namespaced",
+		"Core Cluster API resolves references in the Cluster's namespace, and clusterctl move treats cluster-scoped kinds as global.",
+		"Set spec.scope: Namespaced (kubebuilder: +kubebuilder:resource:scope=Namespaced)."},
+	{RuleCRDStatus, Error, AreaCRDs, "Contract kinds that are not templates have the status subresource",
+		"Providers report readiness through status, written with the status subresource; without it status updates go through the main resource and controllers built with controller-runtime's Status().Patch fail.",
+		"Add subresources: {status: {}} to every served version (+kubebuilder:subresource:status)."},
+	{RuleContractLabel, Error, AreaCRDs, "Provider CRDs carry a cluster.x-k8s.io/<contract> label",
+		"Core Cluster API reads the label to pick the API version of referenced objects and fails with 'contract version label(s) are either missing or empty' on contract kinds. On other CRDs it is harmless but inconsistent (warning).",
+		"Label the CRDs, e.g. kustomize labels: cluster.x-k8s.io/v1beta2: v1beta2 in config/crd."},
+	{RuleContractServed, Error, AreaCRDs, "Every version in a contract label value is a served version of the CRD",
+		"Core Cluster API picks the highest version in the '_'-separated label value and converts references to it; a version the CRD does not serve makes every reference fail.",
+		"List only served versions in the label value, separated by '_'."},
+	{RuleCRDName, Error, AreaCRDs, "The CRD name is <plural of lower-case kind>.<group> (CalculateCRDName)",
+		"clusterctl init validates every CRD name against contract.CalculateCRDName and core Cluster API looks CRDs up by it; a mismatch fails init unless the CRD carries clusterctl.cluster.x-k8s.io/skip-crd-name-preflight-check.",
+		"Name the CRD as CalculateCRDName does (flect.Pluralize(lower(kind)) + '.' + group), or, for a CRD core Cluster API never references, add the skip annotation."},
+	{RuleStorageVersion, Error, AreaCRDs, "Exactly one CRD version is the storage version",
+		"The API server rejects a CRD with zero or several storage versions.",
+		"Mark one version storage: true (+kubebuilder:storageversion)."},
+	{RuleListKind, Error, AreaCRDs, "A contract kind's list kind is <Kind>List",
+		"The contract says the list resource MUST be named <Kind>List; controllers list with that kind.",
+		"Set spec.names.listKind: <Kind>List."},
+	{RuleEndpoint, Error, AreaCRDs, "InfraCluster has spec.controlPlaneEndpoint with host (string) and port (integer)",
+		"Core Cluster API copies the endpoint from spec.controlPlaneEndpoint. The v1beta1 contract requires it; from v1beta2 the control plane may supply it instead, so a missing field is a warning there.",
+		"Add controlPlaneEndpoint {host: string, port: int32} to the InfraCluster spec."},
+	{RuleReady, Error, AreaCRDs, "Infra kinds expose readiness as the contract version requires",
+		"Core Cluster API waits for status.initialization.provisioned (v1beta2 contract) or status.ready (v1beta1) on InfraCluster and InfraMachine; MachinePools in v1.14 still read status.ready, and the v1beta2 contract asks for initialization.provisioned too (warning).",
+		"Add status.initialization.provisioned (boolean) for the v1beta2 contract, status.ready (boolean) for v1beta1, and both on InfraMachinePool."},
+	{RuleProviderID, Error, AreaCRDs, "InfraMachine has spec.providerID (string)",
+		"The Machine controller reads spec.providerID to match the Machine to its Node.",
+		"Add providerID (string) to the InfraMachine spec."},
+	{RuleMachinePool, Error, AreaCRDs, "InfraMachinePool has spec.providerIDList (array) and status.replicas (integer)",
+		"The MachinePool controller reads both to track instances and replicas.",
+		"Add providerIDList ([]string) to the spec and replicas (int32) to the status."},
+	{RuleTemplateCRD, Warning, AreaCRDs, "Each contract kind has a <Kind>Template CRD in the same group",
+		"ClusterClass and MachineDeployments clone <Kind>Template objects; InfraMachineTemplate is mandatory for MachineDeployments and the others are needed for ClusterClass.",
+		"Add the <Kind>Template type with spec.template.spec, namespaced, with its own List kind."},
+	{RuleCategory, Info, AreaCRDs, "Contract kinds list the cluster-api category",
+		"kubectl get cluster-api shows every Cluster API object when the CRDs join the category.",
+		"Add categories: [cluster-api] (+kubebuilder:resource:categories=cluster-api)."},
+	{RuleLabelMetadata, Warning, AreaCRDs, "Contract kinds carry a label for the contract of the release series",
+		"metadata.yaml says which contract this release implements; a contract kind labelled only for another contract tells core Cluster API something different.",
+		"Add the cluster.x-k8s.io/<contract> label for the series' contract, or fix metadata.yaml."},
+
+	{RuleAggregatedRole, Error, AreaRBAC, "Contract kinds outside *.cluster.x-k8s.io are granted to core Cluster API by an aggregated ClusterRole",
+		"Core Cluster API's manager role covers only the *.cluster.x-k8s.io groups; for another group it cannot read, label or own the objects unless a ClusterRole labelled cluster.x-k8s.io/aggregate-to-manager: \"true\" grants it.",
+		"Ship a ClusterRole with that label granting get, list, watch, create, update, patch and delete on the resources."},
+
+	{RuleTemplateNS, Error, AreaTemplates, "A cluster template holds no Namespace object",
+		"The contract says templates MUST assume the target namespace exists; clusterctl renames a Namespace object to the target namespace, which then collides with the existing one.",
+		"Remove the Namespace; users pass --target-namespace."},
+	{RuleTemplateOneNS, Error, AreaTemplates, "Every object of a cluster template is in the target namespace: unset or ${NAMESPACE}",
+		"All objects MUST be in the same namespace; clusterctl forces them into the target namespace, so a hard-coded one misleads kubectl users and cross-namespace references break.",
+		"Leave metadata.namespace unset, or set it to ${NAMESPACE}."},
+	{RuleTemplateCluster, Error, AreaTemplates, "A cluster template holds a Cluster",
+		"A template must hold all objects needed to create a workload cluster, starting with the Cluster.",
+		"Add the cluster.x-k8s.io Cluster object."},
+	{RuleTemplateClass, Error, AreaTemplates, "A topology Cluster's class has a clusterclass-<class>.yaml in the release",
+		"clusterctl generate cluster fetches clusterclass-<class>.yaml from the same provider release and fails when it is missing.",
+		"Ship clusterclass-<class>.yaml, or point the topology at a class that is shipped."},
+	{RuleClassVariable, Warning, AreaTemplates, "A topology Cluster's class name holds no variable",
+		"clusterctl resolves the ClusterClass file from the class name after substitution, so the file a user gets depends on their environment and cannot be checked before release.",
+		"Write the class name literally; offer other classes as other flavors."},
+
+	{RuleCCVariables, Warning, AreaClusterClass, "ClusterClass files hold no variables",
+		"The contract says ClusterClass definitions SHOULD NOT have environment variables; ClusterClass variables and patches replace them.",
+		"Move the value into a ClusterClass variable with a default, and patch it in."},
+	{RuleCCNamespace, Warning, AreaClusterClass, "Objects in ClusterClass files set no metadata.namespace",
+		"clusterctl applies the class in the Cluster's namespace; the contract recommends no object specify one.",
+		"Remove metadata.namespace."},
+	{RuleCCRefNamespace, Warning, AreaClusterClass, "ClusterClass template references set no namespace",
+		"The contract says references SHOULD NOT specify a namespace; a namespaced reference breaks when the class is installed elsewhere.",
+		"Remove namespace from the templateRef/ref."},
+	{RuleCCFileName, Warning, AreaClusterClass, "A ClusterClass file is named clusterclass-<its ClusterClass name>.yaml",
+		"clusterctl fetches clusterclass-<class>.yaml for a Cluster whose topology names <class>; a file named otherwise is never found, and the wrong class is installed under the name.",
+		"Rename the file or the ClusterClass so they agree."},
+}
+
+func init() {
+	slices.SortFunc(catalogue, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
+}
+
+// Rules returns the catalogue, sorted by ID.
+func Rules() []Rule { return slices.Clone(catalogue) }
+
+// LookupRule returns the rule with the given ID.
+func LookupRule(id string) (Rule, bool) {
+	i := slices.IndexFunc(catalogue, func(r Rule) bool { return r.ID == id })
+	if i < 0 {
+		return Rule{}, false
+	}
+	return catalogue[i], true
+}
+
+func mustRule(id string) Rule {
+	r, ok := LookupRule(id)
+	if !ok {
+		panic(fmt.Sprintf("contract: rule %s is not in the catalogue", id))
+	}
+	return r
+}
