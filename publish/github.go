@@ -240,6 +240,7 @@ func (g *GitHub) Publish(ctx context.Context, rel *release.Release) (*Summary, e
 	sum.URL = r.htmlURL
 	sum.Draft = r.draft
 	slices.Sort(sum.Uploaded)
+	slices.Sort(sum.Skipped)
 	slices.Sort(sum.Replaced)
 	g.progress("%s %s: %d uploaded, %d skipped, %d replaced", tag, map[bool]string{true: "left as a draft", false: "published"}[r.draft],
 		len(sum.Uploaded), len(sum.Skipped), len(sum.Replaced))
