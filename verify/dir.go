@@ -1,0 +1,133 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/capirepo/capirepo/provider"
+)
+
+// Dir verifies a dist folder or a local repository tree, root/<label>/<version>/,
+// through file:// URLs. root may also be one <label>/<version> folder. Every
+// provider folder holding the version is read: opts.Version, or else the
+// newest version in the tree.
+func Dir(ctx context.Context, root string, opts Options) (*Report, error) {
+	targets, err := DirTargets(root, opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	return Repository(ctx, targets, opts)
+}
+
+// DirTargets returns the targets Dir verifies.
+func DirTargets(root, version string) ([]Target, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	if isVersionDir(abs) {
+		if version != "" && version != filepath.Base(abs) {
+			return nil, fmt.Errorf("%s is the folder of version %s, not %s", root, filepath.Base(abs), version)
+		}
+		version = filepath.Base(abs)
+		abs = filepath.Dir(filepath.Dir(abs))
+	}
+	if version != "" {
+		if _, err := provider.ParseVersion(version); err != nil {
+			return nil, err
+		}
+	}
+	labels, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("read repository folder: %w", err)
+	}
+	// versions[label] lists the label's version folders.
+	versions := map[string][]string{}
+	var ids []provider.ID
+	var newest *semver.Version
+	for _, l := range labels {
+		id, err := provider.ParseLabel(l.Name())
+		if !l.IsDir() || err != nil {
+			continue
+		}
+		vs, err := os.ReadDir(filepath.Join(abs, l.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			sv, err := provider.ParseVersion(v.Name())
+			if !v.IsDir() || err != nil {
+				continue
+			}
+			if len(versions[l.Name()]) == 0 {
+				ids = append(ids, id)
+			}
+			versions[l.Name()] = append(versions[l.Name()], v.Name())
+			if newest == nil || sv.GreaterThan(newest) {
+				newest = sv
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%s holds no <provider-label>/<version> folder: run capirepo build or publish local first", root)
+	}
+	if version == "" {
+		version = "v" + newest.String()
+	}
+	var targets []Target
+	for _, id := range ids {
+		if !slices.Contains(versions[id.Label()], version) {
+			continue
+		}
+		dir := filepath.Join(abs, id.Label(), version)
+		components, err := componentsFile(dir, id)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, Target{
+			ID:      id,
+			URL:     "file://" + filepath.ToSlash(filepath.Join(dir, components)),
+			Version: version,
+		})
+	}
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("%s holds no provider folder for version %s", root, version)
+	}
+	return targets, nil
+}
+
+func isVersionDir(dir string) bool {
+	if _, err := provider.ParseVersion(filepath.Base(dir)); err != nil {
+		return false
+	}
+	_, err := provider.ParseLabel(filepath.Base(filepath.Dir(dir)))
+	return err == nil
+}
+
+// componentsFile picks the components file of a version folder: the name
+// the contract suggests for the provider type, else the one
+// *components*.yaml there (release.Load picks it the same way).
+func componentsFile(dir string, id provider.ID) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, e := range entries {
+		if e.Name() == id.DefaultComponentsFile() {
+			return e.Name(), nil
+		}
+		if strings.Contains(e.Name(), "components") && strings.HasSuffix(e.Name(), yamlSuffix) {
+			found = append(found, e.Name())
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("%s: want one components file (%s or *components*.yaml), found %d: %v", dir, id.DefaultComponentsFile(), len(found), found)
+	}
+	return found[0], nil
+}

@@ -1,0 +1,119 @@
+package verify
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Report is what clusterctl read from each provider repository.
+type Report struct {
+	Providers []*ProviderReport `json:"providers"`
+}
+
+// ProviderReport is one provider version as clusterctl sees it. Fields stay
+// empty for the steps that failed or did not run.
+type ProviderReport struct {
+	Label   string `json:"label"`
+	URL     string `json:"url"`
+	Version string `json:"version"`
+	// Versions is what clusterctl lists for the repository.
+	Versions []string `json:"versions,omitempty"`
+	// Contract is the contract of the release series covering Version.
+	Contract       string `json:"contract,omitempty"`
+	ComponentsFile string `json:"componentsFile"`
+	// Objects counts the components' objects as clusterctl would install them.
+	Objects int `json:"objects"`
+	// Namespace is the namespace the components install into by default.
+	Namespace string     `json:"namespace,omitempty"`
+	Images    []string   `json:"images,omitempty"`
+	Variables []Variable `json:"variables,omitempty"`
+	// Flavors holds every cluster-template*.yaml read ("" is the default flavor).
+	Flavors []*TemplateReport `json:"flavors,omitempty"`
+	// ClusterClasses holds every clusterclass-*.yaml read on its own.
+	ClusterClasses []*TemplateReport `json:"clusterClasses,omitempty"`
+	// TemplatesListed is false when the caller could not list the
+	// repository's files (a remote target without Files): no template was read.
+	TemplatesListed bool `json:"templatesListed"`
+}
+
+// TemplateReport is one cluster template flavor or ClusterClass file.
+type TemplateReport struct {
+	// Name is the flavor or ClusterClass name.
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Objects counts the objects after processing, with the ClusterClasses a
+	// template's topology Clusters use merged in.
+	Objects int `json:"objects"`
+	// Variables are the template's and its classes' variables, as merged by
+	// clusterctl (the template's defaults win).
+	Variables []Variable `json:"variables,omitempty"`
+	// ClusterClasses are the classes merged into a flavor, as namespace/name.
+	ClusterClasses []string `json:"clusterClasses,omitempty"`
+}
+
+// Variable is one ${NAME} of a file, as clusterctl lists it.
+type Variable struct {
+	Name string `json:"name"`
+	// Required is true when the file gives no default.
+	Required bool    `json:"required"`
+	Default  *string `json:"default,omitempty"`
+	// Value is what verify substituted.
+	Value string `json:"value"`
+	// Placeholder is true when Value is verify's placeholder, not a given value.
+	Placeholder bool `json:"placeholder,omitempty"`
+}
+
+// WriteText prints the report for people.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, p := range r.Providers {
+		fmt.Fprintf(&b, "%s %s  (%s)\n", p.Label, p.Version, p.URL)
+		if p.Contract != "" {
+			fmt.Fprintf(&b, "  contract:   %s\n", p.Contract)
+		}
+		fmt.Fprintf(&b, "  components: %s: %d objects", p.ComponentsFile, p.Objects)
+		if p.Namespace != "" {
+			fmt.Fprintf(&b, ", namespace %s", p.Namespace)
+		}
+		b.WriteString("\n")
+		for _, img := range p.Images {
+			fmt.Fprintf(&b, "    image    %s\n", img)
+		}
+		writeVariables(&b, "    ", p.Variables)
+		if !p.TemplatesListed {
+			b.WriteString("  templates:  not listed (remote repository without a file list)\n")
+		}
+		for _, t := range p.Flavors {
+			name := t.Name
+			if name == "" {
+				name = "(default)"
+			}
+			fmt.Fprintf(&b, "  flavor %s: %s: %d objects", name, t.File, t.Objects)
+			if len(t.ClusterClasses) > 0 {
+				fmt.Fprintf(&b, ", with ClusterClass %s", strings.Join(t.ClusterClasses, ", "))
+			}
+			b.WriteString("\n")
+			writeVariables(&b, "    ", t.Variables)
+		}
+		for _, t := range p.ClusterClasses {
+			fmt.Fprintf(&b, "  clusterclass %s: %s: %d objects\n", t.Name, t.File, t.Objects)
+			writeVariables(&b, "    ", t.Variables)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeVariables(b *strings.Builder, indent string, vars []Variable) {
+	for _, v := range vars {
+		switch {
+		case v.Required && v.Placeholder:
+			fmt.Fprintf(b, "%svariable %s (required) = %q placeholder\n", indent, v.Name, v.Value)
+		case v.Required:
+			fmt.Fprintf(b, "%svariable %s (required) = %q\n", indent, v.Name, v.Value)
+		default:
+			fmt.Fprintf(b, "%svariable %s (default %q) = %q\n", indent, v.Name, *v.Default, v.Value)
+		}
+	}
+}

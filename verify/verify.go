@@ -1,0 +1,488 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/capirepo/capirepo/provider"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/version"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
+	"sigs.k8s.io/cluster-api/util/contract"
+)
+
+// Target is one provider repository as clusterctl addresses it.
+type Target struct {
+	ID provider.ID
+	// URL is the provider URL of a clusterctl config: file:///abs/<label>/<version>/<components>,
+	// https://github.com/<owner>/<repo>/releases/<tag>/<components> or
+	// https://gitlab.<host>/api/v4/projects/<slug>/packages/generic/<package>/<version>/<components>.
+	URL string
+	// Version to read; "" takes the version clusterctl derives from the URL.
+	Version string
+	// Files names the files the release holds, since clusterctl cannot list
+	// a GitHub release or GitLab package. Its cluster-template*.yaml and
+	// clusterclass-*.yaml are read. Nil for a file:// URL means the folder is
+	// listed; nil for a remote URL means templates are not read.
+	Files []string
+}
+
+// Options tune a verification.
+type Options struct {
+	// Version picks the version Dir verifies; "" takes the newest in the tree.
+	Version string
+	// KubernetesVersion is KUBERNETES_VERSION; "" means KubernetesVersion.
+	KubernetesVersion string
+	// Variables are clusterctl config values set before anything is read:
+	// real values for template or components variables (they win over the
+	// fixed values and placeholders), and github-token / gitlab-access-token.
+	Variables map[string]string
+}
+
+// File name patterns clusterctl derives from flavors and class names
+// (yamlprocessor.SimpleProcessor.GetTemplateName, GetClusterClassTemplateName).
+const (
+	templatePrefix     = "cluster-template"
+	clusterClassPrefix = "clusterclass-"
+	yamlSuffix         = ".yaml"
+)
+
+// Repository reads every target back through clusterctl's repository client.
+// It returns what was read, with the errors of every failed step joined:
+// each names the provider, version and file and carries clusterctl's message.
+func Repository(ctx context.Context, targets []Target, opts Options) (*Report, error) {
+	if len(targets) == 0 {
+		return nil, errors.New("verify: no provider repository to read")
+	}
+	if opts.KubernetesVersion == "" {
+		opts.KubernetesVersion = KubernetesVersion
+	}
+	// An empty overrides folder, so files a user keeps under
+	// ~/.config/cluster-api/overrides never stand in for the repository's.
+	overrides, err := os.MkdirTemp("", "capirepo-verify-overrides-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(overrides) }()
+
+	rep := &Report{}
+	var errs []error
+	for _, t := range targets {
+		v := &targetVerifier{t: t, opts: opts, overrides: overrides}
+		rep.Providers = append(rep.Providers, v.run(ctx))
+		errs = append(errs, v.errs...)
+	}
+	return rep, errors.Join(errs...)
+}
+
+type targetVerifier struct {
+	t         Target
+	opts      Options
+	overrides string
+	version   string
+	rep       *ProviderReport
+	errs      []error
+}
+
+// fail records an error about one file of the target.
+func (v *targetVerifier) fail(file string, err error) {
+	if file == "" {
+		v.errs = append(v.errs, fmt.Errorf("%s %s: %w", v.t.ID.Label(), v.version, err))
+		return
+	}
+	v.errs = append(v.errs, fmt.Errorf("%s %s: %s: %w", v.t.ID.Label(), v.version, file, err))
+}
+
+// session is one clusterctl config with its variables and a repository
+// client on it. Each flavor gets its own, as each `clusterctl generate
+// cluster` run does, so one flavor's placeholders never hide another's defaults.
+type session struct {
+	reader *config.MemoryReader
+	vals   *values
+	repo   repository.Client
+}
+
+func (v *targetVerifier) session(ctx context.Context) (*session, error) {
+	r := config.NewMemoryReader()
+	if _, err := r.AddProvider(v.t.ID.Name, v.t.ID.Type, v.t.URL); err != nil {
+		return nil, err
+	}
+	if err := r.Init(ctx, ""); err != nil {
+		return nil, err
+	}
+	r.Set("overridesFolder", v.overrides)
+	vals := newValues(v.opts.KubernetesVersion, v.opts.Variables)
+	for k, val := range vals.set {
+		r.Set(k, val)
+	}
+	cfg, err := config.New(ctx, "", config.InjectReader(r))
+	if err != nil {
+		return nil, err
+	}
+	p, err := cfg.Providers().Get(v.t.ID.Name, v.t.ID.Type)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := repository.New(ctx, p, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &session{reader: r, vals: vals, repo: repo}, nil
+}
+
+// require gives the session's required variables without a value a placeholder.
+func (s *session) require(vars map[string]*string) {
+	for _, name := range s.vals.require(vars) {
+		s.reader.Set(name, s.vals.set[name])
+	}
+}
+
+func (v *targetVerifier) run(ctx context.Context) *ProviderReport {
+	v.version = v.t.Version
+	v.rep = &ProviderReport{Label: v.t.ID.Label(), URL: v.t.URL, Version: v.t.Version}
+	s, err := v.session(ctx)
+	if err != nil {
+		v.fail("", err)
+		return v.rep
+	}
+	if v.version == "" {
+		v.version = s.repo.DefaultVersion()
+		v.rep.Version = v.version
+	}
+	v.rep.ComponentsFile = componentsName(v.t.URL)
+
+	v.versions(ctx, s)
+	v.metadata(ctx, s)
+	v.components(ctx, s)
+
+	files, listed, err := v.files()
+	if err != nil {
+		v.fail("", err)
+		return v.rep
+	}
+	v.rep.TemplatesListed = listed
+	// Default flavor first, then by name (file order would put
+	// cluster-template-x.yaml before cluster-template.yaml).
+	type flavorFile struct{ file, flavor string }
+	var flavors []flavorFile
+	for _, f := range files {
+		if flavor, ok := flavorOf(f); ok {
+			flavors = append(flavors, flavorFile{f, flavor})
+		}
+	}
+	slices.SortFunc(flavors, func(a, b flavorFile) int { return strings.Compare(a.flavor, b.flavor) })
+	for _, f := range flavors {
+		v.flavor(ctx, f.file, f.flavor)
+	}
+	for _, f := range files {
+		if name, ok := classOf(f); ok {
+			v.clusterClass(ctx, f, name)
+		}
+	}
+	return v.rep
+}
+
+func (v *targetVerifier) versions(ctx context.Context, s *session) {
+	vs, err := s.repo.GetVersions(ctx)
+	if err != nil {
+		v.fail("", fmt.Errorf("list versions: %w", err))
+		return
+	}
+	v.rep.Versions = vs
+	if !slices.Contains(vs, v.version) {
+		v.fail("", fmt.Errorf("clusterctl does not list version %s for %s: it lists [%s]", v.version, v.t.URL, strings.Join(vs, ", ")))
+	}
+}
+
+// metadata reads metadata.yaml and applies the rule `clusterctl init` and
+// `generate provider` apply (cluster/installer.go:getProviderContract): a
+// release series covers the version's major.minor with a contract this
+// clusterctl accepts.
+func (v *targetVerifier) metadata(ctx context.Context, s *session) {
+	const file = "metadata.yaml"
+	md, err := s.repo.Metadata(v.version).Get(ctx)
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	sv, err := version.ParseSemantic(v.version)
+	if err != nil {
+		v.fail("", fmt.Errorf("version %q: %w", v.version, err))
+		return
+	}
+	rs := md.GetReleaseSeriesForVersion(sv)
+	if rs == nil {
+		series := make([]string, 0, len(md.ReleaseSeries))
+		for _, r := range md.ReleaseSeries {
+			series = append(series, fmt.Sprintf("%d.%d", r.Major, r.Minor))
+		}
+		v.fail(file, fmt.Errorf("field releaseSeries: invalid provider metadata: version %s for the provider %s does not match any release series. Available series: [%s]; add major: %d, minor: %d",
+			v.version, v.t.ID.Label(), strings.Join(series, ", "), sv.Major(), sv.Minor()))
+		return
+	}
+	if !slices.Contains(provider.Contracts, rs.Contract) {
+		v.fail(file, fmt.Errorf("field releaseSeries (%d.%d).contract: current version of clusterctl is only compatible with providers implementing the %s contract versions, detected contract version %q for provider %s",
+			rs.Major, rs.Minor, strings.Join(provider.Contracts, ", "), rs.Contract, v.t.ID.Label()))
+		return
+	}
+	v.rep.Contract = rs.Contract
+}
+
+func (v *targetVerifier) components(ctx context.Context, s *session) {
+	file := v.rep.ComponentsFile
+	cc := s.repo.Components()
+	raw, err := cc.Raw(ctx, repository.ComponentsOptions{Version: v.version})
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw)
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	s.require(vars)
+	v.rep.Variables = s.vals.describe(vars)
+
+	c, err := cc.Get(ctx, repository.ComponentsOptions{Version: v.version, TargetNamespace: Namespace})
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	v.rep.Objects = len(c.Objs())
+	v.rep.Images = c.Images()
+	for _, obj := range c.Objs() {
+		if err := validateCRDName(obj); err != nil {
+			v.fail(file, err)
+		}
+	}
+	// Without a target namespace clusterctl takes the one Namespace object
+	// the components hold, and fails on none or several.
+	c, err = cc.Get(ctx, repository.ComponentsOptions{Version: v.version})
+	if err != nil {
+		v.fail(file, fmt.Errorf("without --target-namespace: %w", err))
+		return
+	}
+	v.rep.Namespace = c.TargetNamespace()
+}
+
+// validateCRDName replays cluster/installer.go:validateCRDName, which
+// `clusterctl init` runs over every CRD of the components unless
+// --validate=false. clusterctl reads group and kind after converting to the
+// typed CRD; both API versions it accepts keep them at the same paths.
+func validateCRDName(obj unstructured.Unstructured) error {
+	if obj.GetKind() != "CustomResourceDefinition" {
+		return nil
+	}
+	if gv := obj.GroupVersionKind().Version; gv != "v1" && gv != "v1beta1" {
+		return fmt.Errorf("CustomResourceDefinition %s: field apiVersion: failed to read %s CustomResourceDefinition %q", obj.GetName(), gv, obj.GetName())
+	}
+	if _, ok := obj.GetAnnotations()[clusterctlv1.SkipCRDNamePreflightCheckAnnotation]; ok {
+		return nil
+	}
+	group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
+	want := contract.CalculateCRDName(group, kind)
+	if obj.GetName() == want {
+		return nil
+	}
+	return fmt.Errorf("CustomResourceDefinition %s: field metadata.name: CRD name %q is invalid for a CRD referenced in a core Cluster API CRD, it should be %q "+
+		"(clusterctl init refuses it; if no core Cluster API CRD references it, set the %q annotation)",
+		obj.GetName(), obj.GetName(), want, clusterctlv1.SkipCRDNamePreflightCheckAnnotation)
+}
+
+// componentsName is the components file name clusterctl takes from the
+// URL's last path element (repository.Client does not expose it).
+func componentsName(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return path.Base(u.Path)
+}
+
+// files lists the release's files: the caller's list, or the local folder.
+func (v *targetVerifier) files() ([]string, bool, error) {
+	if v.t.Files != nil {
+		return slices.Sorted(slices.Values(v.t.Files)), true, nil
+	}
+	u, err := url.Parse(v.t.URL)
+	if err != nil || (u.Scheme != "file" && u.Scheme != "") {
+		return nil, false, nil
+	}
+	// {base}/{label}/{version}/{components}: list {base}/{label}/{version}.
+	dir := filepath.Join(filepath.Dir(filepath.Dir(filepath.FromSlash(u.Path))), v.version)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false, fmt.Errorf("list templates: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, true, nil
+}
+
+// flavorOf returns the flavor a file name holds: cluster-template.yaml is
+// the default flavor "", cluster-template-<flavor>.yaml is <flavor>.
+func flavorOf(file string) (string, bool) {
+	if file == templatePrefix+yamlSuffix {
+		return "", true
+	}
+	name, ok := strings.CutPrefix(file, templatePrefix+"-")
+	if !ok {
+		return "", false
+	}
+	name, ok = strings.CutSuffix(name, yamlSuffix)
+	return name, ok && name != ""
+}
+
+// classOf returns the ClusterClass name of a clusterclass-<name>.yaml file.
+func classOf(file string) (string, bool) {
+	name, ok := strings.CutPrefix(file, clusterClassPrefix)
+	if !ok {
+		return "", false
+	}
+	name, ok = strings.CutSuffix(name, yamlSuffix)
+	return name, ok && name != ""
+}
+
+// flavor does what `clusterctl generate cluster --flavor F` does with a
+// repository: list the template's variables, process it into the target
+// namespace, then add the ClusterClasses its topology Clusters use
+// (client/clusterclass.go:addClusterClassIfMissing, as against a management
+// cluster that has none of them).
+func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
+	s, err := v.session(ctx)
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	tc := s.repo.Templates(v.version)
+	listed, err := tc.Get(ctx, flavor, Namespace, true)
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	s.require(listed.VariableMap())
+	tmpl, err := tc.Get(ctx, flavor, Namespace, false)
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	classes, err := classesOf(tmpl)
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	var classTemplates []repository.Template
+	var names []string
+	ccc := s.repo.ClusterClasses(v.version)
+	for _, class := range classes {
+		classFile := clusterClassPrefix + class.Name + yamlSuffix
+		ct, err := ccc.Get(ctx, class.Name, class.Namespace, true)
+		if err == nil {
+			s.require(ct.VariableMap())
+			ct, err = ccc.Get(ctx, class.Name, class.Namespace, false)
+		}
+		if err != nil {
+			v.fail(file, fmt.Errorf("ClusterClass %s used by a topology Cluster: %s: failed to get the cluster class template for %q: %w", class.Name, classFile, class, err))
+			return
+		}
+		classTemplates = append(classTemplates, ct)
+		names = append(names, class.String())
+	}
+	merged := tmpl
+	if len(classTemplates) > 0 {
+		classTemplate, err := repository.MergeTemplates(classTemplates...)
+		if err == nil {
+			merged, err = repository.MergeTemplates(classTemplate, tmpl)
+		}
+		if err != nil {
+			v.fail(file, err)
+			return
+		}
+	}
+	v.rep.Flavors = append(v.rep.Flavors, &TemplateReport{
+		Name:           flavor,
+		File:           file,
+		Objects:        len(merged.Objs()),
+		Variables:      s.vals.describe(merged.VariableMap()),
+		ClusterClasses: names,
+	})
+}
+
+// classesOf replays client/clusterclass.go:clusterClassNamesFromTemplate:
+// every Cluster with a topology names a class, in the class namespace or
+// else the Cluster's own. clusterctl converts with its internal scheme; the
+// unstructured converter fails on the same mistyped fields.
+func classesOf(t repository.Template) ([]types.NamespacedName, error) {
+	var out []types.NamespacedName
+	for _, obj := range t.Objs() {
+		gvk := obj.GroupVersionKind()
+		if gvk.GroupKind() != clusterv1.GroupVersion.WithKind("Cluster").GroupKind() {
+			continue
+		}
+		switch gvk.Version {
+		case clusterv1.GroupVersion.Version:
+			c := &clusterv1.Cluster{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, c); err != nil {
+				return nil, fmt.Errorf("Cluster %s: failed to convert object to Cluster: %w", obj.GetName(), err)
+			}
+			if c.Spec.Topology.IsDefined() {
+				out = append(out, c.GetClassKey())
+			}
+		case clusterv1beta1.GroupVersion.Version:
+			c := &clusterv1beta1.Cluster{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, c); err != nil {
+				return nil, fmt.Errorf("Cluster %s: failed to convert object to Cluster: %w", obj.GetName(), err)
+			}
+			if c.Spec.Topology != nil {
+				out = append(out, c.GetClassKey())
+			}
+		}
+	}
+	return out, nil
+}
+
+// clusterClass reads one clusterclass-<name>.yaml as `generate cluster`
+// would fetch it for a Cluster in the target namespace.
+func (v *targetVerifier) clusterClass(ctx context.Context, file, name string) {
+	s, err := v.session(ctx)
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	ccc := s.repo.ClusterClasses(v.version)
+	ct, err := ccc.Get(ctx, name, Namespace, true)
+	if err == nil {
+		s.require(ct.VariableMap())
+		ct, err = ccc.Get(ctx, name, Namespace, false)
+	}
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	v.rep.ClusterClasses = append(v.rep.ClusterClasses, &TemplateReport{
+		Name:      name,
+		File:      file,
+		Objects:   len(ct.Objs()),
+		Variables: s.vals.describe(ct.VariableMap()),
+	})
+}
