@@ -168,7 +168,7 @@ func (l *linter) lintCRDs(v *view, file string, crds []*crdObject, ptype provide
 		if !slices.Contains(spec.Names.Categories, "cluster-api") {
 			l.add(RuleCategory, file, id, "spec.names.categories", "%s %s is not in the cluster-api category", what, kind)
 		}
-		if seriesContract != "" && len(labels) > 0 {
+		if slices.Contains(provider.Contracts, seriesContract) && len(labels) > 0 {
 			if _, ok := labels[seriesContract]; !ok {
 				l.add(RuleLabelMetadata, file, id, labelField("labels", "cluster.x-k8s.io/"+seriesContract), "metadata.yaml gives %s contract %s, but the CRD has no cluster.x-k8s.io/%s label", v.version, seriesContract, seriesContract)
 			}
