@@ -1,0 +1,246 @@
+package github_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	gh "github.com/google/go-github/v82/github"
+
+	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+)
+
+const token = "t0ken"
+
+func newClient(t *testing.T, srv *fakegh.Server, tok string) *gh.Client {
+	t.Helper()
+	c, err := gh.NewClient(srv.Client()).WithEnterpriseURLs(srv.APIURL(), srv.UploadURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = c.WithAuthToken(tok)
+	// Let every call reach the fake, even after a rate-limit reply.
+	c.DisableRateLimitCheck = true
+	return c
+}
+
+func upload(ctx context.Context, c *gh.Client, id int64, name, data string) (*gh.ReleaseAsset, error) {
+	req, err := c.NewUploadRequest(fmt.Sprintf("repos/o/r/releases/%d/assets?name=%s", id, name), strings.NewReader(data), int64(len(data)), "text/plain")
+	if err != nil {
+		return nil, err
+	}
+	a := new(gh.ReleaseAsset)
+	_, err = c.Do(ctx, req, a)
+	return a, err
+}
+
+func status(err error) int {
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) {
+		return er.Response.StatusCode
+	}
+	return 0
+}
+
+func TestServer_DraftLifecycleFollowsTheAPI(t *testing.T) {
+	ctx := context.Background()
+	srv := fakegh.New(t, fakegh.WithToken(token))
+	srv.AddRepo("o", "r", true)
+	c := newClient(t, srv, token)
+
+	rel, resp, err := c.Repositories.CreateRelease(ctx, "o", "r", &gh.RepositoryRelease{TagName: gh.Ptr("v1.0.0"), Draft: gh.Ptr(true)})
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %v %v", resp, err)
+	}
+	if !strings.Contains(rel.GetHTMLURL(), "untagged-") || !strings.Contains(rel.GetUploadURL(), "/api/uploads/repos/o/r/releases/") {
+		t.Errorf("draft URLs: %s %s", rel.GetHTMLURL(), rel.GetUploadURL())
+	}
+	// Drafts are hidden from the by-tag lookup.
+	if _, _, err := c.Repositories.GetReleaseByTag(ctx, "o", "r", "v1.0.0"); status(err) != http.StatusNotFound {
+		t.Errorf("draft by tag: err = %v, want 404", err)
+	}
+	a, err := upload(ctx, c, rel.GetID(), "a.yaml", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.GetSize() != 5 || a.GetDigest() != "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" {
+		t.Errorf("asset = %v", a)
+	}
+	// A duplicate name is 422 already_exists.
+	_, err = upload(ctx, c, rel.GetID(), "a.yaml", "other")
+	var er *gh.ErrorResponse
+	if !errors.As(err, &er) || er.Response.StatusCode != 422 || len(er.Errors) != 1 || er.Errors[0].Code != "already_exists" {
+		t.Errorf("duplicate upload: %v", err)
+	}
+	// Rename, download, publish.
+	if _, _, err := c.Repositories.EditReleaseAsset(ctx, "o", "r", a.GetID(), &gh.ReleaseAsset{Name: gh.Ptr("b.yaml")}); err != nil {
+		t.Fatal(err)
+	}
+	rc, _, err := c.Repositories.DownloadReleaseAsset(ctx, "o", "r", a.GetID(), srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(rc)
+	_ = rc.Close()
+	if string(body) != "hello" {
+		t.Errorf("download = %q", body)
+	}
+	pub, _, err := c.Repositories.EditRelease(ctx, "o", "r", rel.GetID(), &gh.RepositoryRelease{Draft: gh.Ptr(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub.GetDraft() || !pub.GetImmutable() {
+		t.Errorf("published: draft=%v immutable=%v", pub.GetDraft(), pub.GetImmutable())
+	}
+	if _, _, err := c.Repositories.GetReleaseByTag(ctx, "o", "r", "v1.0.0"); err != nil {
+		t.Errorf("published by tag: %v", err)
+	}
+	// Immutable: no more asset changes.
+	if _, err := upload(ctx, c, rel.GetID(), "c.yaml", "x"); status(err) != 422 || !strings.Contains(err.Error(), "immutable") {
+		t.Errorf("upload to immutable: %v", err)
+	}
+	if _, err := c.Repositories.DeleteReleaseAsset(ctx, "o", "r", a.GetID()); status(err) != 422 {
+		t.Errorf("delete from immutable: %v", err)
+	}
+	want := []fakegh.Release{{ID: rel.GetID(), Tag: "v1.0.0", TargetCommitish: "main", Immutable: true,
+		Assets: []fakegh.Asset{{ID: a.GetID(), Name: "b.yaml", ContentType: "text/plain", Data: []byte("hello")}}}}
+	if diff := cmp.Diff(want, srv.Releases("o", "r")); diff != "" {
+		t.Errorf("state (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"v1.0.0": "main"}, srv.Tags("o", "r")); diff != "" {
+		t.Errorf("tags (-want +got):\n%s", diff)
+	}
+}
+
+func TestServer_ListsArePaginatedWithLinkHeaders(t *testing.T) {
+	ctx := context.Background()
+	srv := fakegh.New(t)
+	srv.AddRepo("o", "r", false)
+	for i := range 65 {
+		srv.AddRelease("o", "r", fakegh.Release{Tag: fmt.Sprintf("v0.%d.0", i)})
+	}
+	c := newClient(t, srv, "")
+	tests := []struct {
+		perPage   int
+		wantPages []int
+	}{
+		{perPage: 0, wantPages: []int{30, 30, 5}}, // GitHub's default of 30
+		{perPage: 50, wantPages: []int{50, 15}},
+		{perPage: 500, wantPages: []int{65}}, // capped at 100
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.perPage), func(t *testing.T) {
+			var pages []int
+			seen := map[string]bool{}
+			opts := &gh.ListOptions{PerPage: tt.perPage}
+			for {
+				list, resp, err := c.Repositories.ListReleases(ctx, "o", "r", opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pages = append(pages, len(list))
+				for _, r := range list {
+					seen[r.GetTagName()] = true
+				}
+				if resp.NextPage == 0 {
+					break
+				}
+				opts.Page = resp.NextPage
+			}
+			if diff := cmp.Diff(tt.wantPages, pages); diff != "" {
+				t.Errorf("page sizes (-want +got):\n%s", diff)
+			}
+			if len(seen) != 65 {
+				t.Errorf("%d distinct releases, want 65", len(seen))
+			}
+		})
+	}
+	// Newest first.
+	list, _, _ := c.Repositories.ListReleases(ctx, "o", "r", nil)
+	if list[0].GetTagName() != "v0.64.0" {
+		t.Errorf("first listed = %s, want the newest", list[0].GetTagName())
+	}
+}
+
+func TestServer_ChecksTheTokenAndInjectsFaults(t *testing.T) {
+	ctx := context.Background()
+	srv := fakegh.New(t, fakegh.WithToken(token))
+	srv.AddRepo("o", "r", false)
+	if _, _, err := newClient(t, srv, "wrong").Repositories.ListReleases(ctx, "o", "r", nil); status(err) != http.StatusUnauthorized {
+		t.Errorf("wrong token: %v", err)
+	}
+	c := newClient(t, srv, token)
+	srv.Inject(fakegh.RouteListReleases, 2, fakegh.ServerError)
+	srv.Inject(fakegh.RouteListReleases, 3, fakegh.RetryAfter(9))
+	srv.Inject(fakegh.RouteListReleases, 4, fakegh.Dropped)
+	var got []string
+	for range 5 {
+		_, _, err := c.Repositories.ListReleases(ctx, "o", "r", nil)
+		var ab *gh.AbuseRateLimitError
+		switch {
+		case err == nil:
+			got = append(got, "ok")
+		case errors.As(err, &ab):
+			got = append(got, fmt.Sprintf("secondary %s", ab.GetRetryAfter()))
+		case status(err) != 0:
+			got = append(got, fmt.Sprint(status(err)))
+		default:
+			got = append(got, "dropped")
+		}
+	}
+	// net/http itself re-sends an idempotent GET whose reused connection
+	// was dropped, so the 4th call succeeds on a second request.
+	if diff := cmp.Diff([]string{"ok", "502", "secondary 9s", "ok", "ok"}, got); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	if n := srv.Calls(fakegh.RouteListReleases); n != 7 { // 1 with the wrong token + 5 + the transport's re-send
+		t.Errorf("calls = %d, want 7", n)
+	}
+}
+
+func TestServer_UploadDroppedAfterStoringKeepsTheAsset(t *testing.T) {
+	ctx := context.Background()
+	srv := fakegh.New(t)
+	srv.AddRepo("o", "r", false)
+	id := srv.AddRelease("o", "r", fakegh.Release{Tag: "v1.0.0", Draft: true})
+	c := newClient(t, srv, "")
+	srv.Inject(fakegh.RouteUploadAsset, 1, fakegh.DropAfter)
+	if _, err := upload(ctx, c, id, "a.yaml", "data"); err == nil {
+		t.Fatal("dropped upload reported success")
+	}
+	if _, err := upload(ctx, c, id, "a.yaml", "data"); status(err) != 422 {
+		t.Errorf("retry after a lost reply: %v, want 422 already_exists", err)
+	}
+	if r := srv.Releases("o", "r"); len(r[0].Assets) != 1 || !bytes.Equal(r[0].Assets[0].Data, []byte("data")) {
+		t.Errorf("assets = %+v", r[0].Assets)
+	}
+}
+
+func TestServer_ServesThePublicHostsThroughTransport(t *testing.T) {
+	srv := fakegh.New(t)
+	srv.AddRepo("o", "r", false)
+	srv.AddRelease("o", "r", fakegh.Release{Tag: "v1.0.0", Assets: []fakegh.Asset{{Name: "m.yaml", Data: []byte("m")}}})
+	hc := &http.Client{Transport: srv.Transport(http.DefaultTransport)}
+	resp, err := hc.Get("https://github.com/o/r/releases/download/v1.0.0/m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "m" {
+		t.Errorf("download: %d %q", resp.StatusCode, b)
+	}
+	rel, _, err := gh.NewClient(hc).Repositories.GetReleaseByTag(context.Background(), "o", "r", "v1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel.GetUploadURL() != fmt.Sprintf("https://uploads.github.com/repos/o/r/releases/%d/assets{?name,label}", rel.GetID()) {
+		t.Errorf("upload_url = %s", rel.GetUploadURL())
+	}
+}
