@@ -220,6 +220,11 @@ func (r Report) WriteSARIF(w io.Writer) error {
 	})
 }
 
+var areaHeadings = map[string]string{
+	AreaFiles: "Files", AreaRepository: "Repository (metadata.yaml, file names)", AreaComponents: "Components YAML",
+	AreaCRDs: "CRDs", AreaRBAC: "RBAC", AreaTemplates: "Cluster templates", AreaClusterClass: "ClusterClass files",
+}
+
 // WriteRulesMarkdown prints the rule catalogue as docs/lint-rules.md holds it.
 func WriteRulesMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
@@ -240,16 +245,17 @@ func WriteRulesMarkdown(w io.Writer) error {
 	ew.printf("or `capirepo lint --disable CAPI312`.\n\n")
 	ew.printf("This file is generated from the catalogue in contract/rules.go: `go test ./contract -run TestRulesDoc -update`.\n\n")
 	ew.printf("| ID | severity | area | rule |\n|---|---|---|---|\n")
+	md := strings.NewReplacer("<", `\<`, ">", `\>`, "|", `\|`).Replace
 	for _, r := range catalogue {
-		ew.printf("| [%s](#%s) | %s | %s | %s |\n", r.ID, strings.ToLower(r.ID), r.Severity, r.Area, r.Title)
+		ew.printf("| [%s](#%s) | %s | %s | %s |\n", r.ID, strings.ToLower(r.ID), r.Severity, r.Area, md(r.Title))
 	}
 	area := ""
 	for _, r := range catalogue {
 		if r.Area != area {
 			area = r.Area
-			ew.printf("\n## %s\n", strings.ToUpper(area[:1])+area[1:])
+			ew.printf("\n## %s\n", areaHeadings[area])
 		}
-		ew.printf("\n### %s\n\n%s.\n\n- Severity: %s\n- Why: %s\n- Fix: %s\n", r.ID, r.Title, r.Severity, r.Why, r.Fix)
+		ew.printf("\n### %s\n\n%s.\n\n- Severity: %s\n- Why: %s\n- Fix: %s\n", r.ID, md(r.Title), r.Severity, md(r.Why), md(r.Fix))
 	}
 	return ew.err
 }
