@@ -18,16 +18,6 @@ const (
 	Info    Severity = "info"
 )
 
-func (s Severity) rank() int {
-	switch s {
-	case Error:
-		return 0
-	case Warning:
-		return 1
-	}
-	return 2
-}
-
 // Rule is one check in the catalogue.
 type Rule struct {
 	ID string
