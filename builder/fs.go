@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/capirepo/capirepo/internal/yamlsafe"
 )
 
 // MaxFileSize is the largest file the builder reads from a provider tree.
@@ -111,7 +113,14 @@ func (fs *treeFS) ReadFile(p string) ([]byte, error) {
 	if err := fs.checkFile(p); err != nil {
 		return nil, err
 	}
-	return fs.FileSystem.ReadFile(p)
+	data, err := fs.FileSystem.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := yamlsafe.CheckAliases(p, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 func (fs *treeFS) checkFile(p string) error {

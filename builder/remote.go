@@ -13,7 +13,7 @@ import (
 // remoteRef matches what kustomize would fetch instead of reading from the
 // tree: URLs (http, https, git, ssh, file), scp-like git addresses and
 // host/org/repo shorthands such as github.com/org/repo//path?ref=v1.
-var remoteRef = regexp.MustCompile(`^([a-z][a-z0-9+.-]*://|git@|[a-z0-9-]+(\.[a-z0-9-]+)+\.[a-z]{2,}/)`)
+var remoteRef = regexp.MustCompile(`^([a-z][a-z0-9+.-]*://|git@|[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(:[0-9]+)?/)`)
 
 // kustomization lists the fields that name other files or kustomizations.
 type kustomization struct {

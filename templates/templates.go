@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/capirepo/capirepo/internal/yamlsafe"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -189,6 +190,9 @@ func Check(dir string, files []release.File) ([]string, error) {
 // Parse decodes a multi-document YAML file; each document must be an object
 // with apiVersion and kind. Empty documents are dropped, as clusterctl does.
 func Parse(file string, data []byte) ([]*yaml.RNode, error) {
+	if err := yamlsafe.CheckAliases(file, data); err != nil {
+		return nil, err
+	}
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: YAML does not parse: %w", file, err)

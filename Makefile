@@ -1,0 +1,45 @@
+# capirepo's own targets. `make test` is the test command the README names.
+GO            ?= go
+GOLANGCI_LINT_VERSION ?= v2.15.0
+TOOLS_BIN     ?= $(CURDIR)/bin/tools
+GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+FUZZTIME      ?= 60s
+
+.PHONY: all build test test-race lint fuzz bench example clean
+
+all: build test lint
+
+build:
+	$(GO) build -o bin/capirepo ./cmd/capirepo
+
+# The whole suite, plus the race detector on the packages that run work concurrently.
+test:
+	$(GO) test ./...
+	$(GO) test -race ./builder/ ./release/
+
+$(GOLANGCI_LINT):
+	mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(TOOLS_BIN)/golangci-lint $(GOLANGCI_LINT)
+
+lint: $(GOLANGCI_LINT)
+	$(GO) vet ./...
+	$(GOLANGCI_LINT) run ./...
+
+# Each fuzz target for FUZZTIME; crashers land in testdata/fuzz as regression cases.
+fuzz:
+	$(GO) test ./provider/ -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./provider/ -run '^$$' -fuzz '^FuzzParseSettings$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./provider/ -run '^$$' -fuzz '^FuzzParseMetadata$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./templates/ -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
+
+bench:
+	bash bench/run.sh
+
+# The main job on the bundled example provider.
+example:
+	$(GO) run ./cmd/capirepo build --dir examples/infrastructure-example --version v0.1.0 --out dist
+	$(GO) run ./cmd/capirepo verify dist
+
+clean:
+	rm -rf bin dist
