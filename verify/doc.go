@@ -22,7 +22,12 @@
 // Configuration is held in clusterctl's in-memory config reader, so neither a
 // clusterctl.yaml nor the process environment supplies variables, and the
 // overrides folder points at an empty temporary folder. What clusterctl's
-// library still reads from the process (GOPROXY for GitHub version listing,
-// the XDG/HOME lookup of the default overrides folder before the configured
-// one replaces it, http.DefaultTransport) is left to the caller.
+// library still reads from the process is left to the caller: provider URLs
+// and the overrides folder path are expanded with envsubst against the
+// environment (so a path holding "${" fails and "$HOME" expands), GitHub
+// version listing reads GOPROXY, the default overrides folder is looked up
+// under XDG_CONFIG_HOME/HOME (creating the config folder if missing) before
+// the configured one replaces it, and every HTTP request goes through
+// http.DefaultTransport. Tokens are config values: pass github-token or
+// gitlab-access-token in Options.Variables.
 package verify
