@@ -61,13 +61,12 @@ type GitHubOptions struct {
 
 // GitHub publishes a release as a GitHub release with one asset per file.
 type GitHub struct {
-	o      GitHubOptions
-	c      *github.Client
-	retry  Retry
-	hc     *http.Client
-	web    string
-	mu     sync.Mutex // guards progress writes
-	outErr error
+	o     GitHubOptions
+	c     *github.Client
+	retry Retry
+	hc    *http.Client
+	web   string
+	mu    sync.Mutex // guards progress writes
 }
 
 var _ Publisher = (*GitHub)(nil)
@@ -155,9 +154,8 @@ func webURL(api *url.URL) string {
 func (g *GitHub) progress(format string, args ...any) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if _, err := fmt.Fprintf(g.o.Progress, "github %s/%s: "+format+"\n", append([]any{g.o.Owner, g.o.Repo}, args...)...); err != nil && g.outErr == nil {
-		g.outErr = err
-	}
+	// Progress is best effort: a closed terminal must not fail a publish.
+	_, _ = fmt.Fprintf(g.o.Progress, "github %s/%s: "+format+"\n", append([]any{g.o.Owner, g.o.Repo}, args...)...)
 }
 
 // ghRelease is the state Publish works on.
