@@ -375,9 +375,9 @@ func TestDirTargets(t *testing.T) {
 	}
 }
 
-func TestRepository_RemoteWithoutFileListReadsNoTemplates(t *testing.T) {
-	// A local URL with an explicit, empty file list stands in for a remote
-	// repository whose caller lists nothing: only components and metadata.
+func TestRepository_ReadsOnlyTheListedTemplates(t *testing.T) {
+	// Target.Files, as a publisher passes it for a GitHub release, decides
+	// which templates are read, even where the folder holds more.
 	root := writeRelease(t, goodProvider(t))
 	targets, err := DirTargets(root, "")
 	if err != nil {
