@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -45,6 +46,9 @@ func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := lintBuilt(s, res); err != nil {
+				return err
+			}
 			if err := release.Write(o.out, res.Release); err != nil {
 				return fmt.Errorf("write %s: %w", o.out, err)
 			}
@@ -67,6 +71,21 @@ type fileSummary struct {
 	Name   string `json:"name"`
 	Size   int    `json:"size"`
 	SHA256 string `json:"sha256"`
+}
+
+// lintBuilt runs the contract checks on a fresh build: findings are printed,
+// errors fail the build before anything is written.
+func lintBuilt(s streams, res *builder.Result) error {
+	rep := contract.Lint(res.Release, contract.Options{Disabled: contract.Disabled(res.Config.Lint)})
+	if len(rep.Findings) > 0 || len(rep.Waived) > 0 {
+		if err := rep.WriteText(s.errOut); err != nil {
+			return err
+		}
+	}
+	if rep.HasErrors() {
+		return fmt.Errorf("lint: %d contract errors (see above); nothing was written", rep.Count(contract.Error))
+	}
+	return nil
 }
 
 func printBuild(s streams, g *globalOptions, out string, res *builder.Result) error {

@@ -16,5 +16,3 @@ import (
 	_ "sigs.k8s.io/kustomize/kyaml/filesys"
 	_ "sigs.k8s.io/yaml"
 )
-
-

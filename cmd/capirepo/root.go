@@ -43,10 +43,12 @@ type globalOptions struct {
 	output string
 }
 
-func (g *globalOptions) validate() error {
-	switch g.output {
-	case "text", "json":
+func (g *globalOptions) validate(sarif bool) error {
+	switch {
+	case g.output == "text", g.output == "json", g.output == "sarif" && sarif:
 		return nil
+	case sarif:
+		return usagef("--output must be text, json or sarif, not %q", g.output)
 	}
 	return usagef("--output must be text or json, not %q", g.output)
 }
@@ -65,17 +67,20 @@ func newRootCmd(s streams) *cobra.Command {
 		Short:         "Build, check and publish a Cluster API provider repository for clusterctl",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
-			return g.validate()
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return g.validate(cmd.Name() == "lint")
 		},
 	}
 	root.SetOut(s.out)
 	root.SetErr(s.errOut)
-	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json (json is printed on stdout)")
+	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json (lint: also sarif); json and sarif are printed on stdout")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(s, g),
 		newBuildCmd(s, g),
+		newLintCmd(s, g),
+		newVerifyCmd(s, g),
+		newPublishCmd(s, g),
 	)
 	return root
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+)
+
+// fromOptions say which built release to publish.
+type fromOptions struct {
+	from    string
+	version string
+}
+
+func (o *fromOptions) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.from, "from", "dist", "built release folder (capirepo build --out)")
+	cmd.Flags().StringVar(&o.version, "version", "", "version to publish when --from holds several")
+}
+
+func (o *fromOptions) load() (*release.Release, error) { return release.Load(o.from, o.version) }
+
+// httpClient is the client publishers use: generous timeout for large uploads.
+func httpClient() *http.Client { return &http.Client{Timeout: 10 * time.Minute} }
+
+// printSummary writes a publish summary: JSON on stdout, or text on stderr.
+func printSummary(s streams, g *globalOptions, sum *publish.Summary) error {
+	if g.output == "json" {
+		return printJSON(s.out, sum)
+	}
+	return sum.WriteText(s.errOut)
+}
+
+func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "publish",
+		Short: "Publish a built release: to GitHub, GitLab generic packages or a local folder tree",
+	}
+	cmd.AddCommand(
+		newPublishGitHubCmd(s, g),
+		newPublishGitLabCmd(s, g),
+	)
+	return cmd
+}
