@@ -93,7 +93,7 @@ func TestRun_BadInputExitsOneAndWritesNothing(t *testing.T) {
 			"config/default/ns2.yaml":           "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n",
 			"capirepo.yaml":                     "providers:\n- name: infrastructure-test\n",
 		},
-		"metadata wrong kind": {"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Nope\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n"},
+		"metadata wrong kind":     {"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Nope\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n"},
 		"template does not parse": {"templates/cluster-template.yaml": "a: [\n"},
 	}
 	for name, files := range tests {
