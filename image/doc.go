@@ -1,0 +1,11 @@
+// Package image builds a provider's manager container image from binaries
+// that were already compiled, without a Docker daemon, the way ko does: a
+// base image (by default the empty image, for static binaries), one
+// reproducible layer holding the binary at /manager, an entrypoint, a
+// non-root user and the OCI source/version/revision labels, one image per
+// platform joined in a multi-platform index. The index is pushed to a
+// registry or written as an OCI image layout.
+//
+// It does not compile anything (builder does), does not render manifests,
+// and reads no environment: registry credentials come in as a keychain.
+package image
