@@ -1,0 +1,371 @@
+package localrepo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/verify"
+)
+
+func readConfig(t testing.TB, file string) ClusterctlConfig {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c ClusterctlConfig
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return c
+}
+
+// verifyConfig reads every provider of a clusterctl config back through
+// clusterctl's client: components, every flavor and clusterclass.
+func verifyConfig(t testing.TB, c ClusterctlConfig) *verify.Report {
+	t.Helper()
+	var targets []verify.Target
+	for _, p := range c.Providers {
+		id, err := provider.ParseLabel(labelOf(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, verify.Target{ID: id, URL: p.URL})
+	}
+	rep, err := verify.Repository(context.Background(), targets, verify.Options{Variables: testVars})
+	if err != nil {
+		t.Fatalf("clusterctl cannot read the dev repository: %v", err)
+	}
+	return rep
+}
+
+func labelOf(p ConfigProvider) string {
+	for _, k := range []struct{ typ, prefix string }{
+		{"CoreProvider", ""}, {"BootstrapProvider", "bootstrap-"}, {"ControlPlaneProvider", "control-plane-"},
+		{"InfrastructureProvider", "infrastructure-"}, {"IPAMProvider", "ipam-"},
+		{"RuntimeExtensionProvider", "runtime-extension-"}, {"AddonProvider", "addon-"},
+	} {
+		if p.Type == k.typ {
+			return k.prefix + p.Name
+		}
+	}
+	return p.Name
+}
+
+func TestDev_ExampleWritesRepositoryConfigAndInitLine(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "dev-repository")
+	res, err := Dev(context.Background(), DevOptions{Dir: exampleDir, Root: root, BuildID: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(root, "config.yaml")
+	url := "file://" + filepath.Join(root, "infrastructure-example", "v0.1.99", "infrastructure-components.yaml")
+	want := ClusterctlConfig{
+		Providers:       []ConfigProvider{{Name: "example", Type: "InfrastructureProvider", URL: url}},
+		OverridesFolder: filepath.Join(root, "overrides"),
+	}
+	if diff := cmp.Diff(want, readConfig(t, cfgFile)); diff != "" {
+		t.Errorf("config.yaml (-want +got):\n%s", diff)
+	}
+	if want := "clusterctl init --infrastructure example:v0.1.99 --config " + cfgFile; res.Init != want {
+		t.Errorf("init line\n got %s\nwant %s", res.Init, want)
+	}
+	if p := res.Providers[0]; p.VersionFrom != "metadata.yaml newest series" || p.Cached || !p.Written {
+		t.Errorf("provider result %+v", p)
+	}
+	if fi, err := os.Stat(want.OverridesFolder); err != nil || !fi.IsDir() {
+		t.Errorf("overrides folder not created: %v", err)
+	}
+	rep := verifyConfig(t, want)
+	if n := len(rep.Providers[0].Flavors); n < 3 {
+		t.Errorf("clusterctl read %d flavors", n)
+	}
+}
+
+// secondProvider writes a bootstrap provider tree with its own
+// clusterctl-settings.json, as a provider repository has it.
+func secondProvider(t testing.TB, dir string) {
+	t.Helper()
+	files := minimalFiles(2, map[string]string{
+		"clusterctl-settings.json": `{"name": "bootstrap-test", "config": {"componentsFile": "bootstrap-components.yaml", "nextVersion": "v0.2.99"}}`,
+	})
+	files["config/default/kustomization.yaml"] = strings.Replace(files["config/default/kustomization.yaml"], "infrastructure-test", "bootstrap-test", 1)
+	testtree.WriteInto(t, dir, files)
+}
+
+func TestDev_ProviderReposPullInOtherTrees(t *testing.T) {
+	work := t.TempDir()
+	example := copyTree(t, exampleDir)
+	if err := os.Rename(example, filepath.Join(work, "cluster-api-provider-example")); err != nil {
+		t.Fatal(err)
+	}
+	testtree.WriteInto(t, filepath.Join(work, "cluster-api-provider-example"), map[string]string{
+		"clusterctl-settings.json": `{"name": "infrastructure-example", "config": {"componentsFile": "infrastructure-components.yaml", "nextVersion": "v0.1.99"}}`,
+	})
+	secondProvider(t, filepath.Join(work, "cluster-api-bootstrap-test"))
+	top := filepath.Join(work, "top")
+	testtree.WriteInto(t, top, map[string]string{
+		"clusterctl-settings.json": `{"providers": ["infrastructure-example", "bootstrap-test"],
+ "provider_repos": ["../cluster-api-provider-example", "../cluster-api-bootstrap-test"]}`,
+	})
+	root := filepath.Join(work, "dev")
+	res, err := Dev(context.Background(), DevOptions{Dir: top, Root: root, BuildID: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(root, "config.yaml")
+	want := ClusterctlConfig{
+		Providers: []ConfigProvider{
+			{Name: "example", Type: "InfrastructureProvider", URL: "file://" + filepath.Join(root, "infrastructure-example", "v0.1.99", "infrastructure-components.yaml")},
+			{Name: "test", Type: "BootstrapProvider", URL: "file://" + filepath.Join(root, "bootstrap-test", "v0.2.99", "bootstrap-components.yaml")},
+		},
+		OverridesFolder: filepath.Join(root, "overrides"),
+	}
+	if diff := cmp.Diff(want, readConfig(t, cfgFile)); diff != "" {
+		t.Errorf("config.yaml (-want +got):\n%s", diff)
+	}
+	if want := "clusterctl init --bootstrap test:v0.2.99 --infrastructure example:v0.1.99 --config " + cfgFile; res.Init != want {
+		t.Errorf("init line\n got %s\nwant %s", res.Init, want)
+	}
+	for _, p := range res.Providers {
+		if p.VersionFrom != "nextVersion" {
+			t.Errorf("%s version from %s, want nextVersion", p.Label, p.VersionFrom)
+		}
+	}
+	rep := verifyConfig(t, want)
+	if len(rep.Providers) != 2 {
+		t.Errorf("read %d providers", len(rep.Providers))
+	}
+}
+
+func TestDev_SettingsErrorsNameTheEntry(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings string
+		want     []string
+	}{
+		{"unknown provider", `{"providers": ["infrastructure-nowhere"], "provider_repos": []}`,
+			[]string{"providers[0]", "infrastructure-nowhere", "provider_repos"}},
+		{"missing repo", `{"providers": ["infrastructure-x"], "provider_repos": ["../missing"]}`,
+			[]string{"provider_repos[0]", "../missing", "not a folder"}},
+		{"cluster-api outside a checkout", `{"providers": ["cluster-api"]}`,
+			[]string{"providers[0]", "cluster-api", "core/config/default"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := testtree.Write(t, map[string]string{"clusterctl-settings.json": tc.settings})
+			root := filepath.Join(t.TempDir(), "dev")
+			_, err := Dev(context.Background(), DevOptions{Dir: dir, Root: root})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range append(tc.want, "clusterctl-settings.json") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if _, err := os.Stat(root); err == nil {
+				t.Errorf("dev repository written despite the error: %v", names(t, root))
+			}
+		})
+	}
+}
+
+func TestDev_UncoveredVersionWritesNothing(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "dev")
+	_, err := Dev(context.Background(), DevOptions{Dir: exampleDir, Root: root, Version: "v0.3.0"})
+	if err == nil || !strings.Contains(err.Error(), "minor: 3") {
+		t.Fatalf("err = %v, want the missing release series line", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "infrastructure-example")); err == nil {
+		t.Errorf("provider folder written despite the failed build")
+	}
+}
+
+// TestDev_RerunRendersOnlyWhenAnInputChanged edits each kind of input the
+// example's renders read and checks the next run renders again and
+// replaces the dev version in place, while an unchanged tree is not
+// rendered.
+func TestDev_RerunRendersOnlyWhenAnInputChanged(t *testing.T) {
+	ctx := context.Background()
+	tree := copyTree(t, exampleDir)
+	testtree.WriteInto(t, tree, map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-example\n  nextVersion: v0.1.99\n"})
+	root := filepath.Join(t.TempDir(), "dev")
+	opts := DevOptions{Dir: tree, Root: root, BuildID: "test"}
+	run := func() DevProvider {
+		t.Helper()
+		res, err := Dev(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Providers[0]
+	}
+	if p := run(); p.Cached {
+		t.Fatal("first run was served from the cache")
+	}
+	if p := run(); !p.Cached || p.Written {
+		t.Fatalf("unchanged re-run: cached=%v written=%v, want a cache hit", p.Cached, p.Written)
+	}
+	out := filepath.Join(root, "infrastructure-example", "v0.1.99")
+	edit := func(rel, old, new string) {
+		t.Helper()
+		p := filepath.Join(tree, filepath.FromSlash(rel))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(data)
+		if old == "" {
+			s += new
+		} else if s = strings.Replace(s, old, new, 1); s == string(data) {
+			t.Fatalf("%s has no %q", rel, old)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name, file, old, new string
+		// outFile, if set, must contain marker after the run.
+		outFile, marker string
+	}{
+		{"CRD base", "config/crd/bases/infrastructure.cluster.x-k8s.io_exampleclusters.yaml", "", "# crd edit\n", "", ""},
+		{"patch", "config/default/manager_webhook_patch.yaml", "", "# patch edit\n", "", ""},
+		{"kustomization", "config/default/kustomization.yaml", "", "commonAnnotations:\n  capirepo.test/edit: kustomization\n", "infrastructure-components.yaml", "capirepo.test/edit: kustomization"},
+		{"template", "templates/cluster-template-topology.yaml", "", "# template edit\n", "cluster-template-topology.yaml", "# template edit"},
+		{"flavor kustomization", "templates/flavors/ha/kustomization.yaml", "", "commonAnnotations:\n  capirepo.test/edit: flavor\n", "cluster-template-ha.yaml", "capirepo.test/edit: flavor"},
+		{"metadata", "metadata.yaml", "", "# metadata edit\n", "metadata.yaml", "# metadata edit"},
+		{"config file", "capirepo.yaml", "  nextVersion: v0.1.99\n", "  nextVersion: v0.1.99\n  image: {newName: registry.test/edited}\n", "infrastructure-components.yaml", "registry.test/edited:v0.1.99"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			edit(tc.file, tc.old, tc.new)
+			if p := run(); p.Cached {
+				t.Fatalf("edit of %s was not picked up", tc.file)
+			}
+			if tc.outFile != "" {
+				data, err := os.ReadFile(filepath.Join(out, tc.outFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(data), tc.marker) {
+					t.Errorf("%s does not hold %q after the edit", tc.outFile, tc.marker)
+				}
+			}
+			if p := run(); !p.Cached {
+				t.Errorf("second run after the edit rendered again")
+			}
+			if hasLeftover(t, filepath.Dir(out)) {
+				t.Errorf("leftovers: %v", names(t, filepath.Dir(out)))
+			}
+		})
+	}
+	t.Run("new capirepo build", func(t *testing.T) {
+		opts.BuildID = "other"
+		if p := run(); p.Cached {
+			t.Error("another capirepo build reused the cache")
+		}
+	})
+	t.Run("dev folder tampered with", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(out, "metadata.yaml"), []byte("tampered\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if p := run(); p.Cached || !p.Written {
+			t.Errorf("tampered folder not rewritten: %+v", p)
+		}
+		if _, err := os.Stat(out); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("files outside the inputs", func(t *testing.T) {
+		testtree.WriteInto(t, tree, map[string]string{".git/HEAD": "ref\n", "dist/x/v1/y.yaml": "x", "bin/manager": "x"})
+		if p := run(); !p.Cached {
+			t.Error(".git, dist and bin changes caused a render")
+		}
+	})
+}
+
+const clusterAPIDir = "/root/go/pkg/mod/sigs.k8s.io/cluster-api@v1.14.2"
+
+// TestDev_ClusterAPICheckoutWithProviderRepo is the create-local-repository.py
+// setup: a top-level settings file in a cluster-api checkout that builds
+// cluster-api's own providers and one from provider_repos.
+func TestDev_ClusterAPICheckoutWithProviderRepo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders cluster-api")
+	}
+	if _, err := os.Stat(clusterAPIDir); err != nil {
+		t.Skipf("no cluster-api checkout: %v", err)
+	}
+	example := copyTree(t, exampleDir)
+	testtree.WriteInto(t, example, map[string]string{
+		"clusterctl-settings.json": `{"name": "infrastructure-example", "config": {"componentsFile": "infrastructure-components.yaml", "nextVersion": "v0.1.99"}}`,
+	})
+	settings := filepath.Join(t.TempDir(), "clusterctl-settings.json")
+	testtree.WriteInto(t, filepath.Dir(settings), map[string]string{"clusterctl-settings.json": `{
+  "providers": ["cluster-api", "bootstrap-kubeadm", "control-plane-kubeadm", "infrastructure-example"],
+  "provider_repos": ["` + example + `"]}`})
+	root := filepath.Join(t.TempDir(), "dev")
+	res, err := Dev(context.Background(), DevOptions{Dir: clusterAPIDir, ConfigPath: settings, Root: root, BuildID: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(root, "config.yaml")
+	want := "clusterctl init --core cluster-api:v1.14.99 --bootstrap kubeadm:v1.14.99 --control-plane kubeadm:v1.14.99 --infrastructure example:v0.1.99 --config " + cfgFile
+	if res.Init != want {
+		t.Errorf("init line\n got %s\nwant %s", res.Init, want)
+	}
+	c := readConfig(t, cfgFile)
+	var got []string
+	for _, p := range c.Providers {
+		got = append(got, p.Type+" "+p.Name+" "+strings.TrimPrefix(p.URL, "file://"+root))
+	}
+	wantProviders := []string{
+		"CoreProvider cluster-api /cluster-api/v1.14.99/core-components.yaml",
+		"BootstrapProvider kubeadm /bootstrap-kubeadm/v1.14.99/bootstrap-components.yaml",
+		"ControlPlaneProvider kubeadm /control-plane-kubeadm/v1.14.99/control-plane-components.yaml",
+		"InfrastructureProvider example /infrastructure-example/v0.1.99/infrastructure-components.yaml",
+	}
+	if diff := cmp.Diff(wantProviders, got); diff != "" {
+		t.Errorf("config.yaml providers (-want +got):\n%s", diff)
+	}
+	c.Providers = c.Providers[:1] // core components read back; the rest share the path
+	verifyConfig(t, c)
+}
+
+func benchDev(b *testing.B, rerun bool) {
+	tree := copyTree(b, exampleDir)
+	base := b.TempDir()
+	ctx := context.Background()
+	opts := DevOptions{Dir: tree, Root: filepath.Join(base, "dev"), BuildID: "bench"}
+	if _, err := Dev(ctx, opts); err != nil { // warm up the builder and, for rerun, the cache
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		if !rerun {
+			i++
+			opts.Root = filepath.Join(base, fmt.Sprint("dev", i))
+		}
+		res, err := Dev(ctx, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Providers[0].Cached != rerun {
+			b.Fatalf("cached = %v", res.Providers[0].Cached)
+		}
+	}
+}
+
+// BenchmarkDev_Cold renders the example into a fresh dev repository.
+func BenchmarkDev_Cold(b *testing.B) { benchDev(b, false) }
+
+// BenchmarkDev_Rerun re-runs over an unchanged example.
+func BenchmarkDev_Rerun(b *testing.B) { benchDev(b, true) }
