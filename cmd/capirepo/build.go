@@ -19,6 +19,14 @@ type buildOptions struct {
 	out         string
 	image       string
 	allowRemote bool
+
+	// Manager binaries and image (cmd/capirepo/release.go).
+	binaries    bool
+	platforms   []string
+	imagePush   bool
+	imageLayout string
+	imageRef    string
+	baseImage   string
 }
 
 func (o *buildOptions) bind(cmd *cobra.Command) {
@@ -29,6 +37,12 @@ func (o *buildOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.out, "out", "dist", "output folder: <out>/<provider-label>/<version>/")
 	f.StringVar(&o.image, "image", "", "repository of the manager container's image (tag = version)")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs)")
+	f.BoolVar(&o.binaries, "binaries", false, "also compile the manager (build.main) for each platform into <out>/bin/manager-<os>-<arch>")
+	f.StringSliceVar(&o.platforms, "platforms", nil, "platforms for --binaries and the image (default build.platforms: linux/amd64,linux/arm64)")
+	f.BoolVar(&o.imagePush, "image-push", false, "build the manager image from the binaries and push it to --image:VERSION (credentials: docker config)")
+	f.StringVar(&o.imageLayout, "image-layout", "", "build the manager image from the binaries and write it as an OCI layout to this folder")
+	f.StringVar(&o.imageRef, "image-ref", "tag", "how the components name a built image: tag (REPO:VERSION) or digest (REPO@sha256:...)")
+	f.StringVar(&o.baseImage, "base-image", "", "base of the manager image (default: empty, for a static binary)")
 }
 
 func (o *buildOptions) builderOptions() builder.Options {
@@ -42,17 +56,21 @@ func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 		Short: "Render the release assets of every provider into <out>/<label>/<version>/",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := builder.Build(cmd.Context(), o.builderOptions())
+			if err := o.validateArtifacts(); err != nil {
+				return err
+			}
+			b, err := buildAll(cmd.Context(), s, o, "")
 			if err != nil {
 				return err
 			}
+			res := b.res
 			if err := lintBuilt(s, res); err != nil {
 				return err
 			}
 			if err := release.Write(o.out, res.Release); err != nil {
 				return fmt.Errorf("write %s: %w", o.out, err)
 			}
-			return printBuild(s, g, o.out, res)
+			return printBuild(s, g, o.out, res, b.art)
 		},
 	}
 	o.bind(cmd)
@@ -65,6 +83,7 @@ type buildSummary struct {
 	Providers []builder.ProviderResult `json:"providers"`
 	Files     map[string][]fileSummary `json:"files"`
 	Warnings  []string                 `json:"warnings"`
+	artifacts
 }
 
 type fileSummary struct {
@@ -88,11 +107,11 @@ func lintBuilt(s streams, res *builder.Result) error {
 	return nil
 }
 
-func printBuild(s streams, g *globalOptions, out string, res *builder.Result) error {
+func printBuild(s streams, g *globalOptions, out string, res *builder.Result, art artifacts) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.errOut, "warning: %s\n", w)
 	}
-	sum := buildSummary{Version: res.Release.Version, Out: out, Providers: res.Providers, Files: map[string][]fileSummary{}, Warnings: res.Warnings}
+	sum := buildSummary{Version: res.Release.Version, Out: out, Providers: res.Providers, Files: map[string][]fileSummary{}, Warnings: res.Warnings, artifacts: art}
 	for _, p := range res.Release.Providers {
 		for _, f := range p.Assets() {
 			sum.Files[p.Label()] = append(sum.Files[p.Label()], fileSummary{Name: f.Name, Size: len(f.Data), SHA256: f.SHA256()})
