@@ -81,6 +81,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newLintCmd(s, g),
 		newVerifyCmd(s, g),
 		newPublishCmd(s, g),
+		newReleaseCmd(s, g),
 	)
 	return root
 }
