@@ -217,6 +217,7 @@ func diffDir(dir string, want []release.File) (dirDiff, error) {
 		for _, f := range want {
 			d.added = append(d.added, f.Name)
 		}
+		slices.Sort(d.added)
 		return d, nil
 	}
 	if err != nil {
@@ -246,6 +247,8 @@ func diffDir(dir string, want []release.File) (dirDiff, error) {
 	for name := range have {
 		d.removed = append(d.removed, name)
 	}
+	slices.Sort(d.changed)
+	slices.Sort(d.added)
 	slices.Sort(d.removed)
 	return d, nil
 }

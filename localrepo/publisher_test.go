@@ -41,6 +41,7 @@ func TestPublish_ExampleReadBackByClusterctl(t *testing.T) {
 	for _, f := range rel.Providers[0].Assets() {
 		wantUploaded = append(wantUploaded, "infrastructure-example/"+f.Name)
 	}
+	slices.Sort(wantUploaded)
 	if diff := cmp.Diff(wantUploaded, sum.Uploaded); diff != "" {
 		t.Errorf("uploaded (-want +got):\n%s", diff)
 	}

@@ -42,6 +42,7 @@ func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(
 		newPublishGitHubCmd(s, g),
 		newPublishGitLabCmd(s, g),
+		newPublishLocalCmd(s, g),
 	)
 	return cmd
 }

@@ -82,6 +82,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newVerifyCmd(s, g),
 		newPublishCmd(s, g),
 		newReleaseCmd(s, g),
+		newDevCmd(s, g),
 	)
 	return root
 }

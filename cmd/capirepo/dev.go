@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/localrepo"
+)
+
+type devOptions struct {
+	dir     string
+	config  string
+	root    string
+	version string
+	image   string
+}
+
+func (o *devOptions) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", ".", "provider source tree (only read)")
+	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in --dir)")
+	f.StringVar(&o.root, "root", "", "dev repository folder (default: $XDG_CONFIG_HOME/cluster-api/dev-repository)")
+	f.StringVar(&o.version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
+	f.StringVar(&o.image, "image", "", "repository of the manager container's image (tag = version)")
+}
+
+func newDevCmd(s streams, g *globalOptions) *cobra.Command {
+	o := &devOptions{}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Build the providers with their next version into a local dev repository for clusterctl",
+		Long: `Builds every provider the configuration names with its nextVersion, writes
+them into the dev repository with a clusterctl config.yaml pointing at them
+(and an overrides folder beside), and prints the clusterctl init line that
+installs them. It replaces cluster-api's create-local-repository.py and reads
+the same clusterctl-settings.json: providers and provider_repos pull in other
+provider trees. Dev versions are overwritten in place; a provider whose source
+tree did not change since the last run is not rendered again.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root := o.root
+			if root == "" {
+				r, err := s.clusterctlEnv().DevRoot()
+				if err != nil {
+					return usagef("%v", err)
+				}
+				root = r
+			}
+			res, err := localrepo.Dev(cmd.Context(), localrepo.DevOptions{
+				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image,
+				BuildID: devBuildID(), Progress: s.errOut,
+			})
+			if err != nil {
+				return err
+			}
+			for _, w := range res.Warnings {
+				fmt.Fprintf(s.errOut, "warning: %s\n", w)
+			}
+			if g.output == "json" {
+				return printJSON(s.out, res)
+			}
+			fmt.Fprintf(s.errOut, "dev repository %s, clusterctl config %s\nto install the providers, run:\n", res.Root, res.ConfigFile)
+			_, err = fmt.Fprintln(s.out, res.Init)
+			return err
+		},
+	}
+	o.bind(cmd)
+	return cmd
+}
+
+// devBuildID identifies this capirepo build for the dev cache: a tagged
+// build by its version, a development build also by its executable's size
+// and time, since its source may have changed without a new version.
+func devBuildID() string {
+	bi := readBuildInfo()
+	id := fmt.Sprintf("%s %s %v %s", bi.Version, bi.Commit, bi.Modified, bi.GoVersion)
+	if bi.Version == "(devel)" || bi.Modified || bi.Commit == "" {
+		if exe, err := os.Executable(); err == nil {
+			if fi, err := os.Stat(exe); err == nil {
+				id += fmt.Sprintf(" %s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())
+			}
+		}
+	}
+	return id
+}
