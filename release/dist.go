@@ -146,6 +146,13 @@ func Load(root, version string) (*Release, error) {
 		}
 		r.Providers = append(r.Providers, p)
 	}
+	// clusterctl's install order: core, bootstrap, control plane, infrastructure, ...
+	slices.SortStableFunc(r.Providers, func(a, b *Provider) int {
+		if d := a.ID.Type.Order() - b.ID.Type.Order(); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Label(), b.Label())
+	})
 	return r, nil
 }
 
