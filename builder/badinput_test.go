@@ -167,7 +167,7 @@ func TestBuild_BadInput(t *testing.T) {
 				"config/manager/kustomization.yaml": "resources:\n- manager.yaml\ntransformers:\n- fn.yaml\n",
 				"config/manager/fn.yaml":            "apiVersion: example.com/v1\nkind: Fn\nmetadata:\n  name: f\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: /bin/touch\n",
 			},
-			wantErr: []string{"config/manager"},
+			wantErr: []string{"config/manager", "external plugins disabled"},
 		},
 		{
 			name:    "template that does not parse",
