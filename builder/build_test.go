@@ -157,7 +157,7 @@ func TestBuild_ProviderLabelEqualIsKept(t *testing.T) {
 // TestBuild_NothingWrittenUnderDir checks the tree is only read.
 func TestBuild_NothingWrittenUnderDir(t *testing.T) {
 	dir := testtree.Write(t, testtree.Minimal(map[string]string{
-		"templates/cluster-template.yaml": "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: ${CLUSTER_NAME}\n",
+		"templates/cluster-template.yaml":        "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: ${CLUSTER_NAME}\n",
 		"templates/flavors/x/kustomization.yaml": "resources:\n- c.yaml\n",
 		"templates/flavors/x/c.yaml":             "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: ${CLUSTER_NAME}\n",
 	}))

@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
 
 const (
-	exampleTree    = "../examples/infrastructure-example"
+	exampleTree   = "../examples/infrastructure-example"
 	clusterAPIDir = "/root/go/pkg/mod/sigs.k8s.io/cluster-api@v1.14.2"
 )
 
