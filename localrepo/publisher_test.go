@@ -368,7 +368,8 @@ func TestPublish_KilledMidWriteLeavesPreviousState(t *testing.T) {
 
 	marker := filepath.Join(t.TempDir(), "staged")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=publish-and-hang", "ROOT="+root, "MARKER="+marker)
+	cmd.Env = append(os.Environ(), helperEnv+"=publish-and-hang", "ROOT="+root, "MARKER="+marker,
+		"TMPDIR="+t.TempDir()) // the killed helper cannot clean up its build tree
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
