@@ -239,7 +239,7 @@ func renderComponents(fs *treeFS, kdir string, opts Options, s provider.Spec, ve
 	if err != nil {
 		return rendered{}, "", err
 	}
-	data, err := rm.AsYaml()
+	data, err := asYAML(rm)
 	if err != nil {
 		return rendered{}, "", fmt.Errorf("%s: %w", t.file, err)
 	}
@@ -271,7 +271,7 @@ func renderPlain(fs *treeFS, dir string, allowRemote bool) ([]byte, error) {
 		}
 		return nil, err
 	}
-	return rm.AsYaml()
+	return asYAML(rm)
 }
 
 // variables lists the ${VAR}s of a file with clusterctl's own processor.
