@@ -87,7 +87,7 @@ func ParsePlatform(s string) (Platform, error) {
 		}
 	}
 	for _, part := range parts {
-		if strings.ContainsFunc(part, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
+		if strings.ContainsFunc(part, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') }) {
 			return Platform{}, fmt.Errorf("platform %q: use lower-case letters and digits only", s)
 		}
 	}

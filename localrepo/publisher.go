@@ -179,7 +179,7 @@ func CheckRelease(rel *release.Release) error {
 	for _, p := range rel.Providers {
 		label := p.Label()
 		if id, err := provider.ParseLabel(label); err != nil || id != p.ID {
-			return fmt.Errorf("provider %q: not a provider label (e.g. infrastructure-aws): %v", label, err)
+			return fmt.Errorf("provider %q: not a provider label (e.g. infrastructure-aws): %w", label, err)
 		}
 		if err := provider.CheckName(p.ID.Name); err != nil {
 			return fmt.Errorf("provider %q: %w", label, err)

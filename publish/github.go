@@ -648,7 +648,7 @@ func (g *GitHub) download(ctx context.Context, a *github.ReleaseAsset) (string, 
 		if err != nil {
 			return "", g.convert(err)
 		}
-		defer rc.Close()
+		defer func() { _ = rc.Close() }()
 		h := sha256.New()
 		if _, err := io.Copy(h, rc); err != nil {
 			return "", err

@@ -120,7 +120,7 @@ func DoValue[T any](ctx context.Context, r Retry, op func(ctx context.Context) (
 			return v, nil
 		}
 		if cerr := context.Cause(ctx); cerr != nil && ctx.Err() != nil {
-			return v, fmt.Errorf("%w (stopped: %v)", err, cerr)
+			return v, fmt.Errorf("%w (stopped: %w)", err, cerr)
 		}
 		retry, after := IsRetriable(err)
 		if !retry {
@@ -145,7 +145,7 @@ func DoValue[T any](ctx context.Context, r Retry, op func(ctx context.Context) (
 			r.Notify(attempt, err, wait)
 		}
 		if serr := r.Sleep(ctx, wait); serr != nil {
-			return v, fmt.Errorf("%w (stopped while waiting to retry: %v)", err, serr)
+			return v, fmt.Errorf("%w (stopped while waiting to retry: %w)", err, serr)
 		}
 	}
 }

@@ -106,7 +106,7 @@ func TestRetry_WaitsAndAttempts(t *testing.T) {
 func TestRetry_PermanentErrorIsUnwrapped(t *testing.T) {
 	base := errors.New("boom")
 	err := Retry{}.Do(context.Background(), func(context.Context) error { return Permanent(base) })
-	if err != base {
+	if err != base { //nolint:errorlint // the very error, not one that wraps it
 		t.Fatalf("err = %#v, want the wrapped error itself", err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
-	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // clusterctl still reads v1beta1 Clusters (spec.topology.class)
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
@@ -443,7 +443,7 @@ func classesOf(t repository.Template) ([]types.NamespacedName, error) {
 		case clusterv1.GroupVersion.Version:
 			c := &clusterv1.Cluster{}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, c); err != nil {
-				return nil, fmt.Errorf("Cluster %s: failed to convert object to Cluster: %w", obj.GetName(), err)
+				return nil, fmt.Errorf("cluster %s: failed to convert object to Cluster: %w", obj.GetName(), err)
 			}
 			if c.Spec.Topology.IsDefined() {
 				out = append(out, c.GetClassKey())
@@ -451,7 +451,7 @@ func classesOf(t repository.Template) ([]types.NamespacedName, error) {
 		case clusterv1beta1.GroupVersion.Version:
 			c := &clusterv1beta1.Cluster{}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, c); err != nil {
-				return nil, fmt.Errorf("Cluster %s: failed to convert object to Cluster: %w", obj.GetName(), err)
+				return nil, fmt.Errorf("cluster %s: failed to convert object to Cluster: %w", obj.GetName(), err)
 			}
 			if c.Spec.Topology != nil {
 				out = append(out, c.GetClassKey())

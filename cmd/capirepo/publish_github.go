@@ -74,7 +74,7 @@ GitHub Enterprise server.`,
 			return printSummary(s, g, sum)
 		},
 	}
-	o.fromOptions.bind(cmd)
+	o.bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", "", "GitHub repository OWNER/NAME")
 	f.StringVar(&o.tag, "tag", "", "release tag (default: the version)")

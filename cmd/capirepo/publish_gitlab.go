@@ -62,7 +62,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			return printSummary(s, g, sum)
 		},
 	}
-	o.fromOptions.bind(cmd)
+	o.bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.url, "url", "", "GitLab instance URL, e.g. https://gitlab.example.com")
 	f.StringVar(&o.project, "project", "", "project path GROUP/[SUBGROUP/]NAME or numeric id")

@@ -77,7 +77,7 @@ Files there replace the same provider version's files from any URL.`,
 			return printLocalSummary(s, g, sum, o.overrides)
 		},
 	}
-	o.fromOptions.bind(cmd)
+	o.bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.root, "root", "", "repository tree to write: DIR/<label>/<version>/")
 	f.BoolVar(&o.replace, "replace", false, "overwrite a version folder that holds different files")
