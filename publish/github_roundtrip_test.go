@@ -2,6 +2,7 @@ package publish_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestPublishGitHub_ClusterctlReadsThePublishedRelease(t *testing.T) {
 
 	srv := fakegh.New(t, fakegh.WithToken(testToken))
 	// clusterctl caches releases per repository for the process: a unique one.
-	owner, name := "capi-roundtrip", "example-"+strings.ReplaceAll(t.Name(), "/", "-")
+	owner, name := "capi-roundtrip", fmt.Sprintf("example-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), roundTrips.Add(1)) // roundTrips: gitlab_roundtrip_test.go; clusterctl caches per repository
 	srv.AddRepo(owner, name, false)
 
 	// Every client in this process (go-github's, clusterctl's, oauth2's)

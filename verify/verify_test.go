@@ -254,7 +254,7 @@ func TestDir_FailsWhereClusterctlFails(t *testing.T) {
 			mutate: func(t *testing.T, p *release.Provider) {
 				edit(t, p, "cluster-template-topology.yaml", "replicas: ${CONTROL_PLANE_MACHINE_COUNT}", "replicas: many")
 			},
-			want: []string{"cluster-template-topology.yaml: Cluster capirepo-verify: failed to convert object to Cluster"},
+			want: []string{"cluster-template-topology.yaml: cluster capirepo-verify: failed to convert object to Cluster"},
 		},
 		{
 			name: "clusterclass file with an unclosed variable brace",

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/publish"
@@ -59,7 +61,12 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
-			return printSummary(s, g, sum)
+			if err := printSummary(s, g, sum); err != nil || g.output == "json" {
+				return err
+			}
+			// A ready entry for clusterctl.yaml's providers list.
+			_, err = io.WriteString(s.errOut, publish.ClusterctlProvidersYAML(sum.Providers))
+			return err
 		},
 	}
 	o.bind(cmd)

@@ -311,8 +311,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rec.Auth = auth
 
 	if faulted && !fault.AfterEffect {
-		rec.Status = s.writeFault(w, r, fault)
-		s.record(rec)
+		s.recordFault(w, r, fault, rec)
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -334,10 +333,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.handle(out, r, route, seg, body, tok)
 	}
 	if faulted {
-		rec.Status = s.writeFault(w, r, fault)
-	} else {
-		rec.Status = rw.status
+		s.recordFault(w, r, fault, rec)
+		return
 	}
+	rec.Status = rw.status
+	s.record(rec)
+}
+
+// recordFault answers with the fault. A dropped connection is recorded before
+// it is closed: the client sees the drop at once and may ask for the log.
+func (s *Server) recordFault(w http.ResponseWriter, r *http.Request, f Fault, rec Request) {
+	if f.Drop {
+		rec.Status = 0
+		s.record(rec)
+		s.writeFault(w, r, f)
+		return
+	}
+	rec.Status = s.writeFault(w, r, f)
 	s.record(rec)
 }
 
