@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
+	"github.com/capirepo/capirepo/publish"
+)
+
+// buildExample builds the bundled example into a new dist folder.
+func buildExample(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "dist")
+	if code, _, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out); code != 0 {
+		t.Fatalf("build exit %d: %s", code, stderr)
+	}
+	return out
+}
+
+func TestPublishGitHub_CLIPublishesThenSkipsOnRerun(t *testing.T) {
+	const token = "ghp_cli-test-token"
+	srv := fakegh.New(t, fakegh.WithToken(token))
+	srv.AddRepo("acme", "cluster-api-provider-example", false)
+	dist := buildExample(t)
+	env := map[string]string{"GITHUB_TOKEN": token, "GITHUB_API_URL": srv.APIURL()}
+	args := []string{"publish", "github", "--repo", "acme/cluster-api-provider-example", "--from", dist, "-o", "json"}
+	for run, wantUploaded := range []int{8, 0} {
+		code, stdout, stderr := runCmd(t, env, args...)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d: %s", run, code, stderr)
+		}
+		if strings.Contains(stdout+stderr, token) {
+			t.Fatal("the token was printed")
+		}
+		var sum publish.Summary
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.Uploaded) != wantUploaded {
+			t.Errorf("run %d: uploaded %v, want %d assets", run, sum.Uploaded, wantUploaded)
+		}
+		// With a GitHub Enterprise API URL the provider URL is on that server's web host.
+		if len(sum.Providers) != 1 || !strings.HasSuffix(sum.Providers[0].URL, "/acme/cluster-api-provider-example/releases/latest/infrastructure-components.yaml") {
+			t.Errorf("providers = %+v", sum.Providers)
+		}
+	}
+	rels := srv.Releases("acme", "cluster-api-provider-example")
+	if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v0.1.0" || len(rels[0].Assets) != 8 {
+		t.Errorf("server holds %+v", rels)
+	}
+}
+
+func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
+	const token = "glpat-cli-test-token"
+	srv := fakegl.New(t)
+	srv.AddProject(42, "infra/capi-mirror", false)
+	srv.AddToken(token, fakegl.AccessToken)
+	dist := buildExample(t)
+	code, stdout, stderr := runCmd(t, map[string]string{"GITLAB_ACCESS_TOKEN": token},
+		"publish", "gitlab", "--url", srv.URL, "--project", "infra/capi-mirror", "--from", dist)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, token) {
+		t.Fatal("the token was printed")
+	}
+	for _, want := range []string{
+		"providers:\n- name: \"example\"\n  type: \"InfrastructureProvider\"",
+		"/api/v4/projects/infra%2Fcapi-mirror/packages/generic/infrastructure-example/v0.1.0/infrastructure-components.yaml",
+		"does not start with", // the fake's host is not gitlab.*: clusterctl would not treat it as GitLab
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("output lacks %q:\n%s", want, stderr)
+		}
+	}
+	if n := len(srv.Files("42", "infrastructure-example", "v0.1.0")); n != 8 {
+		t.Errorf("package holds %d files, want 8", n)
+	}
+	// A job token needs CI_JOB_TOKEN.
+	if code, _, stderr := runCmd(t, nil, "publish", "gitlab", "--url", srv.URL, "--project", "1", "--token-type", "job", "--from", dist); code != 2 || !strings.Contains(stderr, "CI_JOB_TOKEN") {
+		t.Errorf("job token without CI_JOB_TOKEN: exit %d: %s", code, stderr)
+	}
+}
