@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
-	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
@@ -274,9 +273,9 @@ func renderPlain(fs *treeFS, dir string, allowRemote bool) ([]byte, error) {
 	return asYAML(rm)
 }
 
-// variables lists the ${VAR}s of a file with clusterctl's own processor.
+// variables lists the ${VAR}s of a file as clusterctl's processor does (variableMap).
 func variables(file string, data []byte) ([]Variable, error) {
-	m, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(data)
+	m, err := variableMap(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: variables do not parse as clusterctl reads them: %w", file, err)
 	}
