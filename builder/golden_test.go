@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/capirepo/capirepo/internal/testtree"
+
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -17,9 +19,11 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
 
 const (
-	exampleTree   = "../examples/infrastructure-example"
-	clusterAPIDir = "/root/go/pkg/mod/sigs.k8s.io/cluster-api@v1.14.2"
+	exampleTree = "../examples/infrastructure-example"
 )
+
+// clusterAPIDir is cluster-api v1.14.2 in the module cache.
+var clusterAPIDir = testtree.ClusterAPIDir()
 
 // TestBuild_ExampleGolden pins every rendered file of the bundled example.
 // Refresh with: go test ./builder -run Golden -update

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/capirepo/capirepo/internal/testtree"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/capirepo/capirepo/builder"
@@ -16,8 +18,10 @@ const (
 	exampleDir     = "../examples/infrastructure-example"
 	exampleLabel   = "infrastructure-example"
 	exampleVersion = "v0.1.0"
-	clusterAPIDir  = "/root/go/pkg/mod/sigs.k8s.io/cluster-api@v1.14.2"
 )
+
+// clusterAPIDir is cluster-api v1.14.2 in the module cache.
+var clusterAPIDir = testtree.ClusterAPIDir()
 
 func build(t *testing.T, dir, version string) *release.Release {
 	t.Helper()

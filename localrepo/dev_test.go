@@ -292,7 +292,7 @@ func TestDev_RerunRendersOnlyWhenAnInputChanged(t *testing.T) {
 	})
 }
 
-const clusterAPIDir = "/root/go/pkg/mod/sigs.k8s.io/cluster-api@v1.14.2"
+var clusterAPIDir = testtree.ClusterAPIDir()
 
 // TestDev_ClusterAPICheckoutWithProviderRepo is the create-local-repository.py
 // setup: a top-level settings file in a cluster-api checkout that builds

@@ -12,7 +12,7 @@ import (
 	"github.com/capirepo/capirepo/internal/testtree"
 )
 
-const clusterAPIDir = "/root/go/pkg/mod/sigs.k8s.io/cluster-api@v1.14.2"
+var clusterAPIDir = testtree.ClusterAPIDir()
 
 func runCmd(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

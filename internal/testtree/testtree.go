@@ -6,7 +6,10 @@ package testtree
 import (
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -89,4 +92,22 @@ spec:
 		}
 	}
 	return files
+}
+
+var (
+	capiOnce sync.Once
+	capiDir  string
+)
+
+// ClusterAPIDir returns where the Go module cache holds cluster-api's source
+// (the version go.mod requires), or "" when it cannot be found; tests that
+// need it skip then.
+func ClusterAPIDir() string {
+	capiOnce.Do(func() {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
+		if err == nil {
+			capiDir = strings.TrimSpace(string(out))
+		}
+	})
+	return capiDir
 }
