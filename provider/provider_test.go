@@ -1,11 +1,10 @@
 package provider
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/google/go-cmp/cmp"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 )
@@ -121,19 +120,6 @@ func TestParseMetadataAndCovers(t *testing.T) {
 	}
 }
 
-func write(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func TestLoadConfig(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -205,7 +191,7 @@ func TestLoadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			write(t, dir, tt.files)
+			testtree.WriteInto(t, dir, tt.files)
 			cfg, err := LoadConfig(dir, tt.config)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
