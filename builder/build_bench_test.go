@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -54,8 +56,43 @@ func BenchmarkKustomize_Large(b *testing.B) {
 	}
 }
 
-// BenchmarkAsYaml_Large is the encoding of an already rendered ResMap.
+// BenchmarkAsYaml_Large is kustomize's encoding of an already rendered
+// ResMap (the JSON round trip), BenchmarkAsYAMLFast_Large the builder's.
 func BenchmarkAsYaml_Large(b *testing.B) {
+	benchEncode(b, func(rm resmap.ResMap) ([]byte, error) { return rm.AsYaml() })
+}
+
+func BenchmarkAsYAMLFast_Large(b *testing.B) { benchEncode(b, asYAML) }
+
+// BenchmarkVariables_Large is the ${VAR} scan of the large components:
+// clusterctl's GetVariableMap against the builder's variableMap.
+func BenchmarkVariables_Large(b *testing.B) {
+	benchTree(b, largeTree)
+	rm, err := Kustomize(filesys.MakeFsOnDisk(), filepath.Join(largeTree, "config", "default"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := asYAML(rm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("clusterctl", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("variableMap", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := variableMap(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func benchEncode(b *testing.B, encode func(resmap.ResMap) ([]byte, error)) {
 	benchTree(b, largeTree)
 	rm, err := Kustomize(filesys.MakeFsOnDisk(), filepath.Join(largeTree, "config", "default"))
 	if err != nil {
@@ -63,7 +100,7 @@ func BenchmarkAsYaml_Large(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := rm.AsYaml(); err != nil {
+		if _, err := encode(rm); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,6 +3,9 @@ package builder
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -25,15 +28,36 @@ import (
 // kustomize's too. Non-string scalars (numbers, booleans, timestamps, ...)
 // take the exact round trip one value at a time; they are few.
 func asYAML(rm resmap.ResMap) ([]byte, error) {
-	var buf bytes.Buffer
-	for i, r := range rm.Resources() {
-		out, ok := fastResourceYAML(r)
-		if !ok {
-			var err error
-			if out, err = r.AsYAML(); err != nil {
+	rs := rm.Resources()
+	if len(rs) == 0 {
+		return rm.AsYaml()
+	}
+	outs := make([][]byte, len(rs))
+	// Resources encode independently: spread them over the cores. The
+	// render before this point is single-threaded inside krusty.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(rs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(rs); i = int(next.Add(1) - 1) {
+				outs[i], _ = fastResourceYAML(rs[i])
+			}
+		})
+	}
+	wg.Wait()
+	size := 0
+	for i, r := range rs {
+		if outs[i] == nil {
+			out, err := r.AsYAML()
+			if err != nil {
 				return rm.AsYaml() // kustomize's own error, with its wording
 			}
+			outs[i] = out
 		}
+		size += len(outs[i]) + 4
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	for i, out := range outs {
 		if i > 0 {
 			buf.WriteString("---\n")
 		}
