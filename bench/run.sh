@@ -221,7 +221,8 @@ fi
 
 if [ -z "${SKIP_PUBLISH:-}" ]; then
 	echo "## publish (fake GitHub and GitLab on 127.0.0.1, 100 ms per request)"
-	timeout "$T" go run ./bench/publish -rounds "$ROUNDS"
+	CAPIREPO_BENCH_PUBLISH=1 ROUNDS=$ROUNDS timeout "$T" go test ./bench/publish -run 'TestPublishTimes|TestRepublish' -v -count 1 |
+		grep -v '^=== RUN'
 	echo
 fi
 
