@@ -12,10 +12,14 @@ all: build test lint
 build:
 	$(GO) build -o bin/capirepo ./cmd/capirepo
 
-# The whole suite, plus the race detector on the packages that run work concurrently.
+# The whole suite, plus the race detector on the tests that run work
+# concurrently (providers and flavors rendered at once, binaries built per
+# platform at once, folder writes).
+RACE_TESTS := Monorepo|EqualsKustomize|ExampleGolden|BuildBinaries_Example
 test:
 	$(GO) test ./...
-	$(GO) test -race ./builder/ ./release/
+	$(GO) test -race -run '$(RACE_TESTS)' ./builder/
+	$(GO) test -race ./release/ ./publish/
 
 $(GOLANGCI_LINT):
 	mkdir -p $(TOOLS_BIN)
