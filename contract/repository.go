@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 	"sigs.k8s.io/yaml"
 
+	"github.com/capirepo/capirepo/internal/clusterctlvars"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -16,9 +16,10 @@ import (
 // provider.Contracts are accepted for a current release.
 var knownContracts = []string{"v1alpha1", "v1alpha2", "v1alpha3", "v1alpha4", "v1beta1", "v1beta2"}
 
-// getVariables finds ${VAR}s exactly as clusterctl does.
+// getVariables finds ${VAR}s exactly as clusterctl does (its parser,
+// without its whole-file regular expression).
 func getVariables(data []byte) ([]string, error) {
-	return yamlprocessor.NewSimpleProcessor().GetVariables(data)
+	return clusterctlvars.Names(data)
 }
 
 func (l *linter) lintMetadata(v *view, f *release.File) {
