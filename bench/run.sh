@@ -48,6 +48,8 @@ if [ ! -x "$BIN/kustomize" ] || ! "$BIN/kustomize" version 2>/dev/null | grep -q
 fi
 echo "kustomize $("$BIN/kustomize" version)"
 timeout "$T" go run ./bench/gen -example "$EXAMPLE" -out "$OUT/large" -scale 1
+echo "identity: the builder's fast render and variable scan against plain krusty + AsYaml and clusterctl, on the example, cluster-api and large"
+CAPIREPO_TEST_LARGE=1 timeout "$T" go test ./builder/ -run 'TestRender_FastPathSameBytesAsKrusty|TestVariableMap_SameAsClusterctl' -count 1
 echo "large provider: $(find "$OUT/large/config/crd/bases" -name '*.yaml' | wc -l) CRDs, $(find "$OUT/large/templates/flavors" -mindepth 1 -maxdepth 1 -type d | grep -cv /base$) flavors"
 echo
 
