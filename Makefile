@@ -14,11 +14,12 @@ build:
 
 # The whole suite, plus the race detector on the tests that run work
 # concurrently (providers and flavors rendered at once, binaries built per
-# platform at once, folder writes).
+# platform at once, providers linted at once, folder writes, uploads).
 RACE_TESTS := Monorepo|EqualsKustomize|ExampleGolden|BuildBinaries_Example
 test:
 	$(GO) test ./...
 	$(GO) test -race -run '$(RACE_TESTS)' ./builder/
+	$(GO) test -race -run 'ClusterAPIProvidersHaveNoErrors' ./contract/
 	$(GO) test -race ./release/ ./publish/
 
 $(GOLANGCI_LINT):

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
@@ -115,20 +116,29 @@ func Disabled(l provider.Lint) map[string]string {
 
 // Lint checks every provider of a release: metadata.yaml, the components
 // file, cluster templates and ClusterClass files.
+// Providers are checked concurrently: each has its own linter, and the
+// rules read only their provider's files.
 func Lint(rel *release.Release, opts Options) Report {
+	parts := make([]linter, len(rel.Providers))
+	var wg sync.WaitGroup
+	for i, p := range rel.Providers {
+		wg.Go(func() {
+			id := p.ID
+			parts[i].lintView(&view{
+				id:         &id,
+				label:      p.Label(),
+				version:    cmp.Or(p.Version, rel.Version),
+				prefix:     path.Join(p.Label(), cmp.Or(p.Version, rel.Version)),
+				files:      p.Files,
+				components: p.ComponentsFile,
+				complete:   true,
+			})
+		})
+	}
+	wg.Wait()
 	l := &linter{}
-	for _, p := range rel.Providers {
-		id := p.ID
-		v := &view{
-			id:         &id,
-			label:      p.Label(),
-			version:    cmp.Or(p.Version, rel.Version),
-			prefix:     path.Join(p.Label(), cmp.Or(p.Version, rel.Version)),
-			files:      p.Files,
-			components: p.ComponentsFile,
-			complete:   true,
-		}
-		l.lintView(v)
+	for _, part := range parts {
+		l.findings = append(l.findings, part.findings...)
 	}
 	return l.report(opts)
 }
