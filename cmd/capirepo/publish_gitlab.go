@@ -30,21 +30,9 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 --token-type job inside GitLab CI.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tt := publish.GitLabTokenType(o.tokenType)
-			var token string
-			switch tt {
-			case publish.GitLabPrivateToken, publish.GitLabBearerToken:
-				token = s.getenv("GITLAB_ACCESS_TOKEN")
-				if token == "" {
-					return usagef("set GITLAB_ACCESS_TOKEN (or use --token-type job with CI_JOB_TOKEN)")
-				}
-			case publish.GitLabJobToken:
-				token = s.getenv("CI_JOB_TOKEN")
-				if token == "" {
-					return usagef("--token-type job needs CI_JOB_TOKEN, which GitLab CI sets in a job")
-				}
-			default:
-				return usagef("--token-type must be private, bearer or job, not %q", o.tokenType)
+			tt, token, err := gitlabToken(s.getenv, o.tokenType)
+			if err != nil {
+				return err
 			}
 			rel, err := o.load()
 			if err != nil {
@@ -79,4 +67,23 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 	_ = cmd.MarkFlagRequired("url")
 	_ = cmd.MarkFlagRequired("project")
 	return cmd
+}
+
+// gitlabToken picks the token for a --token-type: GITLAB_ACCESS_TOKEN (the
+// variable clusterctl reads) for private and bearer, CI_JOB_TOKEN for job.
+func gitlabToken(getenv env, tokenType string) (publish.GitLabTokenType, string, error) {
+	tt := publish.GitLabTokenType(tokenType)
+	switch tt {
+	case publish.GitLabPrivateToken, publish.GitLabBearerToken:
+		if t := getenv("GITLAB_ACCESS_TOKEN"); t != "" {
+			return tt, t, nil
+		}
+		return tt, "", usagef("set GITLAB_ACCESS_TOKEN (or use --token-type job with CI_JOB_TOKEN)")
+	case publish.GitLabJobToken:
+		if t := getenv("CI_JOB_TOKEN"); t != "" {
+			return tt, t, nil
+		}
+		return tt, "", usagef("--token-type job needs CI_JOB_TOKEN, which GitLab CI sets in a job")
+	}
+	return tt, "", usagef("--token-type must be private, bearer or job, not %q", tokenType)
 }

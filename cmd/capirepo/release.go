@@ -271,6 +271,8 @@ type releaseOptions struct {
 	replace   bool
 	githubAPI string
 	gitlabURL string
+	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
+	gitlabTokenType string
 }
 
 // target is one --publish URL.
@@ -365,6 +367,7 @@ Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
 	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// targets (default https://HOST)")
+	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
 	return cmd
 }
 
@@ -588,8 +591,12 @@ func (o *releaseOptions) publisher(s streams, t target) (publish.Publisher, erro
 		if u == "" {
 			u = "https://" + t.host
 		}
+		tt, token, err := gitlabToken(s.getenv, o.gitlabTokenType)
+		if err != nil {
+			return nil, fmt.Errorf("--publish %s: %w", t.raw, err)
+		}
 		return publish.NewGitLab(publish.GitLabOptions{URL: u, Project: t.project, Replace: o.replace,
-			Token: s.getenv("GITLAB_ACCESS_TOKEN"), HTTPClient: httpClient(), Progress: s.errOut})
+			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut})
 	case "file":
 		return &localrepo.Publisher{Root: t.dir, Replace: o.replace}, nil
 	}

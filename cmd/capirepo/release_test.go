@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
 )
 
 const ghToken = "ghp_release_test_token_never_printed"
@@ -307,6 +308,36 @@ func TestSourceURL_DropsCredentials(t *testing.T) {
 	} {
 		if got := sourceURL(in); got != want {
 			t.Errorf("sourceURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRelease_GitLabFakeWithJobToken publishes inside a (simulated) GitLab CI
+// job: the job token goes in the JOB-TOKEN header and is never printed.
+func TestRelease_GitLabFakeWithJobToken(t *testing.T) {
+	const jobToken = "glcbt-release-job-token"
+	srv := fakegl.New(t)
+	srv.AddProject(77, "infra/providers", false)
+	srv.AddToken(jobToken, fakegl.JobToken)
+	out := filepath.Join(t.TempDir(), "dist")
+	code, sum, stderr := releaseJSON(t, map[string]string{"CI_JOB_TOKEN": jobToken}, "--out", out,
+		"--publish", "gitlab://gitlab.example.com/infra/providers", "--gitlab-url", srv.URL, "--gitlab-token-type", "job")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, jobToken) {
+		t.Fatal("the job token was printed")
+	}
+	want := "build=ok\nlint=ok\nwrite=ok\npublish gitlab://gitlab.example.com/infra/providers=ok\nverify gitlab://gitlab.example.com/infra/providers=ok\n"
+	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if n := len(srv.Files("77", "infrastructure-example", "v0.1.0")); n != 8 {
+		t.Errorf("package holds %d files, want 8", n)
+	}
+	for _, r := range srv.Requests() {
+		if r.Auth != fakegl.AuthJob {
+			t.Errorf("request %s %s authenticated as %q, want the job token", r.Method, r.Path, r.Auth)
 		}
 	}
 }
