@@ -37,6 +37,7 @@ fuzz:
 	$(GO) test ./provider/ -run '^$$' -fuzz '^FuzzParseSettings$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./provider/ -run '^$$' -fuzz '^FuzzParseMetadata$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./templates/ -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/clusterctlvars/ -run '^$$' -fuzz '^FuzzConvertLegacyVars$$' -fuzztime $(FUZZTIME)
 
 bench:
 	bash bench/run.sh
