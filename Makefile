@@ -15,7 +15,7 @@ build:
 # The whole suite, plus the race detector on the tests that run work
 # concurrently (providers and flavors rendered at once, binaries built per
 # platform at once, providers linted at once, folder writes, uploads).
-RACE_TESTS := Monorepo|EqualsKustomize|ExampleGolden|BuildBinaries_Example
+RACE_TESTS := Monorepo|FlavorsRenderConcurrently|EqualsKustomize|ExampleGolden|NothingWrittenUnderDir|BuildBinaries_Example
 test:
 	$(GO) test ./...
 	$(GO) test -race -run '$(RACE_TESTS)' ./builder/

@@ -165,8 +165,27 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string, sv
 		return providerOut{err: err}
 	}
 
+	// The templates render while the components do: they are independent.
+	type collected struct {
+		set *templates.Set
+		err error
+	}
+	tdir := filepath.Join(opts.Dir, filepath.FromSlash(s.Templates))
+	tc := make(chan collected, 1)
+	if s.Templates == "" {
+		tc <- collected{set: &templates.Set{}}
+	} else {
+		go func() {
+			set, err := templates.Collect(fs, tdir, func(dir string) ([]byte, error) {
+				return renderPlain(fs, dir, opts.AllowRemote)
+			})
+			tc <- collected{set, err}
+		}()
+	}
+
 	kdir := filepath.Join(opts.Dir, filepath.FromSlash(s.Kustomize))
 	components, ns, err := renderComponents(fs, kdir, opts, s, version)
+	tmpl := <-tc
 	if err != nil {
 		return providerOut{err: err}
 	}
@@ -179,27 +198,20 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string, sv
 		return providerOut{err: err}
 	}
 
-	var warnings []string
-	if s.Templates != "" {
-		tdir := filepath.Join(opts.Dir, filepath.FromSlash(s.Templates))
-		set, err := templates.Collect(fs, tdir, func(dir string) ([]byte, error) {
-			return renderPlain(fs, dir, opts.AllowRemote)
-		})
-		if err != nil {
-			return providerOut{err: err}
-		}
-		for _, f := range set.Files {
-			if _, clash := p.File(f.Name); clash {
-				return providerOut{err: fmt.Errorf("%s: template %s has the name of another release file", tdir, f.Name)}
-			}
-			if err := p.Add(f.Name, f.Data); err != nil {
-				return providerOut{err: fmt.Errorf("%s: %w", tdir, err)}
-			}
-			r.Templates = append(r.Templates, f.Name)
-		}
-		warnings = set.Warnings
+	if tmpl.err != nil {
+		return providerOut{err: tmpl.err}
 	}
-	return providerOut{provider: p, result: r, warnings: warnings}
+	set := tmpl.set
+	for _, f := range set.Files {
+		if _, clash := p.File(f.Name); clash {
+			return providerOut{err: fmt.Errorf("%s: template %s has the name of another release file", tdir, f.Name)}
+		}
+		if err := p.Add(f.Name, f.Data); err != nil {
+			return providerOut{err: fmt.Errorf("%s: %w", tdir, err)}
+		}
+		r.Templates = append(r.Templates, f.Name)
+	}
+	return providerOut{provider: p, result: r, warnings: set.Warnings}
 }
 
 type rendered struct {

@@ -3,6 +3,7 @@ package builder
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,5 +50,38 @@ func TestBuild_MonorepoProvidersRenderConcurrently(t *testing.T) {
 	}
 	if _, err := Build(context.Background(), Options{Dir: dir, Version: "v1.2.3", Providers: []string{"infrastructure-nope"}}); err == nil {
 		t.Error("unknown provider filter accepted")
+	}
+}
+
+// TestBuild_FlavorsRenderConcurrently: flavors render at once, and alongside
+// the components; each equals its render alone (run under -race by make test).
+func TestBuild_FlavorsRenderConcurrently(t *testing.T) {
+	files := testtree.Minimal(map[string]string{
+		"templates/flavors/base/kustomization.yaml": "resources: [c.yaml]\n",
+		"templates/flavors/base/c.yaml":             "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: ${CLUSTER_NAME}\n",
+	})
+	flavors := []string{"a", "b", "c", "d", "e", "f"}
+	for _, f := range flavors {
+		files["templates/flavors/"+f+"/kustomization.yaml"] = "resources: [../base]\npatches:\n- patch: |\n    - op: add\n      path: /metadata/labels\n      value: {flavor: " + f + "}\n  target: {kind: Cluster}\n"
+	}
+	dir := testtree.Write(t, files)
+	res := mustBuild(t, dir, Options{})
+	fs, err := newTreeFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Release.Providers[0]
+	for _, f := range flavors {
+		got, ok := p.File("cluster-template-" + f + ".yaml")
+		if !ok {
+			t.Fatalf("no flavor %s", f)
+		}
+		alone, err := renderPlain(fs, filepath.Join(dir, "templates/flavors", f), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Data, alone) || !strings.Contains(string(alone), "flavor: "+f) {
+			t.Errorf("flavor %s differs from its render alone:\n%s", f, got.Data)
+		}
 	}
 }

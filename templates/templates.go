@@ -2,11 +2,14 @@ package templates
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -29,7 +32,8 @@ const (
 	DefaultFlavor = "default"
 )
 
-// Renderer renders the kustomization in a folder to multi-document YAML.
+// Renderer renders the kustomization in a folder to multi-document YAML. It
+// is called from several goroutines at once.
 type Renderer func(dir string) ([]byte, error)
 
 // Set is what a templates folder contributes to a release.
@@ -74,6 +78,8 @@ func Collect(fs filesys.FileSystem, dir string, render Renderer) (*Set, error) {
 			return nil, err
 		}
 		sort.Strings(names)
+		type job struct{ flavor, dir, name string }
+		var jobs []job
 		for _, flavor := range names {
 			fdir := filepath.Join(flavors, flavor)
 			if flavor == BaseFlavor || !fs.IsDir(fdir) || !hasKustomization(fs, fdir) {
@@ -89,11 +95,28 @@ func Collect(fs filesys.FileSystem, dir string, render Renderer) (*Set, error) {
 			if _, dup := files[name]; dup {
 				return nil, fmt.Errorf("%s: flavor %q renders to %s, which %s already holds as a file", fdir, flavor, name, dir)
 			}
-			data, err := render(fdir)
-			if err != nil {
-				return nil, fmt.Errorf("flavor %s (%s): %w", flavor, fdir, err)
-			}
-			files[name] = data
+			jobs = append(jobs, job{flavor, fdir, name})
+		}
+		// Flavors are independent kustomizations: render them on every core.
+		out := make([][]byte, len(jobs))
+		errs := make([]error, len(jobs))
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		var wg sync.WaitGroup
+		for i, j := range jobs {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if out[i], errs[i] = render(j.dir); errs[i] != nil {
+					errs[i] = fmt.Errorf("flavor %s (%s): %w", j.flavor, j.dir, errs[i])
+				}
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		for i, j := range jobs {
+			files[j.name] = out[i]
 		}
 	}
 	for name, data := range files {
