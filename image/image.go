@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/capirepo/capirepo/release"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -315,15 +316,5 @@ func WriteLayout(dir string, idx v1.ImageIndex, version string) error {
 	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": version})); err != nil {
 		return fmt.Errorf("image layout %s: %w", dir, err)
 	}
-	old := tmp + ".old"
-	if _, err := os.Stat(dir); err == nil {
-		if err := os.Rename(dir, old); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		_ = os.Rename(old, dir)
-		return err
-	}
-	return os.RemoveAll(old)
+	return release.ReplaceDir(tmp, dir)
 }
