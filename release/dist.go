@@ -225,7 +225,11 @@ func LoadProvider(dir string) (*Provider, error) {
 	if err := checkSums(dir, sums, p.Files); err != nil {
 		return nil, err
 	}
-	if p.ComponentsFile, err = findComponents(p); err != nil {
+	names := make([]string, len(p.Files))
+	for i, f := range p.Files {
+		names[i] = f.Name
+	}
+	if p.ComponentsFile, err = ComponentsFile(id, names); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return p, nil
@@ -258,20 +262,21 @@ func checkSums(dir string, sums []byte, files []File) error {
 	return errors.Join(errs...)
 }
 
-// findComponents picks the components file: the conventional name for the
-// provider type, else the one *components*.yaml file.
-func findComponents(p *Provider) (string, error) {
-	if _, ok := p.File(p.ID.DefaultComponentsFile()); ok {
-		return p.ID.DefaultComponentsFile(), nil
+// ComponentsFile picks the components file among a version folder's file
+// names: the conventional name for the provider type, else the one
+// *components*.yaml file.
+func ComponentsFile(id provider.ID, names []string) (string, error) {
+	if slices.Contains(names, id.DefaultComponentsFile()) {
+		return id.DefaultComponentsFile(), nil
 	}
 	var found []string
-	for _, f := range p.Files {
-		if strings.Contains(f.Name, "components") && strings.HasSuffix(f.Name, ".yaml") {
-			found = append(found, f.Name)
+	for _, n := range names {
+		if strings.Contains(n, "components") && strings.HasSuffix(n, ".yaml") {
+			found = append(found, n)
 		}
 	}
 	if len(found) != 1 {
-		return "", fmt.Errorf("want one components file (%s or *components*.yaml), found %d: %v", p.ID.DefaultComponentsFile(), len(found), found)
+		return "", fmt.Errorf("want one components file (%s or *components*.yaml), found %d: %v", id.DefaultComponentsFile(), len(found), found)
 	}
 	return found[0], nil
 }

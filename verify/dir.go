@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
 )
 
 // Dir verifies a dist folder or a local repository tree, root/<label>/<version>/,
@@ -109,25 +109,20 @@ func isVersionDir(dir string) bool {
 	return err == nil
 }
 
-// componentsFile picks the components file of a version folder: the name
-// the contract suggests for the provider type, else the one
-// *components*.yaml there (release.Load picks it the same way).
+// componentsFile picks the components file of a version folder as
+// release.Load does.
 func componentsFile(dir string, id provider.ID) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return "", err
 	}
-	var found []string
-	for _, e := range entries {
-		if e.Name() == id.DefaultComponentsFile() {
-			return e.Name(), nil
-		}
-		if strings.Contains(e.Name(), "components") && strings.HasSuffix(e.Name(), yamlSuffix) {
-			found = append(found, e.Name())
-		}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
 	}
-	if len(found) != 1 {
-		return "", fmt.Errorf("%s: want one components file (%s or *components*.yaml), found %d: %v", dir, id.DefaultComponentsFile(), len(found), found)
+	name, err := release.ComponentsFile(id, names)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
 	}
-	return found[0], nil
+	return name, nil
 }
