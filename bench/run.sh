@@ -47,6 +47,24 @@ if [ ! -x "$BIN/kustomize" ] || ! "$BIN/kustomize" version 2>/dev/null | grep -q
 	GOBIN=$BIN timeout "$T" go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
 fi
 echo "kustomize $("$BIN/kustomize" version)"
+# capirepo-kyaml: the same capirepo linked against kyaml v0.21.2 with
+# bench/patches/kyaml-v0.21.2-deanchor-skip-merge.diff applied, through a
+# scratch go.mod (-modfile) whose replace points at a patched copy of the
+# module cache's kyaml under bench/out. Nothing in the repository's go.mod
+# changes: this measures the patch end to end so the team can decide on it.
+if [ -z "${SKIP_KYAML_PATCH:-}" ]; then
+	KYAML_SRC=$(go env GOMODCACHE)/sigs.k8s.io/kustomize/kyaml@v0.21.2
+	[ -d "$KYAML_SRC" ] || timeout "$T" go mod download sigs.k8s.io/kustomize/kyaml@v0.21.2
+	rm -rf "$OUT/kyaml-patched"
+	cp -r "$KYAML_SRC" "$OUT/kyaml-patched"
+	chmod -R u+w "$OUT/kyaml-patched"
+	patch -s -d "$OUT/kyaml-patched" -p2 <bench/patches/kyaml-v0.21.2-deanchor-skip-merge.diff
+	cp go.mod "$OUT/kyaml-patched.mod"
+	cp go.sum "$OUT/kyaml-patched.sum"
+	go mod edit -modfile="$OUT/kyaml-patched.mod" -replace "sigs.k8s.io/kustomize/kyaml=$OUT/kyaml-patched"
+	timeout "$T" go build -modfile="$OUT/kyaml-patched.mod" -o "$BIN/capirepo-kyaml" ./cmd/capirepo
+	echo "capirepo-kyaml: built with the kyaml DeAnchor patch (scratch -modfile, not the repository's go.mod)"
+fi
 timeout "$T" go run ./bench/gen -example "$EXAMPLE" -out "$OUT/large" -scale 1
 echo "identity: the builder's fast render and variable scan against plain krusty + AsYaml and clusterctl, on the example, cluster-api and large"
 CAPIREPO_TEST_LARGE=1 timeout "$T" go test ./builder/ -run 'TestRender_FastPathSameBytesAsKrusty|TestVariableMap_SameAsClusterctl' -count 1
@@ -169,15 +187,58 @@ for set in example cluster-api large; do
 	cluster-api) dir=$CAPI ver=v1.14.2 specs=("$CORE" "$BOOT" "$CP") one=$CAPI/core/config/default ;;
 	large) dir=$OUT/large ver=v0.1.0 specs=("$LG") one=$OUT/large/config/default ;;
 	esac
+	extra=()
+	[ -x "$BIN/capirepo-kyaml" ] && [ -z "${SKIP_KYAML_PATCH:-}" ] &&
+		extra=("capirepo-kyaml:$BIN/capirepo-kyaml build --dir $dir --version $ver --out $OUT/tmp/capirepo-kyaml-$set")
 	compare "$set" \
 		"capirepo:$BIN/capirepo build --dir $dir --version $ver --out $OUT/tmp/capirepo-$set" \
+		"${extra[@]}" \
 		"pipeline-seq:pipeline $dir $ver $OUT/tmp/seq-$set 1 ${specs[*]}" \
 		"pipeline-par:pipeline $dir $ver $OUT/tmp/par-$set par ${specs[*]}" \
 		"kustomize:$BIN/kustomize build $one"
 	echo "### $set"
 	summarise "$set" pipeline-seq
+	if [ -n "${extra[*]}" ]; then
+		if diff -r "$OUT/tmp/capirepo-$set" "$OUT/tmp/capirepo-kyaml-$set" >/dev/null; then
+			echo "capirepo-kyaml output: identical to capirepo's (diff -r of the dist folders)"
+		else
+			echo "capirepo-kyaml output: DIFFERS from capirepo's" >&2
+			exit 1
+		fi
+	fi
 	echo
 done
+
+# Peak RSS counts the file-backed pages of the binary that the process maps.
+# On kernels that keep a binary's page cache in large folios, they are mapped
+# whole (FilePmdMapped in /proc/PID/smaps_rollup), so a 94 MB binary costs
+# its full text and rodata even for `capirepo version`. Running copies of
+# both binaries from a tmpfs without huge pages maps only what is touched
+# (plus fault-around) for every contender alike: the second memory table.
+SHM=/dev/shm/capirepo-bench
+if [ -z "${SKIP_SHM:-}" ] && [ -d /dev/shm ] && ! grep -q '\[always\]\|\[within_size\]\|\[force\]' /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null; then
+	echo "## peak memory, binaries run from $SHM (tmpfs, small pages)"
+	rm -rf "$SHM" && mkdir -p "$SHM"
+	cp "$BIN/capirepo" "$BIN/kustomize" "$SHM/"
+	[ -x "$BIN/capirepo-kyaml" ] && cp "$BIN/capirepo-kyaml" "$SHM/"
+	for set in example cluster-api large; do
+		case $set in
+		example) dir=$EXAMPLE ver=v0.1.0 one=$EXAMPLE/config/default ;;
+		cluster-api) dir=$CAPI ver=v1.14.2 one=$CAPI/core/config/default ;;
+		large) dir=$OUT/large ver=v0.1.0 one=$OUT/large/config/default ;;
+		esac
+		extra=()
+		[ -x "$SHM/capirepo-kyaml" ] && extra=("capirepo-kyaml:$SHM/capirepo-kyaml build --dir $dir --version $ver --out $OUT/tmp/shm-kyaml-$set")
+		compare "shm-$set" \
+			"capirepo:$SHM/capirepo build --dir $dir --version $ver --out $OUT/tmp/shm-$set" \
+			"${extra[@]}" \
+			"kustomize:$SHM/kustomize build $one"
+		echo "### $set (small pages)"
+		summarise "shm-$set" kustomize
+		echo
+	done
+	rm -rf "$SHM"
+fi
 
 if [ -z "${SKIP_GROWTH:-}" ]; then
 	echo "## growth (capirepo build of the large provider at 1x, 2x, 4x, 8x: CRDs and flavors multiplied)"
