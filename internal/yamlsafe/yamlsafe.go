@@ -17,9 +17,9 @@ import (
 const MaxExpandedNodes = 4_000_000
 
 // CheckAliases returns an error naming file when a document's aliases expand
-// past MaxExpandedNodes. Files without anchors are not parsed at all.
+// past MaxExpandedNodes. Files without an anchor and an alias are not parsed.
 func CheckAliases(file string, data []byte) error {
-	if !bytes.Contains(data, []byte("&")) || !bytes.Contains(data, []byte("*")) {
+	if !mayHave(data, '&') || !mayHave(data, '*') {
 		return nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -64,4 +64,40 @@ func expanded(n *yaml.Node, memo map[*yaml.Node]int, depth int) int {
 	}
 	memo[n] = size
 	return size
+}
+
+// mayHave reports whether data may hold an anchor (c = '&') or an alias
+// (c = '*'). Both are node properties, so they start a node: the indicator
+// follows the start of the text, whitespace, a flow indicator, or ':' (a
+// JSON-like key in flow context), and a name character follows it. Text
+// like "R&D", "a & b" or "*metav1.Time" inside descriptions does not count.
+// The test errs towards true: a false positive costs only a parse.
+func mayHave(data []byte, c byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], c)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if (i == 0 || startsNode(data[i-1])) && i+1 < len(data) && isNameByte(data[i+1]) {
+			return true
+		}
+		i++
+	}
+}
+
+func startsNode(b byte) bool {
+	switch b {
+	case ' ', '\t', '\n', '\r', '[', '{', ',', ':', '?', '-', 0xBF: // 0xBF ends a UTF-8 byte order mark
+		return true
+	}
+	return false
+}
+
+func isNameByte(b byte) bool {
+	switch b {
+	case ' ', '\t', '\n', '\r', '[', ']', '{', '}', ',':
+		return false
+	}
+	return true
 }
