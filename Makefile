@@ -38,6 +38,7 @@ fuzz:
 	$(GO) test ./provider/ -run '^$$' -fuzz '^FuzzParseMetadata$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./templates/ -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/clusterctlvars/ -run '^$$' -fuzz '^FuzzConvertLegacyVars$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/yamlsafe/ -run '^$$' -fuzz '^FuzzMayHave$$' -fuzztime $(FUZZTIME)
 
 bench:
 	bash bench/run.sh
