@@ -43,7 +43,7 @@ const injectCAAnnotation = "cert-manager.io/inject-ca-from"
 
 func (l *linter) lintComponents(v *view, f release.File) {
 	file := v.path(f.Name)
-	objs := l.parse(v, f)
+	objs := l.parse(v, f, true)
 	crds := parseCRDs(objs)
 	ptype, label := v.providerTypeAndLabel(f.Name, objs)
 

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	capicontract "sigs.k8s.io/cluster-api/util/contract"
-	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/provider"
 )
@@ -61,20 +60,17 @@ func roleOf(kind string, t provider.Type) (r role, template bool) {
 
 type crdObject struct {
 	*object
-	crd apiextensionsv1.CustomResourceDefinition
+	crd *apiextensionsv1.CustomResourceDefinition
 }
 
+// parseCRDs returns the CRDs parseObjects decoded. One that does not decode
+// is skipped: CAPI001 reports it only if it does not parse at all.
 func parseCRDs(objs []*object) []*crdObject {
 	var out []*crdObject
 	for _, o := range objs {
-		if o.kind != "CustomResourceDefinition" || o.group() != "apiextensions.k8s.io" {
-			continue
+		if o.crd != nil {
+			out = append(out, &crdObject{object: o, crd: o.crd})
 		}
-		c := &crdObject{object: o}
-		if err := yaml.Unmarshal(o.raw, &c.crd); err != nil {
-			continue // reported as CAPI001 by the YAML rules only if it does not parse at all
-		}
-		out = append(out, c)
 	}
 	return out
 }

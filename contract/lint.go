@@ -119,11 +119,25 @@ func Disabled(l provider.Lint) map[string]string {
 // Providers are checked concurrently: each has its own linter, and the
 // rules read only their provider's files.
 func Lint(rel *release.Release, opts Options) Report {
+	r := lintRelease(rel, opts, nil)
+	if checkReport != nil {
+		checkReport(r, func(parse parseFunc) Report { return lintRelease(rel, opts, parse) })
+	}
+	return r
+}
+
+// checkReport is nil but in this package's tests, which set it to compare
+// every Report with the one of the linter's previous parser: again lints the
+// same input with another parser.
+var checkReport func(got Report, again func(parseFunc) Report)
+
+func lintRelease(rel *release.Release, opts Options, parse parseFunc) Report {
 	parts := make([]linter, len(rel.Providers))
 	var wg sync.WaitGroup
 	for i, p := range rel.Providers {
 		wg.Go(func() {
 			id := p.ID
+			parts[i].parseDocs = parse
 			parts[i].lintView(&view{
 				id:         &id,
 				label:      p.Label(),
@@ -150,7 +164,15 @@ func Lint(rel *release.Release, opts Options) Report {
 // are absent (no metadata.yaml, no clusterclass file for a topology) apply
 // only when a file of that sort is among files.
 func LintFiles(files []release.File, opts Options) Report {
-	l := &linter{}
+	r := lintFiles(files, opts, nil)
+	if checkReport != nil {
+		checkReport(r, func(parse parseFunc) Report { return lintFiles(files, opts, parse) })
+	}
+	return r
+}
+
+func lintFiles(files []release.File, opts Options, parse parseFunc) Report {
+	l := &linter{parseDocs: parse}
 	v := &view{label: opts.Provider, version: opts.Version, files: files}
 	if opts.Provider != "" {
 		if id, err := provider.ParseLabel(opts.Provider); err == nil {
@@ -229,6 +251,8 @@ func classify(f release.File) fileKind {
 
 type linter struct {
 	findings []Finding
+	// parseDocs parses a file; nil means parseObjects.
+	parseDocs parseFunc
 }
 
 // add records a finding of rule at its default severity.
@@ -277,16 +301,40 @@ func fileNamed(files []release.File, name string) (release.File, bool) {
 	return files[i], true
 }
 
+// parseFunc is parseObjects' signature; tests swap in the linter's
+// previous parser to compare Reports.
+type parseFunc func(data []byte, crds bool, bad func(doc int, field, msg string)) []*object
+
 // parse splits a file into objects, reporting bad documents and bad
-// variable syntax.
-func (l *linter) parse(v *view, f release.File) []*object {
+// variable syntax. With crds, CustomResourceDefinitions are decoded too.
+// The variables are checked on another goroutine while the documents parse;
+// the findings are added in the same order as when done one after the other.
+func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 	file := v.path(f.Name)
-	if _, err := getVariables(f.Data); err != nil {
+	varErr := make(chan error, 1)
+	go func() {
+		_, err := getVariables(f.Data)
+		varErr <- err
+	}()
+	type badDoc struct {
+		doc        int
+		field, msg string
+	}
+	var bads []badDoc
+	parse := l.parseDocs
+	if parse == nil {
+		parse = parseObjects
+	}
+	objs := parse(f.Data, crds, func(doc int, field, msg string) {
+		bads = append(bads, badDoc{doc, field, msg})
+	})
+	if err := <-varErr; err != nil {
 		l.add(RuleVariableSyntax, file, "", "", "variables do not parse as clusterctl parses them: %v", err)
 	}
-	return parseObjects(f.Data, func(doc int, field, msg string) {
-		l.add(RuleYAML, file, fmt.Sprintf("document %d", doc+1), field, "%s", msg)
-	})
+	for _, b := range bads {
+		l.add(RuleYAML, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s", b.msg)
+	}
+	return objs
 }
 
 func (l *linter) report(opts Options) Report {

@@ -3,12 +3,17 @@ package contract
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -21,6 +26,9 @@ type object struct {
 	raw  []byte
 	m    map[string]any
 	kind string
+	// crd is the decoded CustomResourceDefinition, for a CRD of a
+	// components file that decodes.
+	crd *apiextensionsv1.CustomResourceDefinition
 	// apiVersion, name and namespace as written.
 	apiVersion, name, namespace string
 }
@@ -50,69 +58,171 @@ func (o *object) annotations() map[string]string {
 
 // parseObjects splits a file into objects. A document that does not parse,
 // is not a mapping, or lacks apiVersion, kind or metadata.name is reported
-// through bad and skipped.
-func parseObjects(data []byte, bad func(doc int, field, msg string)) []*object {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+// through bad and skipped. With crds, a CustomResourceDefinition's crd is
+// decoded too (see decodeCRD).
+//
+// Each document's YAML is parsed once. Splitting is sequential and cheap;
+// the documents of a big file are then decoded on up to GOMAXPROCS
+// goroutines, since the lint runs after the render with cores to spare.
+// bad is called on the caller's goroutine, in document order, with the
+// same numbering as a sequential parse: documents that are empty or null
+// take no number.
+func parseObjects(data []byte, crds bool, bad func(doc int, field, msg string)) []*object {
+	raws, splitErr := splitDocuments(data)
+	docs := make([]decoded, len(raws))
+	forEach(len(raws), workers(len(data), len(raws)), func(k int) {
+		docs[k] = decodeDocument(raws[k], crds)
+	})
 	var out []*object
-	for i := 0; ; i++ {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			bad(i, "", fmt.Sprintf("cannot split document %d: %v", i+1, err))
-			break
-		}
-		if len(bytes.TrimSpace(stripComments(raw))) == 0 {
-			i--
-			continue
-		}
-		var v any
-		if err := yaml.Unmarshal(raw, &v); err != nil {
-			bad(i, "", fmt.Sprintf("document %d does not parse: %v", i+1, err))
-			continue
-		}
-		if v == nil {
-			i--
-			continue
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			bad(i, "", fmt.Sprintf("document %d is a %T, not an object", i+1, v))
-			continue
-		}
-		o := &object{doc: i, raw: raw, m: m}
-		o.apiVersion, _ = m["apiVersion"].(string)
-		o.kind, _ = m["kind"].(string)
-		o.name, _ = get(m, "metadata", "name").(string)
-		o.namespace, _ = get(m, "metadata", "namespace").(string)
+	i := 0
+	for _, d := range docs {
 		switch {
-		case o.apiVersion == "":
+		case d.err != nil:
+			bad(i, "", fmt.Sprintf("document %d does not parse: %v", i+1, d.err))
+		case d.v == nil:
+			continue // takes no number
+		case d.obj == nil:
+			bad(i, "", fmt.Sprintf("document %d is a %T, not an object", i+1, d.v))
+		case d.obj.apiVersion == "":
 			bad(i, "apiVersion", fmt.Sprintf("document %d has no apiVersion", i+1))
-			continue
-		case o.kind == "":
-			bad(i, "kind", fmt.Sprintf("document %d (%s) has no kind", i+1, o.apiVersion))
-			continue
-		case o.name == "" && !strings.HasSuffix(o.kind, "List"):
-			bad(i, "metadata.name", fmt.Sprintf("document %d (%s) has no metadata.name", i+1, o.kind))
-			continue
+		case d.obj.kind == "":
+			bad(i, "kind", fmt.Sprintf("document %d (%s) has no kind", i+1, d.obj.apiVersion))
+		case d.obj.name == "" && !strings.HasSuffix(d.obj.kind, "List"):
+			bad(i, "metadata.name", fmt.Sprintf("document %d (%s) has no metadata.name", i+1, d.obj.kind))
+		default:
+			d.obj.doc = i
+			out = append(out, d.obj)
 		}
-		out = append(out, o)
+		i++
+	}
+	if splitErr != nil {
+		bad(i, "", fmt.Sprintf("cannot split document %d: %v", i+1, splitErr))
 	}
 	return out
 }
 
-func stripComments(b []byte) []byte {
-	var out []byte
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		t := bytes.TrimSpace(line)
-		if len(t) == 0 || t[0] == '#' {
+// splitDocuments splits a file as clusterctl does (util/yaml's YAMLReader),
+// dropping documents of only blank lines and comments. err is the error
+// that stopped the split, if any; the documents before it are returned.
+func splitDocuments(data []byte) (raws [][]byte, err error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return raws, nil
+		}
+		if err != nil {
+			return raws, err
+		}
+		if blank(raw) {
 			continue
 		}
-		out = append(out, line...)
-		out = append(out, '\n')
+		raws = append(raws, raw)
 	}
-	return out
+}
+
+// decoded is one document: err when it does not parse, else v, and obj
+// when v is a mapping.
+type decoded struct {
+	v   any
+	obj *object
+	err error
+}
+
+// decodeDocument parses one document as sigs.k8s.io/yaml.Unmarshal into
+// an any does (YAMLToJSON, then encoding/json), with the same errors.
+func decodeDocument(raw []byte, crds bool) decoded {
+	j, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return decoded{err: fmt.Errorf("error converting YAML to JSON: %w", err)}
+	}
+	var v any
+	if err := json.NewDecoder(bytes.NewReader(j)).Decode(&v); err != nil {
+		return decoded{err: fmt.Errorf("error unmarshaling JSON: while decoding JSON: %w", err)}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return decoded{v: v}
+	}
+	o := &object{raw: raw, m: m}
+	o.apiVersion, _ = m["apiVersion"].(string)
+	o.kind, _ = m["kind"].(string)
+	o.name, _ = get(m, "metadata", "name").(string)
+	o.namespace, _ = get(m, "metadata", "namespace").(string)
+	if crds && o.kind == "CustomResourceDefinition" && o.group() == "apiextensions.k8s.io" {
+		o.crd = decodeCRD(raw, j)
+	}
+	return decoded{v: v, obj: o}
+}
+
+// decodeCRD decodes a CRD from the document's JSON, or returns nil where
+// it does not decode.
+//
+// sigs.k8s.io/yaml.Unmarshal into a typed target, which the lint used to
+// call on the YAML, converts a number or boolean to a string where the
+// target field is a string (e.g. description: 123 in a schema); YAMLToJSON
+// does not, so such a document fails to decode from json here. Those are
+// the only places where the two JSON texts differ, so where json decodes,
+// the CRD is the one Unmarshal gives; where it does not, Unmarshal on the
+// YAML decides, as before. (The API server would reject such a CRD: it
+// decodes the JSON that kubectl and clusterctl send, which holds the
+// number, strictly.)
+func decodeCRD(raw, j []byte) *apiextensionsv1.CustomResourceDefinition {
+	crd := new(apiextensionsv1.CustomResourceDefinition)
+	if err := json.NewDecoder(bytes.NewReader(j)).Decode(crd); err == nil {
+		return crd
+	}
+	crd = new(apiextensionsv1.CustomResourceDefinition)
+	if err := yaml.Unmarshal(raw, crd); err != nil {
+		return nil
+	}
+	return crd
+}
+
+// workers is how many goroutines decode a file's documents: one for a
+// small file, else up to GOMAXPROCS with at least 32 KiB each.
+func workers(size, docs int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), docs, size/(32<<10)))
+}
+
+// forEach calls fn(0) ... fn(n-1) on w goroutines.
+func forEach(n, w int, fn func(i int)) {
+	if w <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// blank says whether every line is empty or a comment.
+func blank(b []byte) bool {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			return false
+		}
+	}
+	return true
 }
 
 // get walks nested maps; it returns nil where a key is missing.

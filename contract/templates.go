@@ -16,7 +16,7 @@ func classFile(class string) string { return "clusterclass-" + class + ".yaml" }
 
 func (l *linter) lintTemplate(v *view, f release.File, classes []release.File) {
 	file := v.path(f.Name)
-	objs := l.parse(v, f)
+	objs := l.parse(v, f, false)
 	clusters := 0
 	for _, o := range objs {
 		if o.kind == "Namespace" && o.group() == "" {
@@ -53,7 +53,7 @@ func (l *linter) lintTemplate(v *view, f release.File, classes []release.File) {
 
 func (l *linter) lintClusterClass(v *view, f release.File) {
 	file := v.path(f.Name)
-	objs := l.parse(v, f)
+	objs := l.parse(v, f, false)
 	want, _ := strings.CutSuffix(strings.TrimPrefix(f.Name, "clusterclass-"), ".yaml")
 	var classes []string
 	for _, o := range objs {
