@@ -445,9 +445,21 @@ func (g *GitHub) deleteAsset(ctx context.Context, a *github.ReleaseAsset) error 
 	return nil
 }
 
-// find returns the published release for tag, or the draft for it, or nil.
-// The by-tag endpoint never returns drafts, so drafts are found by listing.
+// find returns the published release for tag, or else the oldest draft for
+// it, or nil. The by-tag endpoint never returns drafts, so drafts are found
+// by listing: the first page of releases is read alongside the by-tag
+// lookup, and further pages only when by-tag finds nothing.
 func (g *GitHub) find(ctx context.Context, tag string) (*ghRelease, error) {
+	listCtx, cancel := context.WithCancel(ctx)
+	var (
+		wg      sync.WaitGroup
+		first   []*github.RepositoryRelease
+		next    int
+		listErr error
+	)
+	wg.Go(func() { first, next, listErr = g.releasesPage(listCtx, 1) })
+	defer func() { cancel(); wg.Wait() }()
+
 	rr, err := DoValue(ctx, g.retry, func(ctx context.Context) (*github.RepositoryRelease, error) {
 		r, _, err := g.c.Repositories.GetReleaseByTag(ctx, g.o.Owner, g.o.Repo, tag)
 		return r, g.convert(err)
@@ -455,12 +467,16 @@ func (g *GitHub) find(ctx context.Context, tag string) (*ghRelease, error) {
 	var se *StatusError
 	switch {
 	case err == nil:
-		return toRelease(rr), nil
+		return toRelease(rr), nil // the published release wins; the listing is cancelled
 	case errors.As(err, &se) && se.Status == http.StatusNotFound:
 	default:
 		return nil, g.hint(fmt.Errorf("look up release %s of %s/%s: %w", tag, g.o.Owner, g.o.Repo, err))
 	}
-	d, err := g.findDraft(ctx, tag)
+	wg.Wait()
+	if listErr != nil {
+		return nil, g.hint(fmt.Errorf("look for a draft release %s of %s/%s: %w", tag, g.o.Owner, g.o.Repo, listErr))
+	}
+	d, err := g.oldestDraft(ctx, tag, first, next)
 	if err != nil {
 		return nil, g.hint(fmt.Errorf("look for a draft release %s of %s/%s: %w", tag, g.o.Owner, g.o.Repo, err))
 	}
@@ -471,30 +487,49 @@ func (g *GitHub) find(ctx context.Context, tag string) (*ghRelease, error) {
 }
 
 func (g *GitHub) findDraft(ctx context.Context, tag string) (*ghRelease, error) {
+	page, next, err := g.releasesPage(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	return g.oldestDraft(ctx, tag, page, next)
+}
+
+// oldestDraft returns the oldest draft for tag in the releases list, given
+// a page already read and the number of the next one (0: none).
+func (g *GitHub) oldestDraft(ctx context.Context, tag string, page []*github.RepositoryRelease, next int) (*ghRelease, error) {
 	var found *github.RepositoryRelease
-	opts := &github.ListOptions{PerPage: 100}
 	for {
-		page, resp, err := doResp(ctx, g, func(ctx context.Context) ([]*github.RepositoryRelease, *github.Response, error) {
-			return g.c.Repositories.ListReleases(ctx, g.o.Owner, g.o.Repo, opts)
-		})
-		if err != nil {
-			return nil, err
-		}
 		for _, r := range page {
 			// The oldest draft wins, so every run picks the same one.
 			if r.GetDraft() && r.GetTagName() == tag && (found == nil || r.GetID() < found.GetID()) {
 				found = r
 			}
 		}
-		if resp.NextPage == 0 {
+		if next == 0 {
 			break
 		}
-		opts.Page = resp.NextPage
+		var err error
+		if page, next, err = g.releasesPage(ctx, next); err != nil {
+			return nil, err
+		}
 	}
 	if found == nil {
 		return nil, nil
 	}
 	return toRelease(found), nil
+}
+
+// releasesPage reads one page of the repository's releases, newest first,
+// and returns the next page's number (0: none).
+func (g *GitHub) releasesPage(ctx context.Context, page int) ([]*github.RepositoryRelease, int, error) {
+	opts := &github.ListOptions{PerPage: 100, Page: page}
+	rs, resp, err := doResp(ctx, g, func(ctx context.Context) ([]*github.RepositoryRelease, *github.Response, error) {
+		return g.c.Repositories.ListReleases(ctx, g.o.Owner, g.o.Repo, opts)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return rs, resp.NextPage, nil
 }
 
 func (g *GitHub) create(ctx context.Context, tag string, rel *release.Release) (*ghRelease, error) {

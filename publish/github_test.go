@@ -242,12 +242,17 @@ func TestPublishGitHub_RepublishUnchangedUploadsNothing(t *testing.T) {
 	if diff := cmp.Diff(names(t, rel), sum.Skipped); diff != "" {
 		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
-	// One lookup by tag and one page of assets.
+	// One lookup by tag and one page of assets; the first page of releases
+	// is read alongside the lookup, and cancelled once the release is found.
+	log := slices.DeleteFunc(e.srv.Log(), func(l string) bool { return l == fakegh.RouteListReleases+" /api/v3/repos/capi/example/releases" })
 	if diff := cmp.Diff([]string{
 		fakegh.RouteGetReleaseByTag + " /api/v3/repos/capi/example/releases/tags/v0.1.0",
 		fakegh.RouteListAssets + " /api/v3/repos/capi/example/releases/101/assets",
-	}, e.srv.Log()); diff != "" {
+	}, log); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if n := e.srv.Calls(fakegh.RouteListReleases); n > 1 {
+		t.Errorf("%d pages of releases read, want at most 1", n)
 	}
 	if diff := cmp.Diff(wantState(t, rel, false), e.state()); diff != "" {
 		t.Errorf("server state (-want +got):\n%s", diff)
@@ -426,14 +431,13 @@ func TestPublishGitHub_PermanentErrorsFailAtOnceAndNeverShowTheToken(t *testing.
 		token    string
 		repo     string
 		wantText []string
-		// A 404 by tag may just mean "no release yet": the listing's 404
-		// then says the repository is missing.
-		wantRequests int
 	}{
 		{name: "401 bad credentials", token: testToken + "-revoked", repo: "example",
-			wantText: []string{"401", "Bad credentials", "GITHUB_TOKEN"}, wantRequests: 1},
+			wantText: []string{"401", "Bad credentials", "GITHUB_TOKEN"}},
+		// A 404 by tag may just mean "no release yet": the listing's 404
+		// then says the repository is missing.
 		{name: "404 repository", token: testToken, repo: "missing",
-			wantText: []string{"404", "capi/missing does not exist"}, wantRequests: 2},
+			wantText: []string{"404", "capi/missing does not exist"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -453,8 +457,10 @@ func TestPublishGitHub_PermanentErrorsFailAtOnceAndNeverShowTheToken(t *testing.
 					t.Errorf("token leaked: %s", out)
 				}
 			}
-			if got := len(e.srv.Log()); got != tt.wantRequests {
-				t.Errorf("%d requests, want %d (no retry): %v", got, tt.wantRequests, e.srv.Log())
+			// The lookup by tag and the first page of releases, run together
+			// (the page may be cancelled before it reaches the server).
+			if got, calls := len(e.srv.Log()), e.srv.Calls(fakegh.RouteGetReleaseByTag); got > 2 || calls != 1 {
+				t.Errorf("%d requests, %d by tag, want at most 2 and 1 (no retry): %v", got, calls, e.srv.Log())
 			}
 			if len(e.sleeps.get()) != 0 {
 				t.Errorf("slept %v before failing", e.sleeps.get())
@@ -597,11 +603,13 @@ func TestPublishGitHub_FindsTheDraftOnALaterPageOfReleases(t *testing.T) {
 	rel := fixture(t, "v2.0.0")
 	// An old draft for the tag, then 150 newer releases: listed newest first,
 	// the draft is on the second page of 100.
+	// A newer draft for the same tag is on the first page: the oldest wins.
 	draftID := e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: "v2.0.0", Draft: true, TargetCommitish: "0123abc",
 		Assets: []fakegh.Asset{{Name: "metadata.yaml", Data: mustFile(t, rel, "metadata.yaml")}}})
 	for i := range 150 {
 		e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: fmt.Sprintf("v1.%d.0", i), TargetCommitish: "main"})
 	}
+	newer := e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: "v2.0.0", Draft: true, TargetCommitish: "0123abc"})
 	sum, err := e.publisher(t, 0, nil).Publish(context.Background(), rel)
 	if err != nil {
 		t.Fatal(err)
@@ -619,8 +627,97 @@ func TestPublishGitHub_FindsTheDraftOnALaterPageOfReleases(t *testing.T) {
 	if got := st[0]; got.Draft || len(got.Assets) != 6 {
 		t.Errorf("resumed draft = %+v", got)
 	}
-	if len(st) != 151 {
-		t.Errorf("%d releases, want 151", len(st))
+	if got := st[151]; !got.Draft || len(got.Assets) != 0 {
+		t.Errorf("newer draft %d = %+v, want it untouched", newer, got)
+	}
+	if len(st) != 152 {
+		t.Errorf("%d releases, want 152", len(st))
+	}
+}
+
+func TestPublishGitHub_FreshPublishRequests(t *testing.T) {
+	e := newEnv(t, false)
+	rel := fixture(t, "v2.1.0")
+	if _, err := e.publisher(t, 0, nil).Publish(context.Background(), rel); err != nil {
+		t.Fatal(err)
+	}
+	files := len(names(t, rel))
+	var routes []string
+	for _, l := range e.srv.Log() {
+		routes = append(routes, strings.SplitN(l, " /", 2)[0])
+	}
+	// The lookup by tag and the first page of releases go out together, then
+	// the draft, the uploads, the read back, and the publish.
+	lookups := slices.Clone(routes[:2])
+	slices.Sort(lookups)
+	want := []string{fakegh.RouteGetReleaseByTag, fakegh.RouteListReleases, fakegh.RouteCreateRelease} // lookups sorted
+	for range files {
+		want = append(want, fakegh.RouteUploadAsset)
+	}
+	want = append(want, fakegh.RouteListAssets, fakegh.RouteEditRelease)
+	if diff := cmp.Diff(want, append(lookups, routes[2:]...)); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if len(routes) != files+5 {
+		t.Errorf("%d requests, want %d", len(routes), files+5)
+	}
+}
+
+func TestPublishGitHub_PublishedReleaseWinsOverADraftForTheSameTag(t *testing.T) {
+	e := newEnv(t, false)
+	rel := fixture(t, "v2.2.0")
+	files, err := rel.Flat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var assets []fakegh.Asset
+	for _, f := range files {
+		assets = append(assets, fakegh.Asset{Name: f.Name, Data: f.Data})
+	}
+	// An older and a newer draft around the published release.
+	e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: "v2.2.0", Draft: true, TargetCommitish: "0123abc"})
+	e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: "v2.2.0", TargetCommitish: "0123abc", Assets: assets})
+	e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: "v2.2.0", Draft: true, TargetCommitish: "0123abc"})
+	before := e.state()
+	// The listing fails: it does not matter once the lookup by tag found the release.
+	e.srv.Inject(fakegh.RouteListReleases, 1, fakegh.ServerError)
+	sum, err := e.publisher(t, 1, nil).Publish(context.Background(), rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(names(t, rel), sum.Skipped); diff != "" || sum.Draft {
+		t.Errorf("skipped (-want +got):\n%s\ndraft: %v", diff, sum.Draft)
+	}
+	if diff := cmp.Diff(before, e.state()); diff != "" {
+		t.Errorf("server state changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestPublishGitHub_EitherLookupsErrorIsReported(t *testing.T) {
+	denied := fakegh.Fault{Status: http.StatusForbidden, Body: `{"message":"Resource not accessible by integration"}`}
+	for _, tt := range []struct {
+		route string
+		want  string
+	}{
+		{fakegh.RouteGetReleaseByTag, "look up release v2.3.0 of capi/example"},
+		{fakegh.RouteListReleases, "look for a draft release v2.3.0 of capi/example"},
+	} {
+		t.Run(tt.route, func(t *testing.T) {
+			e := newEnv(t, false)
+			e.srv.Inject(tt.route, 1, denied)
+			_, err := e.publisher(t, 0, nil).Publish(context.Background(), fixture(t, "v2.3.0"))
+			if err == nil {
+				t.Fatal("publish succeeded")
+			}
+			for _, s := range []string{tt.want, "403", "Resource not accessible by integration", "contents: write"} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q lacks %q", err, s)
+				}
+			}
+			if n := len(e.srv.Releases(e.owner, e.repo)); n != 0 {
+				t.Errorf("%d releases created after a failed lookup", n)
+			}
+		})
 	}
 }
 
