@@ -2,6 +2,7 @@ package publish
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -265,7 +266,8 @@ func (g *GitHub) check(r *ghRelease, d Diff) error {
 	return nil
 }
 
-// write uploads the missing assets and replaces the changed ones, in parallel.
+// write uploads the missing assets and replaces the changed ones, in
+// parallel, largest first, so the last round does not wait on a big file.
 func (g *GitHub) write(ctx context.Context, r *ghRelease, d Diff, temps map[string]*github.ReleaseAsset, sum *Summary) error {
 	type job struct {
 		f       release.File
@@ -278,39 +280,41 @@ func (g *GitHub) write(ctx context.Context, r *ghRelease, d Diff, temps map[stri
 	for _, f := range d.Changed {
 		jobs = append(jobs, job{f: f, replace: true})
 	}
+	slices.SortStableFunc(jobs, func(a, b job) int { return cmp.Compare(len(b.f.Data), len(a.f.Data)) })
+	queue := make(chan job, len(jobs))
+	for _, j := range jobs {
+		queue <- j
+	}
+	close(queue)
 	var (
 		mu   sync.Mutex
 		errs []error
 		wg   sync.WaitGroup
-		sem  = make(chan struct{}, g.o.Concurrency)
 	)
-	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
+	for range min(g.o.Concurrency, len(jobs)) {
+		wg.Go(func() {
+			for j := range queue {
+				if err := ctx.Err(); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("upload %s: %w", j.f.Name, err))
+					mu.Unlock()
+					continue
+				}
+				n, err := g.put(ctx, r, j.f, j.replace, temps[j.f.Name])
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("upload %s: %w", j.f.Name, ctx.Err()))
+				switch {
+				case err != nil:
+					errs = append(errs, err)
+				case j.replace:
+					sum.BytesUploaded += n
+					sum.Replaced = append(sum.Replaced, j.f.Name)
+				default:
+					sum.BytesUploaded += n
+					sum.Uploaded = append(sum.Uploaded, j.f.Name)
+				}
 				mu.Unlock()
-				return
 			}
-			defer func() { <-sem }()
-			n, err := g.put(ctx, r, j.f, j.replace, temps[j.f.Name])
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			sum.BytesUploaded += n
-			if j.replace {
-				sum.Replaced = append(sum.Replaced, j.f.Name)
-			} else {
-				sum.Uploaded = append(sum.Uploaded, j.f.Name)
-			}
-		}()
+		})
 	}
 	wg.Wait()
 	// Leftover temporary assets of an earlier run that nothing needed.

@@ -755,3 +755,21 @@ func mustFile(t *testing.T, rel *release.Release, name string) []byte {
 	}
 	return f.Data
 }
+
+func TestPublishGitHub_UploadsTheLargestAssetsFirst(t *testing.T) {
+	e := newEnv(t, false)
+	rel := fixture(t, "v2.4.0")
+	_ = rel.Providers[0].Add("cluster-template-big.yaml", bytes.Repeat([]byte("# big\n"), 1000))
+	if _, err := e.publisher(t, 0, func(o *publish.GitHubOptions) { o.Concurrency = 1 }).Publish(context.Background(), rel); err != nil {
+		t.Fatal(err)
+	}
+	// One upload at a time: the server holds the assets in upload order.
+	st := e.srv.Releases(e.owner, e.repo)
+	var sizes []int
+	for _, a := range st[0].Assets {
+		sizes = append(sizes, len(a.Data))
+	}
+	if len(sizes) != len(names(t, rel)) || !slices.IsSortedFunc(sizes, func(a, b int) int { return b - a }) || st[0].Assets[0].Name != "cluster-template-big.yaml" {
+		t.Errorf("upload order by size = %v (first %s), want largest first", sizes, st[0].Assets[0].Name)
+	}
+}
