@@ -166,7 +166,7 @@ type ghRelease struct {
 	draft     bool
 	immutable bool
 	htmlURL   string
-	assets    map[string]*github.ReleaseAsset
+	assets    map[string]*github.ReleaseAsset // nil: not known yet
 }
 
 // Publish creates or resumes the release for the tag, uploads what is
@@ -197,8 +197,10 @@ func (g *GitHub) Publish(ctx context.Context, rel *release.Release) (*Summary, e
 	var d Diff
 	var temps map[string]*github.ReleaseAsset
 	if r != nil {
-		if err := g.listAssets(ctx, r); err != nil {
-			return nil, err
+		if r.assets == nil {
+			if err := g.listAssets(ctx, r); err != nil {
+				return nil, err
+			}
 		}
 		temps = takeTemps(r)
 		if d, err = Compare(ctx, files, remotes(r), g.hashFunc(r)); err != nil {
@@ -761,6 +763,22 @@ func (g *GitHub) hint(err error) error {
 	return err
 }
 
+// embeddedAssetsMax bounds the asset list a release object carries that is
+// taken as complete. The REST docs state no cap for it (lists of 54 are seen
+// whole); a list this long is read again from the paginated assets endpoint.
+const embeddedAssetsMax = 50
+
+// toRelease keeps the assets the release object lists, when there are few
+// enough to trust the list is whole (else assets stays nil: not known).
+// They are the state compared before writing; the read back after the
+// uploads always lists the assets anew.
 func toRelease(r *github.RepositoryRelease) *ghRelease {
-	return &ghRelease{id: r.GetID(), tag: r.GetTagName(), draft: r.GetDraft(), immutable: r.GetImmutable(), htmlURL: r.GetHTMLURL()}
+	out := &ghRelease{id: r.GetID(), tag: r.GetTagName(), draft: r.GetDraft(), immutable: r.GetImmutable(), htmlURL: r.GetHTMLURL()}
+	if len(r.Assets) < embeddedAssetsMax {
+		out.assets = map[string]*github.ReleaseAsset{}
+		for _, a := range r.Assets {
+			out.assets[a.GetName()] = a
+		}
+	}
+	return out
 }

@@ -242,12 +242,11 @@ func TestPublishGitHub_RepublishUnchangedUploadsNothing(t *testing.T) {
 	if diff := cmp.Diff(names(t, rel), sum.Skipped); diff != "" {
 		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
-	// One lookup by tag and one page of assets; the first page of releases
-	// is read alongside the lookup, and cancelled once the release is found.
+	// One lookup by tag, whose reply lists the assets; the first page of
+	// releases is read alongside it, and cancelled once the release is found.
 	log := slices.DeleteFunc(e.srv.Log(), func(l string) bool { return l == fakegh.RouteListReleases+" /api/v3/repos/capi/example/releases" })
 	if diff := cmp.Diff([]string{
 		fakegh.RouteGetReleaseByTag + " /api/v3/repos/capi/example/releases/tags/v0.1.0",
-		fakegh.RouteListAssets + " /api/v3/repos/capi/example/releases/101/assets",
 	}, log); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
@@ -620,6 +619,11 @@ func TestPublishGitHub_FindsTheDraftOnALaterPageOfReleases(t *testing.T) {
 	if n := e.srv.Calls(fakegh.RouteCreateRelease); n != 0 {
 		t.Errorf("created %d releases, want to resume draft %d", n, draftID)
 	}
+	// The draft's assets come with the listing: the assets are listed once,
+	// to read them back after the uploads.
+	if n := e.srv.Calls(fakegh.RouteListAssets); n != 1 {
+		t.Errorf("asset listings = %d, want 1 (the read back)", n)
+	}
 	if diff := cmp.Diff([]string{"metadata.yaml"}, sum.Skipped); diff != "" {
 		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
@@ -771,5 +775,32 @@ func TestPublishGitHub_UploadsTheLargestAssetsFirst(t *testing.T) {
 	}
 	if len(sizes) != len(names(t, rel)) || !slices.IsSortedFunc(sizes, func(a, b int) int { return b - a }) || st[0].Assets[0].Name != "cluster-template-big.yaml" {
 		t.Errorf("upload order by size = %v (first %s), want largest first", sizes, st[0].Assets[0].Name)
+	}
+}
+
+func TestPublishGitHub_ALongAssetListIsListedAgainBeforeComparing(t *testing.T) {
+	e := newEnv(t, false)
+	rel := fixture(t, "v2.5.0")
+	files, err := rel.Flat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var assets []fakegh.Asset
+	for _, f := range files {
+		assets = append(assets, fakegh.Asset{Name: f.Name, Data: f.Data})
+	}
+	for i := range 60 {
+		assets = append(assets, fakegh.Asset{Name: fmt.Sprintf("extra-%02d.txt", i), Data: []byte("x")})
+	}
+	e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: "v2.5.0", TargetCommitish: "0123abc", Assets: assets})
+	sum, err := e.publisher(t, 1, nil).Publish(context.Background(), rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.srv.Calls(fakegh.RouteListAssets); n != 1 {
+		t.Errorf("asset listings = %d, want 1: %d assets are too many to trust the release object's list", n, len(assets))
+	}
+	if diff := cmp.Diff(names(t, rel), sum.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
 }
