@@ -317,6 +317,12 @@ func TestPublishTimes(t *testing.T) {
 			check(t, "github capirepo -c 8", g.assetCount())
 			return g.m.requests
 		}},
+		{"github capirepo -c 10", func() int {
+			g := newGH(t, latency)
+			g.capirepoN(t, rel, 10)
+			check(t, "github capirepo -c 10", g.assetCount())
+			return g.m.requests
+		}},
 		{"github sequential", func() int {
 			g := newGH(t, latency)
 			g.sequential(t, dir, rel, false)
