@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -20,7 +23,7 @@ type buildOptions struct {
 	image       string
 	allowRemote bool
 
-	// Manager binaries and image (cmd/capirepo/release.go).
+	// Manager binaries and image.
 	binaries    bool
 	platforms   []string
 	imagePush   bool
@@ -45,8 +48,37 @@ func (o *buildOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.baseImage, "base-image", "", "base of the manager image (default: empty, for a static binary)")
 }
 
-func (o *buildOptions) builderOptions() builder.Options {
-	return builder.Options{Dir: o.dir, ConfigPath: o.config, Version: o.version, Image: o.image, AllowRemote: o.allowRemote}
+// validateArtifacts checks the binary and image flags of build and release.
+func (o *buildOptions) validateArtifacts() error {
+	if o.imageRef != pipeline.ImageRefTag && o.imageRef != pipeline.ImageRefDigest {
+		return usagef("--image-ref must be tag or digest, not %q", o.imageRef)
+	}
+	building := o.imagePush || o.imageLayout != ""
+	switch {
+	case building && o.image == "":
+		return usagef("--image-push and --image-layout need --image REPOSITORY to name the image")
+	case o.imageRef == pipeline.ImageRefDigest && !building:
+		return usagef("--image-ref digest needs the image built here: add --image-push or --image-layout DIR")
+	case o.baseImage != "" && !building:
+		return usagef("--base-image is used only when the image is built: add --image-push or --image-layout DIR")
+	}
+	for _, p := range o.platforms {
+		if _, err := builder.ParsePlatform(p); err != nil {
+			return usagef("--platforms: %v", err)
+		}
+	}
+	return nil
+}
+
+// pipelineOptions is what the flags ask the build to make; the go command gets the
+// process environment and the registries docker's credentials.
+func (o *buildOptions) pipelineOptions(s streams) pipeline.BuildOptions {
+	return pipeline.BuildOptions{
+		Dir: o.dir, ConfigPath: o.config, Version: o.version, Out: o.out, Image: o.image, AllowRemote: o.allowRemote,
+		Binaries: o.binaries, Platforms: o.platforms, ImagePush: o.imagePush, ImageLayout: o.imageLayout,
+		ImageRef: o.imageRef, BaseImage: o.baseImage,
+		SourceDateEpoch: s.getenv("SOURCE_DATE_EPOCH"), Env: os.Environ(), Keychain: authn.DefaultKeychain,
+	}
 }
 
 func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
@@ -59,18 +91,18 @@ func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 			if err := o.validateArtifacts(); err != nil {
 				return err
 			}
-			b, err := buildAll(cmd.Context(), s, o, "")
+			b, err := pipeline.Build(cmd.Context(), o.pipelineOptions(s), s.errOut)
 			if err != nil {
 				return err
 			}
-			res := b.res
+			res := b.Result
 			if err := lintBuilt(s, res); err != nil {
 				return err
 			}
 			if err := release.Write(o.out, res.Release); err != nil {
 				return fmt.Errorf("write %s: %w", o.out, err)
 			}
-			return printBuild(s, g, o.out, res, b.art)
+			return printBuild(s, g, o.out, res, b.Artifacts)
 		},
 	}
 	o.bind(cmd)
@@ -83,7 +115,7 @@ type buildSummary struct {
 	Providers []builder.ProviderResult `json:"providers"`
 	Files     map[string][]fileSummary `json:"files"`
 	Warnings  []string                 `json:"warnings"`
-	artifacts
+	pipeline.Artifacts
 }
 
 type fileSummary struct {
@@ -107,11 +139,11 @@ func lintBuilt(s streams, res *builder.Result) error {
 	return nil
 }
 
-func printBuild(s streams, g *globalOptions, out string, res *builder.Result, art artifacts) error {
+func printBuild(s streams, g *globalOptions, out string, res *builder.Result, art pipeline.Artifacts) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.errOut, "warning: %s\n", w)
 	}
-	sum := buildSummary{Version: res.Release.Version, Out: out, Providers: res.Providers, Files: map[string][]fileSummary{}, Warnings: res.Warnings, artifacts: art}
+	sum := buildSummary{Version: res.Release.Version, Out: out, Providers: res.Providers, Files: map[string][]fileSummary{}, Warnings: res.Warnings, Artifacts: art}
 	for _, p := range res.Release.Providers {
 		for _, f := range p.Assets() {
 			sum.Files[p.Label()] = append(sum.Files[p.Label()], fileSummary{Name: f.Name, Size: len(f.Data), SHA256: f.SHA256()})

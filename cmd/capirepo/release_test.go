@@ -21,6 +21,7 @@ import (
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
+	"github.com/capirepo/capirepo/pipeline"
 )
 
 const ghToken = "ghp_release_test_token_never_printed"
@@ -128,10 +129,10 @@ func TestBuild_ImageLayoutByTag(t *testing.T) {
 	}
 }
 
-func releaseJSON(t *testing.T, env map[string]string, args ...string) (int, releaseSummary, string) {
+func releaseJSON(t *testing.T, env map[string]string, args ...string) (int, pipeline.Summary, string) {
 	t.Helper()
 	code, stdout, stderr := runCmd(t, env, append([]string{"release", "--dir", exampleDir(t), "--version", "v0.1.0", "--output", "json"}, args...)...)
-	var sum releaseSummary
+	var sum pipeline.Summary
 	if code != exitUsage {
 		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 			t.Fatalf("release --output json (exit %d): %v\n%s\n%s", code, err, stdout, stderr)
@@ -145,7 +146,7 @@ func releaseJSON(t *testing.T, env map[string]string, args ...string) (int, rele
 	return code, sum, stderr
 }
 
-func statuses(sum releaseSummary) string {
+func statuses(sum pipeline.Summary) string {
 	var b strings.Builder
 	for _, s := range sum.Steps {
 		b.WriteString(s.Step + "=" + s.Status + "\n")
@@ -233,7 +234,7 @@ func TestRelease_GitHubVerifiesThroughClusterctl(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if d := sum.Steps[4].Detail; sum.Steps[4].Status != statusOK || !strings.Contains(d, "read back from https://github.com/example/provider-through-clusterctl") {
+	if d := sum.Steps[4].Detail; sum.Steps[4].Status != pipeline.StatusOK || !strings.Contains(d, "read back from https://github.com/example/provider-through-clusterctl") {
 		t.Errorf("verify step %+v", sum.Steps[4])
 	}
 }
@@ -296,19 +297,6 @@ func TestRelease_UsageErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
 			}
 		})
-	}
-}
-
-func TestSourceURL_DropsCredentials(t *testing.T) {
-	for in, want := range map[string]string{
-		"git@github.com:example/provider.git":             "https://github.com/example/provider",
-		"https://user:secret@github.com/example/provider": "https://github.com/example/provider",
-		"ssh://git@gitlab.example.com/group/provider.git": "https://gitlab.example.com/group/provider",
-		"/srv/git/provider":                               "",
-	} {
-		if got := sourceURL(in); got != want {
-			t.Errorf("sourceURL(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/pipeline"
 )
 
 // Exit codes.
@@ -98,7 +99,8 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) 
 	}
 	fmt.Fprintf(errOut, "Error: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, builder.ErrNoVersion) || isCobraUsage(err) {
+	var mismatch *pipeline.ManagerMismatchError
+	if errors.As(err, &ue) || errors.As(err, &mismatch) || errors.Is(err, builder.ErrNoVersion) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitFailure

@@ -1,0 +1,292 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/image"
+	"github.com/capirepo/capirepo/provider"
+)
+
+// How the components name a built image (BuildOptions.ImageRef).
+const (
+	ImageRefTag    = "tag"    // REPO:VERSION
+	ImageRefDigest = "digest" // REPO@sha256:...
+)
+
+// BuildOptions say what one build makes.
+type BuildOptions struct {
+	// Dir is the provider tree; it is only read.
+	Dir string
+	// ConfigPath names a capirepo.yaml or clusterctl-settings.json; "" looks in Dir.
+	ConfigPath string
+	// Version is the release version; "" means the config's.
+	Version string
+	// Out is the dist folder: binaries go to Out/bin (the release files are
+	// written by the caller, or by Run's write step).
+	Out string
+	// Image is the repository of the manager's image (tag = version).
+	Image       string
+	AllowRemote bool
+
+	// Binaries compiles the manager for Platforms ("" = the config's).
+	Binaries  bool
+	Platforms []string
+	// ImagePush pushes, and ImageLayout writes as an OCI layout, an image
+	// made of the binaries; either builds the binaries.
+	ImagePush   bool
+	ImageLayout string
+	// ImageRef is ImageRefTag or ImageRefDigest.
+	ImageRef  string
+	BaseImage string
+	// Source is the image's source label; "" means the https URL of Dir's
+	// origin remote.
+	Source string
+
+	// SourceDateEpoch is $SOURCE_DATE_EPOCH, for reproducible binaries.
+	SourceDateEpoch string
+	// Env is the environment the go command starts from.
+	Env []string
+	// Keychain gives registry credentials to pull the base image and push;
+	// nil means anonymous.
+	Keychain authn.Keychain
+}
+
+func (o *BuildOptions) buildsImage() bool { return o.ImagePush || o.ImageLayout != "" }
+
+// Built is one build: the rendered release and what was made beside it.
+type Built struct {
+	Result *builder.Result
+	// Config is the config the release was rendered from, naming the image
+	// by digest when ImageRef is ImageRefDigest.
+	Config    *provider.Config
+	Artifacts Artifacts
+}
+
+// Artifacts are what a build makes besides the release files.
+type Artifacts struct {
+	Binaries []builder.Binary `json:"binaries,omitempty"`
+	Image    *Image           `json:"image,omitempty"`
+}
+
+// Image is the manager image a build made.
+type Image struct {
+	// Tag is REPO:VERSION, Digest the multi-platform index's digest.
+	Tag       string   `json:"tag"`
+	Digest    string   `json:"digest"`
+	Platforms []string `json:"platforms"`
+	Pushed    bool     `json:"pushed"`
+	Layout    string   `json:"layout,omitempty"`
+	// Components is the image reference the components YAML names.
+	Components string `json:"components"`
+}
+
+// ManagerMismatchError says the providers of a tree have different build
+// sections, so the one manager Binaries compiles cannot serve them all.
+// It is a mistake in the request, not a failed build.
+type ManagerMismatchError struct {
+	First, Other string // provider names
+	File         string // the config that holds them
+}
+
+func (e *ManagerMismatchError) Error() string {
+	return fmt.Sprintf("--binaries builds one manager, but providers %s and %s have different build sections in %s", e.First, e.Other, e.File)
+}
+
+// Build makes the binaries, then the image (so its digest is known), then
+// renders the release; it does not write the release. Progress goes to log.
+func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	cfg, err := provider.LoadConfig(o.Dir, o.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	version := o.Version
+	if version == "" {
+		version = cfg.Version
+	}
+	if version == "" {
+		return nil, builder.ErrNoVersion
+	}
+	if _, err := provider.ParseVersion(version); err != nil {
+		return nil, err
+	}
+	b := &Built{Config: cfg}
+	var commit, date string
+	if o.Binaries || o.buildsImage() {
+		spec, err := managerBuild(cfg, o.Platforms)
+		if err != nil {
+			return nil, err
+		}
+		commit, date = builder.CommitInfo(ctx, o.Dir, o.SourceDateEpoch)
+		fmt.Fprintf(log, "go build %s for %s\n", spec.Main, strings.Join(spec.Platforms, ", "))
+		b.Artifacts.Binaries, err = builder.BuildBinaries(ctx, builder.BinaryOptions{
+			Dir: o.Dir, Out: o.Out, Build: spec, Version: version, Commit: commit,
+			SourceDateEpoch: o.SourceDateEpoch, Env: o.Env,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, bin := range b.Artifacts.Binaries {
+			fmt.Fprintf(log, "  %-45s %10s  sha256:%s\n", bin.Path, humanBytes(bin.Size), bin.SHA256[:16])
+		}
+	}
+	if o.buildsImage() {
+		source := o.Source
+		if source == "" {
+			source = gitSource(ctx, o.Dir)
+		}
+		img, err := buildImage(ctx, log, &o, b.Artifacts.Binaries, version, commit, date, source)
+		if err != nil {
+			return nil, err
+		}
+		b.Artifacts.Image = img
+		if o.ImageRef == ImageRefDigest {
+			b.Config = withDigest(cfg, img.Digest)
+		}
+	}
+	bo := builder.Options{Dir: o.Dir, ConfigPath: o.ConfigPath, Image: o.Image, AllowRemote: o.AllowRemote,
+		Config: b.Config, Version: version}
+	if b.Result, err = builder.Build(ctx, bo); err != nil {
+		return nil, err
+	}
+	if img := b.Artifacts.Image; img != nil {
+		img.Components = o.Image + ":" + version
+		if o.ImageRef == ImageRefDigest {
+			img.Components = o.Image + "@" + img.Digest
+		}
+	}
+	return b, nil
+}
+
+// managerBuild is the one build section Binaries compiles: providers of
+// a tree that share a manager share it; different ones are refused.
+func managerBuild(cfg *provider.Config, platforms []string) (provider.Build, error) {
+	var spec provider.Build
+	for i, p := range cfg.Providers {
+		if i == 0 {
+			spec = p.Build
+			continue
+		}
+		if p.Build.Main != spec.Main || p.Build.Ldflags != spec.Ldflags || !slices.Equal(p.Build.Platforms, spec.Platforms) {
+			return spec, &ManagerMismatchError{First: cfg.Providers[0].Name, Other: p.Name, File: cfg.File}
+		}
+	}
+	if len(platforms) > 0 {
+		spec.Platforms = platforms
+	}
+	return spec, nil
+}
+
+func withDigest(cfg *provider.Config, digest string) *provider.Config {
+	c := *cfg
+	c.Providers = slices.Clone(cfg.Providers)
+	for i := range c.Providers {
+		img := provider.Image{}
+		if c.Providers[i].Image != nil {
+			img = *c.Providers[i].Image
+		}
+		img.NewTag, img.Digest = "", digest
+		c.Providers[i].Image = &img
+	}
+	return &c
+}
+
+func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []builder.Binary, version, commit, date, source string) (*Image, error) {
+	created := time.Unix(0, 0)
+	if date != "" {
+		if t, err := time.Parse(time.RFC3339, date); err == nil {
+			created = t
+		}
+	}
+	keychain := o.Keychain
+	if keychain == nil {
+		keychain = authn.NewMultiKeychain() // anonymous
+	}
+	remoteOpts := []remote.Option{remote.WithAuthFromKeychain(keychain), remote.WithUserAgent("capirepo")}
+	in := make([]image.Binary, len(bins))
+	sum := &Image{Tag: o.Image + ":" + version}
+	for i, b := range bins {
+		in[i] = image.Binary{OS: b.Platform.OS, Arch: b.Platform.Arch, Variant: b.Platform.Variant, Path: b.Path}
+		sum.Platforms = append(sum.Platforms, b.Platform.String())
+	}
+	base := o.BaseImage
+	if base == "" {
+		base = "(empty)"
+	}
+	fmt.Fprintf(log, "image %s: base %s, %s\n", sum.Tag, base, strings.Join(sum.Platforms, ", "))
+	idx, err := image.Build(ctx, image.Options{Binaries: in, Base: o.BaseImage, Source: source, Version: version, Revision: commit,
+		Created: created, Remote: remoteOpts})
+	if err != nil {
+		return nil, err
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		return nil, err
+	}
+	sum.Digest = d.String()
+	if o.ImageLayout != "" {
+		if err := image.WriteLayout(o.ImageLayout, idx, version); err != nil {
+			return nil, err
+		}
+		sum.Layout = o.ImageLayout
+		fmt.Fprintf(log, "  OCI layout %s (%s)\n", o.ImageLayout, sum.Digest)
+	}
+	if o.ImagePush {
+		if _, err := image.Push(ctx, idx, o.Image, version, remoteOpts...); err != nil {
+			return nil, err
+		}
+		sum.Pushed = true
+		fmt.Fprintf(log, "  pushed %s@%s\n", sum.Tag, sum.Digest)
+	}
+	return sum, nil
+}
+
+// gitSource is the https URL of the checkout's origin remote, without any
+// credentials it may hold, for the image's source label; "" if none.
+func gitSource(ctx context.Context, dir string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "remote", "get-url", "origin").Output()
+	if err != nil {
+		return ""
+	}
+	return sourceURL(strings.TrimSpace(string(out)))
+}
+
+func sourceURL(remoteURL string) string {
+	r := strings.TrimSuffix(remoteURL, ".git")
+	if rest, ok := strings.CutPrefix(r, "git@"); ok { // git@host:owner/name
+		host, p, ok := strings.Cut(rest, ":")
+		if !ok {
+			return ""
+		}
+		return "https://" + host + "/" + p
+	}
+	u, err := url.Parse(r)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http" && u.Scheme != "ssh") || u.Host == "" {
+		return ""
+	}
+	u.User, u.Scheme = nil, "https"
+	return u.String()
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

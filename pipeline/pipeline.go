@@ -1,0 +1,312 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/verify"
+)
+
+// Options say what one release run does.
+type Options struct {
+	Build   BuildOptions
+	Targets []Target
+	// NewPublisher makes the publisher of a target. Run calls it for every
+	// target before anything is built, so a missing token fails first; not
+	// at all in a dry run.
+	NewPublisher func(Target) (publish.Publisher, error)
+	// DryRun builds, lints, writes and verifies the dist folder, and
+	// publishes nothing.
+	DryRun bool
+
+	// GitHubAPI is the API base of github:// targets; "" is github.com.
+	// clusterctl reads releases only from github.com, so with another API
+	// the dist folder is verified instead.
+	GitHubAPI string
+	// GitLabURL is the instance of gitlab:// targets; "" is https://HOST.
+	GitLabURL string
+	// Variables are clusterctl config values for reading targets back
+	// (github-token, gitlab-access-token). They are never printed.
+	Variables map[string]string
+
+	// Log receives what each step did (files, findings, uploads, what
+	// clusterctl read); nil discards it.
+	Log io.Writer
+	// Progress hears of each step; nil means Lines(Log, false).
+	Progress Progress
+}
+
+// Step statuses.
+const (
+	StatusOK      = "ok"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped" // by design, e.g. publishing in a dry run
+	StatusNotRun  = "not run" // an earlier step failed
+)
+
+// StepResult is what one step did.
+type StepResult struct {
+	Step   string `json:"step"`
+	Status string `json:"status"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Summary is what a run did, step by step.
+type Summary struct {
+	Version   string             `json:"version"`
+	DryRun    bool               `json:"dryRun"`
+	Steps     []StepResult       `json:"steps"`
+	Artifacts Artifacts          `json:"artifacts"`
+	Published []*publish.Summary `json:"published"`
+}
+
+// Run builds (with the binaries and image the build options ask for),
+// lints, writes the dist folder, then publishes to each target and reads it
+// back, in that order; it stops at the first failure. The summary lists
+// every step, those after a failure as not run; the error names the failed
+// step. A nil summary means nothing ran: a publisher could not be made.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Progress == nil {
+		o.Progress = Lines(o.Log, false)
+	}
+	publishers := make([]publish.Publisher, len(o.Targets))
+	if !o.DryRun {
+		for i, t := range o.Targets {
+			if o.NewPublisher == nil {
+				return nil, errors.New("pipeline: Options.NewPublisher is nil")
+			}
+			p, err := o.NewPublisher(t)
+			if err != nil {
+				return nil, err
+			}
+			publishers[i] = p
+		}
+	}
+	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version}}
+	steps := []step{{"build", r.build}, {"lint", r.lint}, {"write", r.write}}
+	for i, t := range o.Targets {
+		var ps *publish.Summary // what publish did, for verify to read back
+		steps = append(steps,
+			step{"publish " + t.Raw, func(ctx context.Context) (string, bool, error) {
+				if o.DryRun {
+					return "dry run: nothing published", true, nil
+				}
+				var err error
+				if ps, err = r.publish(ctx, publishers[i]); err != nil {
+					return "", false, err
+				}
+				return fmt.Sprintf("%s: %d uploaded (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), humanBytes(ps.BytesUploaded),
+					len(ps.Skipped), len(ps.Replaced)), false, nil
+			}},
+			step{"verify " + t.Raw, func(ctx context.Context) (string, bool, error) {
+				if o.DryRun {
+					return "dry run: verified with the dist step below", true, nil
+				}
+				d, err := r.verifyTarget(ctx, t, ps)
+				return d, false, err
+			}})
+	}
+	if o.DryRun || len(o.Targets) == 0 {
+		steps = append(steps, step{"verify dist", func(ctx context.Context) (string, bool, error) {
+			d, err := r.verifyDist(ctx, "")
+			return d, false, err
+		}})
+	}
+	err := runSteps(ctx, o.Progress, steps, &r.sum.Steps)
+	return r.sum, err
+}
+
+// step is one named step: it returns a detail for the summary, whether it
+// was skipped by design, and its error.
+type step struct {
+	name string
+	run  func(context.Context) (detail string, skipped bool, err error)
+}
+
+// runSteps runs steps in order, stops at the first failure and records
+// every step's status.
+func runSteps(ctx context.Context, pr Progress, steps []step, results *[]StepResult) error {
+	var failed error
+	for i, st := range steps {
+		if failed != nil {
+			*results = append(*results, StepResult{Step: st.name, Status: StatusNotRun})
+			continue
+		}
+		pr.Start(i+1, len(steps), st.name)
+		detail, skipped, err := st.run(ctx)
+		r := StepResult{Step: st.name, Status: StatusOK, Detail: detail}
+		switch {
+		case err != nil:
+			r.Status, r.Detail = StatusFailed, firstLine(err.Error())
+			failed = fmt.Errorf("%s: %w", st.name, err)
+		case skipped:
+			r.Status = StatusSkipped
+		}
+		pr.Done(i+1, len(steps), r)
+		*results = append(*results, r)
+	}
+	return failed
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// run holds what the steps of one Run hand on to each other.
+type run struct {
+	o   Options
+	sum *Summary
+	b   *Built
+}
+
+func (r *run) build(ctx context.Context) (string, bool, error) {
+	bo := r.o.Build
+	if bo.Source == "" {
+		for _, t := range r.o.Targets {
+			if t.Kind == GitHub {
+				bo.Source = "https://github.com/" + t.Owner + "/" + t.Name
+				break
+			}
+		}
+	}
+	b, err := Build(ctx, bo, r.o.Log)
+	if err != nil {
+		return "", false, err
+	}
+	r.b = b
+	rel := b.Result.Release
+	r.sum.Version, r.sum.Artifacts = rel.Version, b.Artifacts
+	files, size := 0, 0
+	for _, p := range rel.Providers {
+		for _, f := range p.Assets() {
+			files++
+			size += len(f.Data)
+			fmt.Fprintf(r.o.Log, "  %-60s %10s\n", filepath.Join(p.Label(), p.Version, f.Name), humanBytes(int64(len(f.Data))))
+		}
+	}
+	for _, w := range b.Result.Warnings {
+		fmt.Fprintf(r.o.Log, "  warning: %s\n", w)
+	}
+	d := fmt.Sprintf("%d providers, %d files (%s)", len(rel.Providers), files, humanBytes(int64(size)))
+	if n := len(b.Artifacts.Binaries); n > 0 {
+		d += fmt.Sprintf("; %d binaries", n)
+	}
+	if img := b.Artifacts.Image; img != nil {
+		d += "; image " + img.Components
+	}
+	return d, false, nil
+}
+
+func (r *run) lint(context.Context) (string, bool, error) {
+	rep := contract.Lint(r.b.Result.Release, contract.Options{Disabled: contract.Disabled(r.b.Config.Lint)})
+	if len(rep.Findings) > 0 {
+		_ = rep.WriteText(r.o.Log)
+	}
+	d := fmt.Sprintf("%d errors, %d warnings", rep.Count(contract.Error), rep.Count(contract.Warning))
+	if rep.HasErrors() {
+		return d, false, fmt.Errorf("lint: %s: fix them, or waive a rule with a reason in capirepo.yaml lint.disable", d)
+	}
+	return d, false, nil
+}
+
+func (r *run) write(context.Context) (string, bool, error) {
+	out := r.o.Build.Out
+	if err := release.Write(out, r.b.Result.Release); err != nil {
+		return "", false, fmt.Errorf("write %s: %w", out, err)
+	}
+	return "dist in " + out, false, nil
+}
+
+// publish publishes the release with p and lists what was uploaded.
+func (r *run) publish(ctx context.Context, p publish.Publisher) (*publish.Summary, error) {
+	ps, err := p.Publish(ctx, r.b.Result.Release)
+	if err != nil {
+		return nil, err
+	}
+	r.sum.Published = append(r.sum.Published, ps)
+	sizes := map[string]int{}
+	for _, pr := range r.b.Result.Release.Providers {
+		for _, f := range pr.Assets() {
+			sizes[f.Name] = len(f.Data)
+		}
+	}
+	for _, n := range ps.Uploaded {
+		fmt.Fprintf(r.o.Log, "  uploaded %-51s %10s\n", n, humanBytes(int64(sizes[n])))
+	}
+	return ps, nil
+}
+
+// verifyTarget reads a published target back through clusterctl. clusterctl
+// reads GitHub releases only from github.com and GitLab packages only from
+// https://gitlab.* hosts; for any other API the dist folder is verified
+// instead, and the detail says so.
+func (r *run) verifyTarget(ctx context.Context, t Target, ps *publish.Summary) (string, error) {
+	version := r.b.Result.Release.Version
+	switch t.Kind {
+	case File:
+		rep, err := verify.Dir(ctx, t.Dir, verify.Options{Version: version})
+		if err != nil {
+			return "", err
+		}
+		_ = rep.WriteText(r.o.Log)
+		return fmt.Sprintf("%d providers read back from %s through clusterctl", len(rep.Providers), t.Dir), nil
+	case GitHub:
+		api := strings.TrimSuffix(r.o.GitHubAPI, "/") + "/"
+		if r.o.GitHubAPI != "" && api != publish.DefaultGitHubAPI {
+			return r.verifyDist(ctx, "clusterctl reads GitHub releases only from github.com, not "+r.o.GitHubAPI+": verified the built dist instead")
+		}
+	case GitLab:
+		u := t.GitLabURL(r.o.GitLabURL)
+		pu, err := url.Parse(u)
+		if err != nil || pu.Scheme != "https" || !strings.HasPrefix(pu.Host, "gitlab.") {
+			return r.verifyDist(ctx, "clusterctl reads GitLab packages only from https://gitlab.* hosts, not "+u+": verified the built dist instead")
+		}
+	}
+	var targets []verify.Target
+	for _, pu := range ps.Providers {
+		tg := verify.Target{URL: pu.URL, Version: version}
+		for _, p := range r.b.Result.Release.Providers {
+			if p.ID.Name == pu.Name && string(p.ID.Type) == pu.Type {
+				tg.ID = p.ID
+				for _, f := range p.Files {
+					tg.Files = append(tg.Files, f.Name)
+				}
+			}
+		}
+		targets = append(targets, tg)
+	}
+	rep, err := verify.Repository(ctx, targets, verify.Options{Version: version, Variables: r.o.Variables})
+	if err != nil {
+		return "", err
+	}
+	_ = rep.WriteText(r.o.Log)
+	return fmt.Sprintf("%d providers read back from %s through clusterctl", len(rep.Providers), ps.URL), nil
+}
+
+// verifyDist reads the dist folder back through clusterctl; why, when set,
+// says why the dist was verified instead of a target.
+func (r *run) verifyDist(ctx context.Context, why string) (string, error) {
+	out := r.o.Build.Out
+	rep, err := verify.Dir(ctx, out, verify.Options{Version: r.b.Result.Release.Version})
+	if err != nil {
+		return "", err
+	}
+	_ = rep.WriteText(r.o.Log)
+	d := fmt.Sprintf("%d providers in %s read back through clusterctl", len(rep.Providers), out)
+	if why != "" {
+		d = why + "; " + d
+	}
+	return d, nil
+}
