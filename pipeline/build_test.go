@@ -1,0 +1,159 @@
+package pipeline_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/release"
+)
+
+func exampleDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../examples/infrastructure-example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func newRegistryHost(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// componentsOf returns the example's components YAML from a built release.
+func componentsOf(t *testing.T, rel *release.Release) string {
+	t.Helper()
+	for _, p := range rel.Providers {
+		for _, f := range p.Files {
+			if f.Name == "infrastructure-components.yaml" {
+				return string(f.Data)
+			}
+		}
+	}
+	t.Fatal("no infrastructure-components.yaml in the release")
+	return ""
+}
+
+// TestBuild_ImagePushedAndComponentsNameItByDigest builds the example's
+// manager for two platforms, pushes the image to an in-process registry and
+// reads the index back.
+func TestBuild_ImagePushedAndComponentsNameItByDigest(t *testing.T) {
+	host := newRegistryHost(t)
+	repo := host + "/example/capi-example-controller"
+	out := filepath.Join(t.TempDir(), "dist")
+	b, err := pipeline.Build(context.Background(), pipeline.BuildOptions{
+		Dir: exampleDir(t), Version: "v0.1.0", Out: out, Image: repo,
+		ImagePush: true, ImageRef: pipeline.ImageRefDigest, SourceDateEpoch: "1700000000",
+	}, io.Discard)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	img := b.Artifacts.Image
+	if img == nil || !img.Pushed || len(b.Artifacts.Binaries) != 2 {
+		t.Fatalf("image %+v, %d binaries", img, len(b.Artifacts.Binaries))
+	}
+	wantRef := repo + "@" + img.Digest
+	if img.Components != wantRef {
+		t.Errorf("components image %s, want %s", img.Components, wantRef)
+	}
+
+	tag, _ := name.NewTag(repo + ":v0.1.0")
+	idx, err := remote.Index(tag)
+	if err != nil {
+		t.Fatalf("pull %s: %v", tag, err)
+	}
+	if d, _ := idx.Digest(); d.String() != img.Digest {
+		t.Errorf("registry has %s, build reports %s", d, img.Digest)
+	}
+	im, _ := idx.IndexManifest()
+	var platforms []string
+	for i, d := range im.Manifests {
+		platforms = append(platforms, d.Platform.String())
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, _ := img.ConfigFile()
+		if cf.Architecture != d.Platform.Architecture || strings.Join(cf.Config.Entrypoint, " ") != "/manager" {
+			t.Errorf("%s: config arch %s entrypoint %v", d.Platform, cf.Architecture, cf.Config.Entrypoint)
+		}
+		if cf.Config.Labels["org.opencontainers.image.version"] != "v0.1.0" {
+			t.Errorf("%s: labels %v", d.Platform, cf.Config.Labels)
+		}
+		layers, _ := img.Layers()
+		rc, _ := layers[len(layers)-1].Uncompressed()
+		tr := tar.NewReader(rc)
+		h, err := tr.Next()
+		if err != nil || h.Name != "manager" {
+			t.Fatalf("%s: first layer entry %v, %v", d.Platform, h, err)
+		}
+		inImage, _ := io.ReadAll(tr)
+		_ = rc.Close()
+		onDisk, err := os.ReadFile(b.Artifacts.Binaries[i].Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(inImage, onDisk) {
+			t.Errorf("%s: /manager in the image differs from %s", d.Platform, b.Artifacts.Binaries[i].Path)
+		}
+	}
+	if diff := cmp.Diff([]string{"linux/amd64", "linux/arm64"}, platforms); diff != "" {
+		t.Errorf("index platforms (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(componentsOf(t, b.Result.Release), "image: "+wantRef+"\n") {
+		t.Errorf("components do not name %s", wantRef)
+	}
+	if b.Config.Providers[0].Image == nil || b.Config.Providers[0].Image.Digest != img.Digest {
+		t.Errorf("Built.Config does not carry the digest: %+v", b.Config.Providers[0].Image)
+	}
+}
+
+// An image layout builds the binaries even without Binaries: the image is
+// made of them.
+func TestBuild_ImageLayoutBuildsTheBinariesItNeeds(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "dist")
+	layoutDir := filepath.Join(t.TempDir(), "oci")
+	var logged bytes.Buffer
+	b, err := pipeline.Build(context.Background(), pipeline.BuildOptions{
+		Dir: exampleDir(t), Version: "v0.1.0", Out: out, Image: "ghcr.io/example/capi-example-controller",
+		ImageLayout: layoutDir, ImageRef: pipeline.ImageRefTag, Platforms: []string{"linux/amd64"},
+	}, &logged)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(layoutDir, "index.json")); err != nil {
+		t.Errorf("no OCI layout: %v", err)
+	}
+	if len(b.Artifacts.Binaries) != 1 || b.Artifacts.Binaries[0].Platform.String() != "linux/amd64" {
+		t.Errorf("binaries %+v, want one for linux/amd64", b.Artifacts.Binaries)
+	}
+	if got, want := b.Artifacts.Image.Components, "ghcr.io/example/capi-example-controller:v0.1.0"; got != want {
+		t.Errorf("components image %s, want %s", got, want)
+	}
+	if !strings.Contains(componentsOf(t, b.Result.Release), "image: ghcr.io/example/capi-example-controller:v0.1.0\n") {
+		t.Error("components do not name the image by tag")
+	}
+	if !strings.Contains(logged.String(), "OCI layout "+layoutDir) {
+		t.Errorf("log does not name the layout:\n%s", logged.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "infrastructure-example")); err == nil {
+		t.Error("Build wrote the release; writing is the caller's step")
+	}
+}

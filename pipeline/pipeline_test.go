@@ -1,0 +1,341 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/localrepo"
+	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+)
+
+const ghToken = "ghp_pipeline_test_token_never_printed"
+
+// exampleRun returns options that build the bundled example into a new
+// dist folder, with the log captured.
+func exampleRun(t *testing.T, log *bytes.Buffer) pipeline.Options {
+	t.Helper()
+	return pipeline.Options{
+		Build: pipeline.BuildOptions{Dir: exampleDir(t), Version: "v0.1.0", Out: filepath.Join(t.TempDir(), "dist")},
+		Log:   log,
+	}
+}
+
+func targets(t *testing.T, raw ...string) []pipeline.Target {
+	t.Helper()
+	var ts []pipeline.Target
+	for _, r := range raw {
+		tg, err := pipeline.ParseTarget(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, tg)
+	}
+	return ts
+}
+
+// localPublishers publishes file:// targets to their folders.
+func localPublishers(t pipeline.Target) (publish.Publisher, error) {
+	return &localrepo.Publisher{Root: t.Dir}, nil
+}
+
+func statuses(sum *pipeline.Summary) string {
+	var b strings.Builder
+	for _, s := range sum.Steps {
+		b.WriteString(s.Step + "=" + s.Status + "\n")
+	}
+	return b.String()
+}
+
+// failingPublisher fails every Publish, and counts the calls.
+type failingPublisher struct {
+	err   error
+	calls int
+}
+
+func (p *failingPublisher) Publish(context.Context, *release.Release) (*publish.Summary, error) {
+	p.calls++
+	return nil, p.err
+}
+
+func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
+	var log bytes.Buffer
+	o := exampleRun(t, &log)
+	o.Build.Binaries = true
+	o.DryRun = true
+	o.Targets = targets(t, "github://example/provider")
+	o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
+		t.Errorf("a dry run made a publisher for %s", tg)
+		return nil, errors.New("no publisher in a dry run")
+	}
+	sum, err := pipeline.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	want := "build=ok\nlint=ok\nwrite=ok\npublish github://example/provider=skipped\nverify github://example/provider=skipped\nverify dist=ok\n"
+	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	for _, f := range []string{"bin/manager-linux-amd64", "bin/manager-linux-arm64", "infrastructure-example/v0.1.0/metadata.yaml"} {
+		if _, err := os.Stat(filepath.Join(o.Build.Out, f)); err != nil {
+			t.Errorf("dry run did not build %s: %v", f, err)
+		}
+	}
+	for _, line := range []string{"[1/6] build\n", "[6/6] verify dist: ok", "infrastructure-components.yaml"} {
+		if !strings.Contains(log.String(), line) {
+			t.Errorf("progress lacks %q", line)
+		}
+	}
+	if len(sum.Published) != 0 || sum.Version != "v0.1.0" || !sum.DryRun || len(sum.Artifacts.Binaries) != 2 {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+func TestRun_FileTargetPublishesAndVerifies(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "repo")
+	o := exampleRun(t, &bytes.Buffer{})
+	o.Targets, o.NewPublisher = targets(t, "file://"+root), localPublishers
+	sum, err := pipeline.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	want := "build=ok\nlint=ok\nwrite=ok\npublish file://" + root + "=ok\nverify file://" + root + "=ok\n"
+	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(root, "infrastructure-example", "v0.1.0", "infrastructure-components.yaml")); err != nil {
+		t.Errorf("not published: %v", err)
+	}
+	if len(sum.Published) != 1 || len(sum.Published[0].Uploaded) != 8 {
+		t.Errorf("published %+v", sum.Published)
+	}
+}
+
+// TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone: whatever fails, the
+// steps after it are "not run", their publishers are never called, and the
+// error names the failed step.
+func TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "a-file") // a file where a folder should be
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, b := "file://"+filepath.Join(dir, "a"), "file://"+filepath.Join(dir, "b")
+	for _, tc := range []struct {
+		name    string
+		version string
+		targets []string
+		fail    string // the target whose publisher fails; others publish locally
+		want    string // statuses
+		wantErr string // prefix of the error
+		written []string
+	}{{
+		name: "first of two targets fails", targets: []string{a, b}, fail: a,
+		want:    "build=ok\nlint=ok\nwrite=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		wantErr: "publish " + a + ": upload refused",
+	}, {
+		name: "second target fails after the first is verified", targets: []string{a, b}, fail: b,
+		want:    "build=ok\nlint=ok\nwrite=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
+		wantErr: "publish " + b + ": upload refused", written: []string{a},
+	}, {
+		name: "a real publisher fails on a file in the way", targets: []string{"file://" + blocker, b},
+		want:    "build=ok\nlint=ok\nwrite=ok\npublish file://" + blocker + "=failed\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		wantErr: "publish file://" + blocker + ": ",
+	}, {
+		name: "build fails", version: "1.0", targets: []string{a},
+		want:    "build=failed\nlint=not run\nwrite=not run\npublish " + a + "=not run\nverify " + a + "=not run\n",
+		wantErr: "build: ",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, tg := range []string{a, b} {
+				_ = os.RemoveAll(strings.TrimPrefix(tg, "file://"))
+			}
+			o := exampleRun(t, &bytes.Buffer{})
+			if tc.version != "" {
+				o.Build.Version = tc.version
+			}
+			o.Targets = targets(t, tc.targets...)
+			failing := &failingPublisher{err: errors.New("upload refused\nsecond line of the cause")}
+			o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
+				if tg.Raw == tc.fail {
+					return failing, nil
+				}
+				return localPublishers(tg)
+			}
+			sum, err := pipeline.Run(context.Background(), o)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want it to start with %q", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, statuses(sum)); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+			for _, s := range sum.Steps {
+				if s.Status == pipeline.StatusFailed && (s.Detail == "" || strings.Contains(s.Detail, "\n")) {
+					t.Errorf("failed step %s: detail %q, want the error's first line", s.Step, s.Detail)
+				}
+			}
+			if tc.fail != "" && failing.calls != 1 {
+				t.Errorf("failing publisher called %d times", failing.calls)
+			}
+			for _, tg := range []string{a, b} {
+				_, err := os.Stat(strings.TrimPrefix(tg, "file://"))
+				if written := !errors.Is(err, os.ErrNotExist); written != slices.Contains(tc.written, tg) {
+					t.Errorf("%s written: %v, want %v", tg, written, !written)
+				}
+			}
+		})
+	}
+}
+
+// A publisher that cannot be made (a missing token) fails the run before
+// anything is built or written.
+func TestRun_PublisherErrorStopsBeforeBuild(t *testing.T) {
+	var log bytes.Buffer
+	o := exampleRun(t, &log)
+	o.Targets = targets(t, "file://"+t.TempDir(), "github://o/r")
+	wantErr := errors.New("--publish github://o/r: set GITHUB_TOKEN")
+	o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
+		if tg.Kind == pipeline.GitHub {
+			return nil, wantErr
+		}
+		return localPublishers(tg)
+	}
+	sum, err := pipeline.Run(context.Background(), o)
+	if !errors.Is(err, wantErr) || sum != nil {
+		t.Fatalf("Run = %+v, %v; want no summary and %v", sum, err, wantErr)
+	}
+	if _, err := os.Stat(o.Build.Out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("dist written before the publishers were made: %v", err)
+	}
+	if log.Len() != 0 {
+		t.Errorf("a step ran:\n%s", log.String())
+	}
+}
+
+func TestRun_ManagerMismatchIsATypedError(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"capirepo.yaml": "providers:\n- name: infrastructure-test\n  build: {main: .}\n- name: infrastructure-other\n  build: {main: ./cmd/other}\n",
+	}))
+	o := pipeline.Options{Build: pipeline.BuildOptions{Dir: dir, Version: "v1.2.0", Out: t.TempDir(), Binaries: true}, DryRun: true}
+	_, err := pipeline.Run(context.Background(), o)
+	var mm *pipeline.ManagerMismatchError
+	if !errors.As(err, &mm) || mm.First != "infrastructure-test" || mm.Other != "infrastructure-other" {
+		t.Fatalf("error %v, want a ManagerMismatchError naming both providers", err)
+	}
+	if !strings.HasPrefix(err.Error(), "build: --binaries builds one manager") {
+		t.Errorf("error %q does not name the build step", err)
+	}
+}
+
+// TestRun_GitHubVerifiesThroughClusterctl publishes to the fake serving
+// the public hosts, so clusterctl reads the release back by its github.com
+// URL, with the token it was given as a value.
+func TestRun_GitHubVerifiesThroughClusterctl(t *testing.T) {
+	srv := fakegh.New(t, fakegh.WithToken(ghToken))
+	// clusterctl caches releases per repository for the process: a unique one.
+	srv.AddRepo("example", "provider-pipeline-through-clusterctl", false)
+	orig := http.DefaultTransport
+	http.DefaultTransport = srv.Transport(orig)
+	t.Cleanup(func() { http.DefaultTransport = orig })
+	t.Setenv("GOPROXY", "off")
+
+	var log bytes.Buffer
+	o := exampleRun(t, &log)
+	o.Targets = targets(t, "github://example/provider-pipeline-through-clusterctl")
+	o.Variables = map[string]string{"github-token": ghToken}
+	o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
+		return publish.NewGitHub(publish.GitHubOptions{Owner: tg.Owner, Repo: tg.Name, Token: ghToken,
+			HTTPClient: &http.Client{Transport: srv.Transport(orig)}, Progress: &log})
+	}
+	sum, err := pipeline.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	if d := sum.Steps[4].Detail; sum.Steps[4].Status != pipeline.StatusOK || !strings.Contains(d, "read back from https://github.com/example/provider-pipeline-through-clusterctl") {
+		t.Errorf("verify step %+v", sum.Steps[4])
+	}
+	if strings.Contains(log.String(), ghToken) {
+		t.Error("the token was logged")
+	}
+	if !strings.Contains(log.String(), "uploaded metadata.yaml") {
+		t.Errorf("log does not list uploads:\n%s", log.String())
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    pipeline.Target
+		wantErr string
+	}{
+		{in: "github://acme/provider", want: pipeline.Target{Kind: pipeline.GitHub, Owner: "acme", Name: "provider"}},
+		{in: "github://acme/provider/", want: pipeline.Target{Kind: pipeline.GitHub, Owner: "acme", Name: "provider"}},
+		{in: "gitlab://gitlab.example.com/group/sub/project", want: pipeline.Target{Kind: pipeline.GitLab, Host: "gitlab.example.com", Project: "group/sub/project"}},
+		{in: "file:///srv/repo", want: pipeline.Target{Kind: pipeline.File, Dir: "/srv/repo"}},
+		{in: "file://relative/repo", want: pipeline.Target{Kind: pipeline.File, Dir: "relative/repo"}},
+		{in: "acme/provider", wantErr: `"acme/provider": want github://OWNER/NAME, gitlab://HOST/PROJECT or file://DIR`},
+		{in: "github://acme", wantErr: `"github://acme": want github://OWNER/NAME`},
+		{in: "github://acme/provider/extra", wantErr: `"github://acme/provider/extra": want github://OWNER/NAME`},
+		{in: "github:///provider", wantErr: `"github:///provider": want github://OWNER/NAME`},
+		{in: "gitlab://gitlab.example.com", wantErr: `"gitlab://gitlab.example.com": want gitlab://HOST/GROUP/[SUBGROUP/]PROJECT`},
+		{in: "file://", wantErr: `"file://": want file://DIR`},
+		{in: "s3://bucket", wantErr: `"s3://bucket": unknown scheme "s3" (github, gitlab or file)`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := pipeline.ParseTarget(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.want.Raw = tc.in
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTarget_GitLabURL(t *testing.T) {
+	tg := pipeline.Target{Kind: pipeline.GitLab, Host: "gitlab.example.com", Project: "g/p"}
+	if got := tg.GitLabURL(""); got != "https://gitlab.example.com" {
+		t.Errorf("default instance %q", got)
+	}
+	if got := tg.GitLabURL("http://127.0.0.1:8080"); got != "http://127.0.0.1:8080" {
+		t.Errorf("override %q", got)
+	}
+}
+
+func TestLines_TerminalRewritesOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		terminal bool
+		want     string
+	}{
+		{false, "[1/2] lint\n[1/2] lint: failed (2 errors)\n"},
+		{true, "\r\033[K[1/2] lint ...\r\033[K[1/2] lint: failed (2 errors)\n"},
+	} {
+		var b bytes.Buffer
+		p := pipeline.Lines(&b, tc.terminal)
+		p.Start(1, 2, "lint")
+		p.Done(1, 2, pipeline.StepResult{Step: "lint", Status: pipeline.StatusFailed, Detail: "2 errors"})
+		if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+			t.Errorf("terminal=%v (-want +got):\n%s", tc.terminal, diff)
+		}
+	}
+}
