@@ -163,6 +163,11 @@ func BuildBinaries(ctx context.Context, o BinaryOptions) ([]Binary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// go build runs in the provider tree, so its -o must not be relative
+	// to the working directory of capirepo.
+	if tmp, err = filepath.Abs(tmp); err != nil {
+		return nil, err
+	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 
 	pkg := "./" + strings.TrimPrefix(filepath.ToSlash(filepath.Clean(main)), "./")

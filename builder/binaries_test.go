@@ -106,6 +106,36 @@ func TestBuildBinaries_ExampleBothPlatformsReproducibleAndStamped(t *testing.T) 
 	}
 }
 
+// A relative --out (the default "dist") is relative to the working
+// directory, not to the provider tree go build runs in.
+func TestBuildBinaries_RelativeOutFromAnotherDirectory(t *testing.T) {
+	dir, err := filepath.Abs(exampleDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	bins, err := BuildBinaries(context.Background(), BinaryOptions{
+		Dir:     dir,
+		Out:     "dist",
+		Build:   provider.Build{Main: ".", Platforms: []string{"linux/amd64"}},
+		Version: "v0.1.0",
+		Commit:  "0123456789abcdef0123456789abcdef01234567",
+	})
+	if err != nil {
+		t.Fatalf("BuildBinaries with Out \"dist\" from %s: %v", cwd, err)
+	}
+	if got, want := bins[0].Path, filepath.Join("dist", "bin", "manager-linux-amd64"); got != want {
+		t.Errorf("binary path %s, want %s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "dist", "bin", "manager-linux-amd64")); err != nil {
+		t.Errorf("binary not under the working directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist")); err == nil {
+		t.Errorf("a dist folder appeared in the provider tree %s", dir)
+	}
+}
+
 func TestBuildBinaries_CompileErrorNamesPlatformAndCompilerMessage(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "go.mod", "module example.com/broken\n\ngo 1.26\n")
