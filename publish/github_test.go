@@ -154,6 +154,20 @@ func wantState(t *testing.T, rel *release.Release, draft bool) []state {
 	return []state{s}
 }
 
+// fakeAssets returns the release's files as assets of a fake release.
+func fakeAssets(t *testing.T, rel *release.Release) []fakegh.Asset {
+	t.Helper()
+	files, err := rel.Flat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var assets []fakegh.Asset
+	for _, f := range files {
+		assets = append(assets, fakegh.Asset{Name: f.Name, Data: f.Data})
+	}
+	return assets
+}
+
 func names(t *testing.T, rel *release.Release) []string {
 	files, err := rel.Flat()
 	if err != nil {
@@ -670,14 +684,7 @@ func TestPublishGitHub_FreshPublishRequests(t *testing.T) {
 func TestPublishGitHub_PublishedReleaseWinsOverADraftForTheSameTag(t *testing.T) {
 	e := newEnv(t, false)
 	rel := fixture(t, "v2.2.0")
-	files, err := rel.Flat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var assets []fakegh.Asset
-	for _, f := range files {
-		assets = append(assets, fakegh.Asset{Name: f.Name, Data: f.Data})
-	}
+	assets := fakeAssets(t, rel)
 	// An older and a newer draft around the published release.
 	e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: "v2.2.0", Draft: true, TargetCommitish: "0123abc"})
 	e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: "v2.2.0", TargetCommitish: "0123abc", Assets: assets})
@@ -781,14 +788,7 @@ func TestPublishGitHub_UploadsTheLargestAssetsFirst(t *testing.T) {
 func TestPublishGitHub_ALongAssetListIsListedAgainBeforeComparing(t *testing.T) {
 	e := newEnv(t, false)
 	rel := fixture(t, "v2.5.0")
-	files, err := rel.Flat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var assets []fakegh.Asset
-	for _, f := range files {
-		assets = append(assets, fakegh.Asset{Name: f.Name, Data: f.Data})
-	}
+	assets := fakeAssets(t, rel)
 	for i := range 60 {
 		assets = append(assets, fakegh.Asset{Name: fmt.Sprintf("extra-%02d.txt", i), Data: []byte("x")})
 	}
