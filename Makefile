@@ -19,7 +19,7 @@ RACE_TESTS := Monorepo|FlavorsRenderConcurrently|EqualsKustomize|ExampleGolden|N
 test:
 	$(GO) test ./...
 	$(GO) test -race -run '$(RACE_TESTS)' ./builder/
-	$(GO) test -race -run 'ClusterAPIProvidersHaveNoErrors' ./contract/
+	$(GO) test -race -run 'ClusterAPIProvidersHaveNoErrors|ParseObjects' ./contract/
 	$(GO) test -race ./release/ ./publish/
 
 $(GOLANGCI_LINT):
