@@ -263,15 +263,18 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 
 // request is one parsed call.
 type request struct {
-	w      http.ResponseWriter
-	r      *http.Request
-	route  string
-	owner  string
-	name   string
-	id     int64  // release or asset id
-	rest   string // tag, or download tag/name
-	origin string // scheme://host the client used for the API, "" for GHE style
-	ghe    bool
+	w http.ResponseWriter
+	r *http.Request
+	// body and bodyErr hold an upload's bytes, read before the lock.
+	body    []byte
+	bodyErr error
+	route   string
+	owner   string
+	name    string
+	id      int64  // release or asset id
+	rest    string // tag, or download tag/name
+	origin  string // scheme://host the client used for the API, "" for GHE style
+	ghe     bool
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -424,6 +427,11 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*request, bool) 
 
 func (s *Server) handle(q *request, w http.ResponseWriter) {
 	q.w = w
+	if q.route == RouteUploadAsset && q.r.ContentLength >= 0 {
+		// GitHub takes uploads in parallel: read the body before taking
+		// the lock, so one slow upload does not hold up every other call.
+		q.body, q.bodyErr = io.ReadAll(q.r.Body)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rateHeaders(w)
@@ -598,7 +606,7 @@ func (s *Server) onRelease(q *request, rp *repo, rel *Release) {
 			writeJSON(w, http.StatusLengthRequired, map[string]string{"message": "Content-Length required"})
 			return
 		}
-		data, err := io.ReadAll(q.r.Body)
+		data, err := q.body, q.bodyErr
 		if err != nil {
 			return // connection gone; the real API stores nothing either
 		}

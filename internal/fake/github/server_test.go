@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	gh "github.com/google/go-github/v82/github"
@@ -242,5 +244,73 @@ func TestServer_ServesThePublicHostsThroughTransport(t *testing.T) {
 	}
 	if rel.GetUploadURL() != fmt.Sprintf("https://uploads.github.com/repos/o/r/releases/%d/assets{?name,label}", rel.GetID()) {
 		t.Errorf("upload_url = %s", rel.GetUploadURL())
+	}
+}
+
+// blockingReader closes started when the client begins to send the body
+// (the request line and headers are out), then sends its bytes only after
+// release is closed.
+type blockingReader struct {
+	data    *strings.Reader
+	started chan struct{}
+	once    sync.Once
+	release chan struct{}
+}
+
+func (b *blockingReader) Read(p []byte) (int, error) {
+	b.once.Do(func() { close(b.started) })
+	<-b.release
+	return b.data.Read(p)
+}
+
+// One upload whose body is slow to arrive must not hold up the others, as
+// on GitHub: a second upload and a listing complete while the first waits.
+func TestServer_ASlowUploadDoesNotBlockOtherCalls(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv := fakegh.New(t, fakegh.WithToken(token))
+	srv.AddRepo("o", "r", false)
+	id := srv.AddRelease("o", "r", fakegh.Release{Tag: "v1.0.0", Draft: true})
+	c := newClient(t, srv, token)
+
+	slow := &blockingReader{data: strings.NewReader("slow bytes"), started: make(chan struct{}), release: make(chan struct{})}
+	req, err := c.NewUploadRequest(fmt.Sprintf("repos/o/r/releases/%d/assets?name=slow.txt", id), slow, int64(slow.data.Len()), "text/plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowDone := make(chan error, 1)
+	go func() {
+		_, err := c.Do(ctx, req, new(gh.ReleaseAsset))
+		slowDone <- err
+	}()
+	<-slow.started
+	waitFor(t, func() bool { return srv.Calls(fakegh.RouteUploadAsset) == 1 })
+
+	if _, err := upload(ctx, c, id, "fast.txt", "fast bytes"); err != nil {
+		t.Fatalf("upload beside a slow one: %v", err)
+	}
+	assets, _, err := c.Repositories.ListReleaseAssets(ctx, "o", "r", id, nil)
+	if err != nil {
+		t.Fatalf("list beside a slow upload: %v", err)
+	}
+	if len(assets) != 1 || assets[0].GetName() != "fast.txt" {
+		t.Fatalf("assets while the slow upload waits = %v, want only fast.txt", assets)
+	}
+	close(slow.release)
+	if err := <-slowDone; err != nil {
+		t.Fatalf("slow upload: %v", err)
+	}
+	assets, _, err = c.Repositories.ListReleaseAssets(ctx, "o", "r", id, nil)
+	if err != nil || len(assets) != 2 {
+		t.Fatalf("assets after both uploads = %v, %v; want 2", assets, err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
 	}
 }
