@@ -8,6 +8,7 @@
 #   bash bench/run.sh            # or: make bench
 #   ROUNDS=7 bash bench/run.sh   # more rounds
 #   SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 bash bench/run.sh
+#   SETS=cluster-api ROUNDS=11 SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 bash bench/run.sh
 #
 # Results: bench/out/results-<UTC date>.txt (and the raw samples beside it).
 set -euo pipefail
@@ -18,6 +19,7 @@ OUT=$ROOT/bench/out
 BIN=$OUT/bin
 ROUNDS=${ROUNDS:-5}
 GROWTH_ROUNDS=${GROWTH_ROUNDS:-3}
+SETS=${SETS:-example cluster-api large} # render sets to run
 KUSTOMIZE_VERSION=v5.8.2
 CAPI=${CAPI:-$(go env GOMODCACHE)/sigs.k8s.io/cluster-api@v1.14.2}
 EXAMPLE=$ROOT/examples/infrastructure-example
@@ -181,7 +183,7 @@ echo "contenders: capirepo = \`capirepo build --dir D --version V --out O\` (one
 echo "pipeline-seq = one \`kustomize build\` process per provider and per flavor, one after another, then cp metadata.yaml and templates/*.yaml;"
 echo "pipeline-par = the same processes all started at once, then wait; kustomize = a single \`kustomize build\` of the largest provider's config/default (the memory yardstick)."
 echo
-for set in example cluster-api large; do
+for set in $SETS; do
 	case $set in
 	example) dir=$EXAMPLE ver=v0.1.0 specs=("$EX") one=$EXAMPLE/config/default ;;
 	cluster-api) dir=$CAPI ver=v1.14.2 specs=("$CORE" "$BOOT" "$CP") one=$CAPI/core/config/default ;;
@@ -221,7 +223,7 @@ if [ -z "${SKIP_SHM:-}" ] && [ -d /dev/shm ] && ! grep -q '\[always\]\|\[within_
 	rm -rf "$SHM" && mkdir -p "$SHM"
 	cp "$BIN/capirepo" "$BIN/kustomize" "$SHM/"
 	[ -x "$BIN/capirepo-kyaml" ] && cp "$BIN/capirepo-kyaml" "$SHM/"
-	for set in example cluster-api large; do
+	for set in $SETS; do
 		case $set in
 		example) dir=$EXAMPLE ver=v0.1.0 one=$EXAMPLE/config/default ;;
 		cluster-api) dir=$CAPI ver=v1.14.2 one=$CAPI/core/config/default ;;
