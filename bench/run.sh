@@ -60,7 +60,11 @@ if [ -z "${SKIP_KYAML_PATCH:-}" ]; then
 	rm -rf "$OUT/kyaml-patched"
 	cp -r "$KYAML_SRC" "$OUT/kyaml-patched"
 	chmod -R u+w "$OUT/kyaml-patched"
-	patch -s -d "$OUT/kyaml-patched" -p2 <bench/patches/kyaml-v0.21.2-deanchor-skip-merge.diff
+	(cd "$OUT/kyaml-patched" && git apply -p2 "$ROOT/bench/patches/kyaml-v0.21.2-deanchor-skip-merge.diff")
+	grep -q hasDuplicateKeys "$OUT/kyaml-patched/yaml/rnode.go" || {
+		echo "the kyaml patch did not apply" >&2
+		exit 1
+	}
 	cp go.mod "$OUT/kyaml-patched.mod"
 	cp go.sum "$OUT/kyaml-patched.sum"
 	go mod edit -modfile="$OUT/kyaml-patched.mod" -replace "sigs.k8s.io/kustomize/kyaml=$OUT/kyaml-patched"
