@@ -45,6 +45,7 @@ func (l *linter) lintComponents(v *view, f release.File) {
 	file := v.path(f.Name)
 	objs := l.parse(v, f, true)
 	crds := parseCRDs(objs)
+	l.lintCRDDecode(file, objs)
 	ptype, label := v.providerTypeAndLabel(f.Name, objs)
 
 	scoped := maps.Clone(clusterScoped)

@@ -64,7 +64,8 @@ type crdObject struct {
 }
 
 // parseCRDs returns the CRDs parseObjects decoded. One that does not decode
-// is skipped: CAPI001 reports it only if it does not parse at all.
+// is skipped: CAPI001 reports it only if it does not parse at all, CAPI315
+// the values that do not decode (lintCRDDecode).
 func parseCRDs(objs []*object) []*crdObject {
 	var out []*crdObject
 	for _, o := range objs {

@@ -213,6 +213,13 @@ func TestLint_ExampleMutations(t *testing.T) {
 				set(t, m, "v1beta1", "metadata", "labels", "cluster.x-k8s.io/v1beta1")
 			})
 		}},
+		{"CAPI315", "a description written as a number in the ExampleCluster schema", func(t *testing.T, fs files) {
+			editCRD(t, fs, "exampleclusters", func(m map[string]any) {
+				eachVersion(t, m, func(v map[string]any) {
+					set(t, v, 123, "schema", "openAPIV3Schema", "properties", "spec", "description")
+				})
+			})
+		}},
 		{"CAPI401", "ExampleMachine and its template moved to a group the aggregated role does not grant", func(t *testing.T, fs files) {
 			for _, plural := range []string{"examplemachines", "examplemachinetemplates"} {
 				editCRD(t, fs, plural, func(m map[string]any) {

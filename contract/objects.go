@@ -29,6 +29,9 @@ type object struct {
 	// crd is the decoded CustomResourceDefinition, for a CRD of a
 	// components file that decodes.
 	crd *apiextensionsv1.CustomResourceDefinition
+	// crdJSON is the document's JSON, kept only for a CRD whose JSON does
+	// not decode into the typed CRD (see decodeCRD): CAPI315 says why.
+	crdJSON []byte
 	// apiVersion, name and namespace as written.
 	apiVersion, name, namespace string
 }
@@ -150,13 +153,17 @@ func decodeDocument(raw []byte, crds bool) decoded {
 	o.name, _ = get(m, "metadata", "name").(string)
 	o.namespace, _ = get(m, "metadata", "namespace").(string)
 	if crds && o.kind == "CustomResourceDefinition" && o.group() == "apiextensions.k8s.io" {
-		o.crd = decodeCRD(raw, j)
+		var fromJSON bool
+		if o.crd, fromJSON = decodeCRD(raw, j); !fromJSON {
+			o.crdJSON = j
+		}
 	}
 	return decoded{v: v, obj: o}
 }
 
 // decodeCRD decodes a CRD from the document's JSON, or returns nil where
-// it does not decode.
+// it does not decode. fromJSON says the JSON decoded; where it did not,
+// the CRD (if any) is the typed Unmarshal's.
 //
 // sigs.k8s.io/yaml.Unmarshal into a typed target, which the lint used to
 // call on the YAML, converts a number or boolean to a string where the
@@ -164,19 +171,19 @@ func decodeDocument(raw []byte, crds bool) decoded {
 // does not, so such a document fails to decode from json here. Those are
 // the only places where the two JSON texts differ, so where json decodes,
 // the CRD is the one Unmarshal gives; where it does not, Unmarshal on the
-// YAML decides, as before. (The API server would reject such a CRD: it
-// decodes the JSON that kubectl and clusterctl send, which holds the
-// number, strictly.)
-func decodeCRD(raw, j []byte) *apiextensionsv1.CustomResourceDefinition {
-	crd := new(apiextensionsv1.CustomResourceDefinition)
+// YAML decides, as before, so the other CRD rules still run. (The API
+// server rejects such a CRD: it decodes the JSON that kubectl and
+// clusterctl send, which holds the number, strictly. CAPI315 reports it.)
+func decodeCRD(raw, j []byte) (crd *apiextensionsv1.CustomResourceDefinition, fromJSON bool) {
+	crd = new(apiextensionsv1.CustomResourceDefinition)
 	if err := json.NewDecoder(bytes.NewReader(j)).Decode(crd); err == nil {
-		return crd
+		return crd, true
 	}
 	crd = new(apiextensionsv1.CustomResourceDefinition)
 	if err := yaml.Unmarshal(raw, crd); err != nil {
-		return nil
+		return nil, false
 	}
-	return crd
+	return crd, false
 }
 
 // workers is how many goroutines decode a file's documents: one for a

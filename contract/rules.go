@@ -76,6 +76,7 @@ const (
 	RuleTemplateCRD      = "CAPI312"
 	RuleCategory         = "CAPI313"
 	RuleLabelMetadata    = "CAPI314"
+	RuleCRDDecode        = "CAPI315"
 	RuleAggregatedRole   = "CAPI401"
 	RuleTemplateNS       = "CAPI501"
 	RuleTemplateOneNS    = "CAPI502"
@@ -189,6 +190,9 @@ var catalogue = []Rule{
 	{RuleLabelMetadata, Warning, AreaCRDs, "Contract kinds carry a label for the contract of the release series",
 		"metadata.yaml says which contract this release implements; a contract kind labelled only for another contract tells core Cluster API something different.",
 		"Add the cluster.x-k8s.io/<contract> label for the series' contract, or fix metadata.yaml."},
+	{RuleCRDDecode, Error, AreaCRDs, "A CRD decodes as the API server decodes it: no unquoted number or boolean where apiextensions.k8s.io/v1 has a string",
+		"clusterctl converts the YAML to JSON without the CRD type, so an unquoted 123, 1.5 or true stays a number or boolean (description: 123, a label value 1, categories: [7]); clusterctl init converts each CRD to the typed object and the API server decodes it strictly by type, and both refuse a number or boolean where the field is a string, or a string where it is a boolean or integer. kubectl apply fails the same way. Unknown fields are not reported: the API server drops them.",
+		"Quote the value where the field is a string (description: \"123\"); write booleans and numbers unquoted where the field takes them."},
 
 	{RuleAggregatedRole, Error, AreaRBAC, "Contract kinds outside *.cluster.x-k8s.io are granted to core Cluster API by an aggregated ClusterRole",
 		"Core Cluster API's manager role covers only the *.cluster.x-k8s.io groups; for another group it cannot read, label or own the objects unless a ClusterRole labelled cluster.x-k8s.io/aggregate-to-manager: \"true\" grants it.",

@@ -264,6 +264,16 @@ func TestLint_Rules(t *testing.T) {
 				return true
 			})
 		}, []key{{"CAPI314", W, comps, crd("foomachinepools"), "metadata.labels[cluster.x-k8s.io/v1beta2]"}}},
+		{"CAPI315 unquoted number and boolean where the CRD type has a string", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, 123, append(schema("spec", "providerID"), "description")...)
+				set(t, m, true, "metadata", "labels", "example.com/managed")
+				return true
+			})
+		}, []key{
+			{"CAPI315", E, comps, crd("foomachines"), "metadata.labels[example.com/managed]"},
+			{"CAPI315", E, comps, crd("foomachines"), schemaField("spec.properties.providerID.description")},
+		}},
 
 		// RBAC.
 		{"CAPI401 aggregated role lacks watch on a foreign group", func(t *testing.T, fs files) {
