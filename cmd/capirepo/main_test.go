@@ -95,6 +95,12 @@ func TestRun_BadInputExitsOneAndWritesNothing(t *testing.T) {
 		},
 		"metadata wrong kind":     {"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Nope\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n"},
 		"template does not parse": {"templates/cluster-template.yaml": "a: [\n"},
+		// The build's lint reports CAPI315: clusterctl init would fail on it.
+		"CRD description written as a number": {
+			"config/default/kustomization.yaml": "namespace: test-system\nnamePrefix: test-\nlabels:\n- includeSelectors: true\n  pairs:\n    cluster.x-k8s.io/provider: infrastructure-test\nresources:\n- namespace.yaml\n- ../crd\n- ../manager\n",
+			"config/crd/kustomization.yaml":     "resources:\n- identities.yaml\n",
+			"config/crd/identities.yaml":        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: testidentities.infrastructure.test.example.com\n  labels: {cluster.x-k8s.io/v1beta2: v1beta1}\nspec:\n  group: infrastructure.test.example.com\n  names: {kind: TestIdentity, listKind: TestIdentityList, plural: testidentities, singular: testidentity}\n  scope: Namespaced\n  versions:\n  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        description: 123\n",
+		},
 	}
 	for name, files := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -104,7 +110,13 @@ func TestRun_BadInputExitsOneAndWritesNothing(t *testing.T) {
 			if code != 1 {
 				t.Errorf("exit %d, want 1; stderr: %s", code, stderr)
 			}
-			if !strings.HasPrefix(stderr, "Error: ") {
+			switch {
+			case strings.Contains(name, "CRD"): // the lint's findings, then the error
+				if !strings.Contains(stderr, "error   CAPI315 CustomResourceDefinition/testidentities.infrastructure.test.example.com spec.versions[0].schema.openAPIV3Schema.description\n") ||
+					!strings.Contains(stderr, "\nError: lint: 1 contract errors") {
+					t.Errorf("stderr = %q", stderr)
+				}
+			case !strings.HasPrefix(stderr, "Error: "):
 				t.Errorf("stderr = %q", stderr)
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
