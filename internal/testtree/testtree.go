@@ -4,6 +4,8 @@
 package testtree
 
 import (
+	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -110,4 +112,48 @@ func ClusterAPIDir() string {
 		}
 	})
 	return capiDir
+}
+
+// Real provider trees from the Go module proxy, pinned: the trees the tests
+// build as their maintainers do.
+const (
+	ClusterAPIModule = "sigs.k8s.io/cluster-api@v1.14.2"
+	CAPDModule       = "sigs.k8s.io/cluster-api/test@v1.14.2" // CAPD: test/infrastructure/docker
+	CAPAModule       = "sigs.k8s.io/cluster-api-provider-aws/v2@v2.13.0"
+	CAPGModule       = "sigs.k8s.io/cluster-api-provider-gcp@v1.13.1"
+)
+
+var (
+	modMu   sync.Mutex
+	modDirs = map[string]string{}
+)
+
+// ModuleDir returns the folder of a module version in the Go module cache,
+// downloading it through the module proxy when it is missing (go.mod is not
+// touched). The cache's files are read-only: tests only read them. When the
+// download fails the test is skipped, except under CI (CI=true), where a real
+// tree that cannot be had is a failure rather than a silent pass.
+func ModuleDir(t testing.TB, modVersion string) string {
+	t.Helper()
+	modMu.Lock()
+	defer modMu.Unlock()
+	if d, ok := modDirs[modVersion]; ok {
+		return d
+	}
+	out, err := exec.Command("go", "mod", "download", "-json", modVersion).Output()
+	var info struct{ Dir, Error string }
+	if err == nil {
+		err = json.Unmarshal(out, &info)
+	}
+	if err == nil && info.Dir == "" {
+		err = fmt.Errorf("%s", info.Error)
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("go mod download %s: %v", modVersion, err)
+		}
+		t.Skipf("go mod download %s: %v", modVersion, err)
+	}
+	modDirs[modVersion] = info.Dir
+	return info.Dir
 }
