@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
@@ -170,14 +171,16 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string, sv
 		set *templates.Set
 		err error
 	}
-	tdir := filepath.Join(opts.Dir, filepath.FromSlash(s.Templates))
+	tdir := opts.Dir
 	tc := make(chan collected, 1)
-	if s.Templates == "" {
+	if !s.Templates.Enabled() {
 		tc <- collected{set: &templates.Set{}}
 	} else {
+		tdir = filepath.Join(opts.Dir, filepath.FromSlash(s.Templates.Dir))
+		loadNone := s.Templates.LoadRestrictor == provider.LoadRestrictorNone
 		go func() {
-			set, err := templates.Collect(fs, tdir, func(dir string) ([]byte, error) {
-				return renderPlain(fs, dir, opts.AllowRemote)
+			set, err := templates.Collect(fs, opts.Dir, *s.Templates, func(dir string) ([]byte, error) {
+				return renderFlavor(fs, dir, opts.AllowRemote, loadNone)
 			})
 			tc <- collected{set, err}
 		}()
@@ -211,7 +214,11 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string, sv
 		}
 		r.Templates = append(r.Templates, f.Name)
 	}
-	return providerOut{provider: p, result: r, warnings: set.Warnings}
+	warnings := set.Warnings
+	if len(set.Files) == 0 && id.Type == clusterctlv1.InfrastructureProviderType && (s.Templates == nil || !s.Templates.None) {
+		warnings = append(warnings, noTemplates(opts.Dir, s))
+	}
+	return providerOut{provider: p, result: r, warnings: warnings}
 }
 
 type rendered struct {
@@ -270,12 +277,19 @@ func renderComponents(fs *treeFS, kdir string, opts Options, s provider.Spec, ve
 
 // renderPlain renders a kustomization without release transforms (flavors).
 func renderPlain(fs *treeFS, dir string, allowRemote bool) ([]byte, error) {
+	return renderFlavor(fs, dir, allowRemote, false)
+}
+
+// renderFlavor renders a flavor; loadNone lets it load files outside its
+// folder (kustomize --load-restrictor LoadRestrictionsNone), still only from
+// the provider tree.
+func renderFlavor(fs *treeFS, dir string, allowRemote, loadNone bool) ([]byte, error) {
 	if !allowRemote {
 		if err := checkLocal(fs, dir, map[string]bool{}); err != nil {
 			return nil, err
 		}
 	}
-	rm, err := Kustomize(fs, dir)
+	rm, err := kustomize(fs, dir, loadNone)
 	if err != nil {
 		if v := fs.Violation(); v != nil {
 			return nil, v
@@ -305,4 +319,14 @@ func variables(file string, data []byte) ([]Variable, error) {
 		return 0
 	})
 	return out, nil
+}
+
+// noTemplates is the warning for an infrastructure provider that ships no
+// cluster template: clusterctl generate cluster has nothing to fetch.
+func noTemplates(dir string, s provider.Spec) string {
+	where := "no templates folder (" + provider.DefaultTemplates + "/)"
+	if s.Templates != nil {
+		where = "templates settings (" + filepath.Join(dir, filepath.FromSlash(s.Templates.Dir)) + ") found no cluster-template*.yaml, clusterclass-*.yaml or flavor kustomization"
+	}
+	return fmt.Sprintf("%s: %s: the release has no cluster templates for clusterctl generate cluster; set templates in %s, or templates: {none: true} if that is meant", s.Name, where, provider.ConfigFile)
 }

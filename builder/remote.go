@@ -23,6 +23,10 @@ type kustomization struct {
 	HelmCharts []struct {
 		Name string `json:"name"`
 	} `json:"helmCharts"`
+	Patches []struct {
+		Path string `json:"path"`
+	} `json:"patches"`
+	PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
 }
 
 // checkLocal walks the kustomization graph from dir and refuses any entry
@@ -57,8 +61,23 @@ func checkLocal(fs *treeFS, dir string, seen map[string]bool) error {
 	if len(k.HelmCharts) > 0 {
 		return fmt.Errorf("%s: field helmCharts: helm chart inflation is off in capirepo; render the chart into the tree", kfile)
 	}
+	// kustomize reads an absolute path as it is, even with root-only loading
+	// off: a release names files by their place in the tree.
+	for i, p := range k.Patches {
+		if filepath.IsAbs(p.Path) {
+			return fmt.Errorf("%s: field patches[%d].path: %q is absolute; name it relative to the kustomization", kfile, i, p.Path)
+		}
+	}
+	for i, p := range k.PatchesStrategicMerge {
+		if filepath.IsAbs(p) {
+			return fmt.Errorf("%s: field patchesStrategicMerge[%d]: %q is absolute; name it relative to the kustomization", kfile, i, p)
+		}
+	}
 	for field, entries := range map[string][]string{"resources": k.Resources, "bases": k.Bases, "components": k.Components} {
 		for i, e := range entries {
+			if filepath.IsAbs(e) {
+				return fmt.Errorf("%s: field %s[%d]: %q is absolute; name it relative to the kustomization", kfile, field, i, e)
+			}
 			local := filepath.Join(dir, e)
 			if remoteRef.MatchString(e) && !fs.Exists(local) {
 				return fmt.Errorf("%s: field %s[%d]: %q is a remote base; a release must build from the checked-out tree (pass --allow-remote to allow it)", kfile, field, i, e)

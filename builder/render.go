@@ -24,8 +24,17 @@ func kustomizeOptions() *krusty.Options {
 // Kustomize renders the kustomization in dir with `kustomize build`
 // semantics, reading through fs.
 func Kustomize(fs filesys.FileSystem, dir string) (resmap.ResMap, error) {
+	return kustomize(fs, dir, false)
+}
+
+// kustomize renders dir; loadNone is `--load-restrictor LoadRestrictionsNone`.
+func kustomize(fs filesys.FileSystem, dir string, loadNone bool) (resmap.ResMap, error) {
 	warmUp()
-	return krusty.MakeKustomizer(kustomizeOptions()).Run(fs, dir)
+	o := kustomizeOptions()
+	if loadNone {
+		o.LoadRestrictions = types.LoadRestrictionsNone
+	}
+	return krusty.MakeKustomizer(o).Run(fs, dir)
 }
 
 var warm sync.Once

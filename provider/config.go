@@ -38,11 +38,14 @@ type Spec struct {
 	Kustomize      string `json:"kustomize,omitempty"`
 	ComponentsFile string `json:"componentsFile,omitempty"`
 	Metadata       string `json:"metadata,omitempty"`
-	Templates      string `json:"templates,omitempty"`
 	Image          *Image `json:"image,omitempty"`
 	Build          Build  `json:"build,omitempty"`
 	// NextVersion is the version `capirepo dev` builds (clusterctl-settings.json config.nextVersion).
 	NextVersion string `json:"nextVersion,omitempty"`
+
+	// Templates says where the provider's cluster templates come from;
+	// capirepo.yaml takes a folder name or a Templates object.
+	Templates *Templates `json:"templates,omitempty"`
 }
 
 // Image takes kustomize's images fields. Name selects the image to change
@@ -317,8 +320,8 @@ func (c *Config) defaultAndValidate(dir string) error {
 		if s.Metadata == "" {
 			s.Metadata = MetadataFile
 		}
-		if s.Templates == "" && isDir(filepath.Join(dir, DefaultTemplates)) {
-			s.Templates = DefaultTemplates
+		if err := s.defaultTemplates(dir, c.Providers, field); err != nil {
+			return err
 		}
 		if s.Build.Main == "" {
 			s.Build.Main = DefaultMain
@@ -326,7 +329,7 @@ func (c *Config) defaultAndValidate(dir string) error {
 		if len(s.Build.Platforms) == 0 {
 			s.Build.Platforms = slices.Clone(DefaultPlatforms)
 		}
-		for name, p := range map[string]string{"kustomize": s.Kustomize, "metadata": s.Metadata, "templates": s.Templates, "build.main": s.Build.Main} {
+		for name, p := range map[string]string{"kustomize": s.Kustomize, "metadata": s.Metadata, "build.main": s.Build.Main} {
 			if err := CheckRelPath(p); err != nil {
 				return fmt.Errorf("%s: %w", field(name), err)
 			}

@@ -131,11 +131,12 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name:  "conventions: label from config/default labels",
 			files: map[string]string{"config/default/kustomization.yaml": "labels:\n- pairs:\n    cluster.x-k8s.io/provider: infrastructure-aws\n", "templates/x": ""},
-			want:  []Spec{{Name: "infrastructure-aws", Kustomize: "config/default", ComponentsFile: "infrastructure-components.yaml", Metadata: "metadata.yaml", Templates: "templates", Build: Build{Main: ".", Platforms: DefaultPlatforms}}},
+			want:  []Spec{{Name: "infrastructure-aws", Kustomize: "config/default", ComponentsFile: "infrastructure-components.yaml", Metadata: "metadata.yaml", Templates: &Templates{Dir: "templates", LoadRestrictor: "rootOnly", Committed: "check", Conventional: true}, Build: Build{Main: ".", Platforms: DefaultPlatforms}}},
 		},
 		{
-			name:  "conventions: commonLabels",
-			files: map[string]string{"config/default/kustomization.yaml": "commonLabels:\n  cluster.x-k8s.io/provider: bootstrap-talos\n"},
+			// A bootstrap tree may keep templates for other providers' use: none published unless asked.
+			name:  "conventions: commonLabels, bootstrap provider takes no templates",
+			files: map[string]string{"config/default/kustomization.yaml": "commonLabels:\n  cluster.x-k8s.io/provider: bootstrap-talos\n", "templates/cluster-template.yaml": ""},
 			want:  []Spec{{Name: "bootstrap-talos", Kustomize: "config/default", ComponentsFile: "bootstrap-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}}},
 		},
 		{
@@ -175,7 +176,73 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name:    "path leaving the tree",
 			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  templates: ../elsewhere\n"},
-			wantErr: "providers[0].templates: path \"../elsewhere\" leaves the provider tree",
+			wantErr: "providers[0].templates.dir: path \"../elsewhere\" leaves the provider tree",
+		},
+		{
+			name: "templates object",
+			files: map[string]string{"capirepo.yaml": `providers:
+- name: infrastructure-x
+  templates:
+    dir: templates
+    flavors: [templates/cluster-templates/v1beta1]
+    loadRestrictor: LoadRestrictionsNone
+    exclude: ["cluster-template-rosa*.yaml"]
+    files: {cluster-template.yaml: examples/clusterctl-templates/clusterctl-cluster.yaml}
+- name: bootstrap-x
+  templates: {dir: bootstrap/templates}
+- name: control-plane-x
+`},
+			want: []Spec{
+				{Name: "infrastructure-x", Kustomize: "config/default", ComponentsFile: "infrastructure-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms},
+					Templates: &Templates{Dir: "templates", Flavors: []string{"templates/cluster-templates/v1beta1"}, LoadRestrictor: "none", Committed: "check",
+						Exclude: []string{"cluster-template-rosa*.yaml"}, Files: map[string]string{"cluster-template.yaml": "examples/clusterctl-templates/clusterctl-cluster.yaml"}}},
+				{Name: "bootstrap-x", Kustomize: "config/default", ComponentsFile: "bootstrap-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms},
+					Templates: &Templates{Dir: "bootstrap/templates", LoadRestrictor: "rootOnly", Committed: "check"}},
+				{Name: "control-plane-x", Kustomize: "config/default", ComponentsFile: "control-plane-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+			},
+		},
+		{
+			// Monorepo: templates/ goes to the provider configured for it, not to every infrastructure provider.
+			name: "monorepo: templates only where configured",
+			files: map[string]string{"templates/cluster-template.yaml": "", "capirepo.yaml": `providers:
+- name: infrastructure-a
+- name: infrastructure-b
+  templates: templates
+- name: infrastructure-c
+  templates: {none: true}
+`},
+			want: []Spec{
+				{Name: "infrastructure-a", Kustomize: "config/default", ComponentsFile: "infrastructure-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "infrastructure-b", Kustomize: "config/default", ComponentsFile: "infrastructure-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms},
+					Templates: &Templates{Dir: "templates", LoadRestrictor: "rootOnly", Committed: "check"}},
+				{Name: "infrastructure-c", Kustomize: "config/default", ComponentsFile: "infrastructure-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms},
+					Templates: &Templates{None: true}},
+			},
+		},
+		{
+			name:    "templates object is strict",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  templates: {dirs: t}\n"},
+			wantErr: `unknown field "dirs"`,
+		},
+		{
+			name:    "templates none with a folder",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  templates: {none: true, dir: t}\n"},
+			wantErr: "providers[0].templates: none: true ships no templates",
+		},
+		{
+			name:    "templates load restrictor",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  templates: {loadRestrictor: all}\n"},
+			wantErr: `providers[0].templates.loadRestrictor: "all": use rootOnly (the default) or none`,
+		},
+		{
+			name:    "templates file mapping with a path as name",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  templates: {files: {a/cluster-template.yaml: x.yaml}}\n"},
+			wantErr: "providers[0].templates.files[a/cluster-template.yaml]",
+		},
+		{
+			name:    "templates file mapping leaving the tree",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  templates: {files: {cluster-template.yaml: ../x.yaml}}\n"},
+			wantErr: "leaves the provider tree",
 		},
 		{
 			name:    "bad version",

@@ -2,17 +2,11 @@ package templates
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
-	"slices"
-	"sort"
 	"strings"
-	"sync"
 
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -45,99 +39,6 @@ type Set struct {
 // TemplateName returns the file name of a flavor, as clusterctl computes it.
 func TemplateName(flavor string) string {
 	return yamlprocessor.NewSimpleProcessor().GetTemplateName("", flavor)
-}
-
-// Collect reads dir (a folder of the provider tree, read through fs) and
-// returns its release files, sorted by name.
-func Collect(fs filesys.FileSystem, dir string, render Renderer) (*Set, error) {
-	entries, err := fs.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("templates folder %s: %w", dir, err)
-	}
-	sort.Strings(entries)
-	set := &Set{}
-	files := map[string][]byte{}
-	for _, e := range entries {
-		p := filepath.Join(dir, e)
-		if fs.IsDir(p) || !isReleaseName(e) {
-			continue
-		}
-		if err := checkName(e); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		data, err := fs.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		files[e] = data
-	}
-	flavors := filepath.Join(dir, FlavorsDir)
-	if fs.IsDir(flavors) {
-		names, err := fs.ReadDir(flavors)
-		if err != nil {
-			return nil, err
-		}
-		sort.Strings(names)
-		type job struct{ flavor, dir, name string }
-		var jobs []job
-		for _, flavor := range names {
-			fdir := filepath.Join(flavors, flavor)
-			if flavor == BaseFlavor || !fs.IsDir(fdir) || !hasKustomization(fs, fdir) {
-				continue
-			}
-			if err := provider.CheckFileName("flavor name", flavor); err != nil {
-				return nil, fmt.Errorf("%s: %w", fdir, err)
-			}
-			name := TemplateName(flavor)
-			if flavor == DefaultFlavor {
-				name = TemplateName("")
-			}
-			if _, dup := files[name]; dup {
-				return nil, fmt.Errorf("%s: flavor %q renders to %s, which %s already holds as a file", fdir, flavor, name, dir)
-			}
-			jobs = append(jobs, job{flavor, fdir, name})
-		}
-		// Flavors are independent kustomizations: render them on every core.
-		out := make([][]byte, len(jobs))
-		errs := make([]error, len(jobs))
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		var wg sync.WaitGroup
-		for i, j := range jobs {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				if out[i], errs[i] = render(j.dir); errs[i] != nil {
-					errs[i] = fmt.Errorf("flavor %s (%s): %w", j.flavor, j.dir, errs[i])
-				}
-			})
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return nil, err
-		}
-		for i, j := range jobs {
-			files[j.name] = out[i]
-		}
-	}
-	for name, data := range files {
-		set.Files = append(set.Files, release.File{Name: name, Data: data})
-	}
-	slices.SortFunc(set.Files, func(a, b release.File) int { return strings.Compare(a.Name, b.Name) })
-	warnings, err := Check(dir, set.Files)
-	if err != nil {
-		return nil, err
-	}
-	set.Warnings = warnings
-	return set, nil
-}
-
-func hasKustomization(fs filesys.FileSystem, dir string) bool {
-	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-		if fs.Exists(filepath.Join(dir, n)) {
-			return true
-		}
-	}
-	return false
 }
 
 func isReleaseName(name string) bool {

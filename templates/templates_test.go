@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -37,11 +38,11 @@ func TestCollect(t *testing.T) {
 		"/t/other.yaml":                            "not a release file either",
 		"/t/flavors/base/kustomization.yaml":       "resources: [c.yaml]\n",
 		"/t/flavors/base/c.yaml":                   cluster,
-		"/t/flavors/gen/kustomization.yaml":        "resources: [c.yaml]\n",
+		"/t/flavors/gen/kustomization.yaml":        "resources: [c.yaml, ../base]\n",
 		"/t/flavors/gen/c.yaml":                    cluster + "spec:\n  topology:\n    classRef:\n      name: quick\n",
 		"/t/flavors/notakustomization/readme.yaml": "x: 1\n",
 	})
-	set, err := Collect(fs, "/t", fakeRender(fs))
+	set, err := Collect(fs, "/", provider.Templates{Dir: "t"}, fakeRender(fs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,16 +65,20 @@ func TestCollect_Errors(t *testing.T) {
 		files   map[string]string
 		wantErr string
 	}{
-		{"default flavor clashes with file", map[string]string{
-			"/t/cluster-template.yaml": cluster, "/t/flavors/default/kustomization.yaml": "", "/t/flavors/default/c.yaml": cluster,
-		}, `flavor "default" renders to cluster-template.yaml`},
+		{"default flavor differs from its committed render", map[string]string{
+			"/t/cluster-template.yaml": cluster, "/t/flavors/default/kustomization.yaml": "", "/t/flavors/default/c.yaml": cluster + "spec: {x: 1}\n",
+		}, `/t/cluster-template.yaml: the committed render is stale: flavor default (/t/flavors/default) renders Cluster ${CLUSTER_NAME} differently`},
+		{"two flavors publish one name", map[string]string{
+			"/t/flavors/default/kustomization.yaml": "", "/t/flavors/default/c.yaml": cluster,
+			"/t/flavors/cluster-template/kustomization.yaml": "", "/t/flavors/cluster-template/c.yaml": cluster,
+		}, `/t/flavors/default: flavor "default" publishes cluster-template.yaml, as /t/flavors/cluster-template does`},
 		{"upper-case class name", map[string]string{"/t/clusterclass-Quick.yaml": cluster}, "ClusterClass name"},
 		{"render failure names the flavor", map[string]string{"/t/flavors/broken/kustomization.yaml": ""}, "flavor broken"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := memFS(t, tt.files)
-			_, err := Collect(fs, "/t", fakeRender(fs))
+			_, err := Collect(fs, "/", provider.Templates{Dir: "t"}, fakeRender(fs))
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}

@@ -1,0 +1,570 @@
+package templates
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
+)
+
+// entry is one release file and where it came from.
+type entry struct {
+	data   []byte
+	source string // file or kustomization folder in the tree
+	origin string // "file", "flavor" or "mapped", for messages
+}
+
+// flavor is one kustomization to render.
+type flavor struct {
+	name  string // flavor name as the folder gives it (distro-name when nested)
+	dir   string
+	class bool // clusterclass-<name> folder: a ClusterClass unless it holds a Cluster
+	file  string
+}
+
+// Collect gathers a provider's templates from the tree at root, as t says:
+// the files of t.Dir, the flavor kustomizations of t.Flavors (default
+// <dir>/flavors) compared with their committed renders, and t.Files. It
+// returns them sorted by name, checked, with warnings for what was left out.
+func Collect(fs filesys.FileSystem, root string, t provider.Templates, render Renderer) (*Set, error) {
+	c := &collector{fs: fs, root: root, t: t, render: render, files: map[string]*entry{}, excluded: map[string]bool{}}
+	if err := c.collect(); err != nil {
+		return nil, err
+	}
+	set := &Set{Warnings: c.warnings}
+	for name, e := range c.files {
+		set.Files = append(set.Files, release.File{Name: name, Data: e.data})
+	}
+	slices.SortFunc(set.Files, func(a, b release.File) int { return strings.Compare(a.Name, b.Name) })
+	where := filepath.Join(root, filepath.FromSlash(t.Dir))
+	warnings, err := Check(where, set.Files)
+	if err != nil {
+		return nil, err
+	}
+	set.Warnings = append(set.Warnings, warnings...)
+	return set, nil
+}
+
+type collector struct {
+	fs       filesys.FileSystem
+	root     string
+	t        provider.Templates
+	render   Renderer
+	files    map[string]*entry
+	excluded map[string]bool // exclude patterns that matched
+	warnings []string
+}
+
+func (c *collector) path(rel string) string { return filepath.Join(c.root, filepath.FromSlash(rel)) }
+
+func (c *collector) warn(format string, args ...any) {
+	c.warnings = append(c.warnings, fmt.Sprintf(format, args...))
+}
+
+// exclude reports whether the config leaves a published name out.
+func (c *collector) exclude(name string) bool {
+	for _, p := range c.t.Exclude {
+		if ok, _ := path.Match(p, name); ok {
+			c.excluded[p] = true
+			return true
+		}
+	}
+	return false
+}
+
+func (c *collector) collect() error {
+	if c.t.None {
+		return nil
+	}
+	dir := ""
+	if c.t.Dir != "" {
+		dir = c.path(c.t.Dir)
+		if err := c.readDir(dir); err != nil {
+			return err
+		}
+	}
+	flavorDirs := make([]string, 0, len(c.t.Flavors))
+	for _, f := range c.t.Flavors {
+		flavorDirs = append(flavorDirs, c.path(f))
+	}
+	if len(flavorDirs) == 0 && dir != "" && c.fs.IsDir(filepath.Join(dir, FlavorsDir)) {
+		flavorDirs = append(flavorDirs, filepath.Join(dir, FlavorsDir))
+	}
+	var jobs []flavor
+	var unused []string // kustomizations under a flavors folder that are not flavors
+	for i, fd := range flavorDirs {
+		if !c.fs.IsDir(fd) {
+			return fmt.Errorf("%s: templates.flavors[%d] is not a folder of the provider tree", fd, i)
+		}
+		j, u, err := c.discover(fd)
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, j...)
+		unused = append(unused, u...)
+	}
+	if err := c.renderFlavors(jobs); err != nil {
+		return err
+	}
+	if err := c.mapped(); err != nil {
+		return err
+	}
+	// A kustomization under a flavors folder that no flavor renders or
+	// uses ships nothing: say so rather than drop it without a word.
+	used := map[string]bool{}
+	for _, j := range jobs {
+		kustomizationDirs(c.fs, j.dir, used)
+	}
+	for _, u := range unused {
+		if !used[u] {
+			c.warn("%s: kustomization is not published: it is not a flavor capirepo renders (<flavors>/<name>/ or <flavors>/<group>/<name>/) nor used by one; map it with templates.files or leave it out with templates.exclude", u)
+		}
+	}
+	for _, p := range c.t.Exclude {
+		if !c.excluded[p] {
+			c.warn("templates.exclude: %q matches no template; remove it from the config", p)
+		}
+	}
+	return nil
+}
+
+// readDir takes the release files of the templates folder as they are.
+func (c *collector) readDir(dir string) error {
+	entries, err := c.fs.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("templates folder %s: %w", dir, err)
+	}
+	sort.Strings(entries)
+	for _, e := range entries {
+		p := filepath.Join(dir, e)
+		if c.fs.IsDir(p) || !isReleaseName(e) || c.exclude(e) {
+			continue
+		}
+		if err := checkName(e); err != nil {
+			return fmt.Errorf("%s: %w; rename the file, or leave it out with templates.exclude", p, err)
+		}
+		data, err := c.fs.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		c.files[e] = &entry{data: data, source: p, origin: "file"}
+	}
+	return nil
+}
+
+// discover lists the flavors of one flavors folder: every sub-folder with a
+// kustomization, and one level deeper for sub-folders without one
+// (<flavors>/<group>/<name>/ renders as flavor <group>-<name>). Shared
+// bases (base, base-*) and kustomizations that a flavor of the same folder
+// uses are not flavors; the rest are returned as unused.
+func (c *collector) discover(fd string) ([]flavor, []string, error) {
+	names, err := c.fs.ReadDir(fd)
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(names)
+	var top, nested []flavor
+	var unused []string
+	for _, n := range names {
+		d := filepath.Join(fd, n)
+		if !c.fs.IsDir(d) {
+			continue
+		}
+		if hasKustomization(c.fs, d) {
+			if isBase(n) {
+				unused = append(unused, d)
+				continue
+			}
+			top = append(top, flavor{name: n, dir: d})
+			continue
+		}
+		subs, err := c.fs.ReadDir(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		sort.Strings(subs)
+		for _, s := range subs {
+			sd := filepath.Join(d, s)
+			if !c.fs.IsDir(sd) {
+				continue
+			}
+			if hasKustomization(c.fs, sd) {
+				if isBase(n) || isBase(s) {
+					unused = append(unused, sd)
+					continue
+				}
+				nested = append(nested, flavor{name: n + "-" + s, dir: sd})
+				continue
+			}
+			// Two levels down is no flavor layout capirepo knows.
+			_ = c.fs.Walk(sd, func(p string, info os.FileInfo, err error) error {
+				if err == nil && info.IsDir() && hasKustomization(c.fs, p) {
+					unused = append(unused, p)
+				}
+				return nil
+			})
+		}
+	}
+	// A nested kustomization a top-level flavor uses is a base (a tree
+	// that keeps templates/bases/<x>/ beside templates/cluster-template-<y>/).
+	used := map[string]bool{}
+	for _, f := range top {
+		kustomizationDirs(c.fs, f.dir, used)
+	}
+	for _, f := range nested {
+		if used[f.dir] {
+			unused = append(unused, f.dir)
+			continue
+		}
+		top = append(top, f)
+	}
+	var out []flavor
+	for _, f := range top {
+		file, class, err := flavorFile(f.name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.dir, err)
+		}
+		f.file, f.class = file, class
+		if c.exclude(file) || class && c.exclude(TemplateName(f.name)) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, unused, nil
+}
+
+func isBase(name string) bool { return name == BaseFlavor || strings.HasPrefix(name, BaseFlavor+"-") }
+
+// flavorFile returns the file a flavor folder publishes: default and
+// cluster-template render to cluster-template.yaml, cluster-template-<x>
+// to itself, clusterclass-<x> to clusterclass-<x>.yaml (class is true: it
+// becomes a flavor if it holds a Cluster), anything else to
+// cluster-template-<name>.yaml. The name obeys the flavor-name rule.
+func flavorFile(name string) (file string, class bool, err error) {
+	switch {
+	case name == DefaultFlavor || name == TemplatePrefix:
+		return TemplateName(""), false, nil
+	case strings.HasPrefix(name, TemplatePrefix+"-"):
+		file = name + ".yaml"
+	case strings.HasPrefix(name, ClusterClassPrefix):
+		file, class = name+".yaml", true
+	default:
+		file = TemplateName(name)
+	}
+	if err := checkName(file); err != nil {
+		return "", false, fmt.Errorf("flavor folder %q publishes %s: %w; rename the folder (e.g. %q), or leave it out with templates.exclude", name, file, err, suggestName(name))
+	}
+	return file, class, nil
+}
+
+var notNameChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+// suggestName turns a folder name into one the flavor-name rule accepts.
+func suggestName(name string) string {
+	s := strings.Trim(notNameChars.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if s == "" {
+		return "my-flavor"
+	}
+	return s
+}
+
+// renderFlavors renders the flavors on every core and adds them, comparing
+// each with its committed render when the templates folder holds one.
+func (c *collector) renderFlavors(jobs []flavor) error {
+	out := make([][]byte, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if out[i], errs[i] = c.render(j.dir); errs[i] != nil {
+				errs[i] = fmt.Errorf("flavor %s (%s): %w", j.name, j.dir, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, j := range jobs {
+		file := j.file
+		committedNames := []string{file}
+		if j.class {
+			if holdsCluster(out[i]) {
+				file = TemplateName(j.name)
+				committedNames = []string{file}
+			} else {
+				// Some trees commit the render of flavors/clusterclass-<x>/ as
+				// cluster-template-clusterclass-<x>.yaml: that is its committed render.
+				committedNames = append(committedNames, TemplateName(j.name))
+			}
+		}
+		if err := c.addFlavor(j, file, committedNames, out[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *collector) addFlavor(j flavor, file string, committedNames []string, data []byte) error {
+	for _, name := range committedNames {
+		prev, ok := c.files[name]
+		if !ok {
+			continue
+		}
+		if prev.origin != "file" {
+			return fmt.Errorf("%s: flavor %q publishes %s, as %s does; rename one of the folders or leave one out with templates.exclude", j.dir, j.name, name, prev.source)
+		}
+		diff, err := compareObjects(prev.data, data)
+		if err != nil {
+			return fmt.Errorf("%s: compare with the render of flavor %s (%s): %w", prev.source, j.name, j.dir, err)
+		}
+		if diff == "" {
+			// One file: the committed render, as the maintainers publish it.
+			prev.origin = "flavor"
+			return nil
+		}
+		switch c.t.Committed {
+		case provider.CommittedKeep:
+			c.warn("%s: the committed render differs from flavor %s (%s) (%s); publishing the committed file (templates.committed: committed)", prev.source, j.name, j.dir, diff)
+			prev.origin = "flavor"
+			return nil
+		case provider.CommittedSource:
+			c.warn("%s: the committed render is stale: flavor %s (%s) renders %s; publishing the render (templates.committed: source)", prev.source, j.name, j.dir, diff)
+			delete(c.files, name)
+			c.files[file] = &entry{data: data, source: j.dir, origin: "flavor"}
+			return nil
+		default:
+			return fmt.Errorf("%s: the committed render is stale: flavor %s (%s) renders %s; regenerate it with %s, or set templates.committed to source (publish the render) or committed (publish the file)",
+				prev.source, j.name, j.dir, diff, c.regenerate(j.dir, prev.source))
+		}
+	}
+	c.files[file] = &entry{data: data, source: j.dir, origin: "flavor"}
+	return nil
+}
+
+// mapped adds the templates.files entries: a file, or a kustomization
+// folder rendered as a flavor is.
+func (c *collector) mapped() error {
+	names := make([]string, 0, len(c.t.Files))
+	for n := range c.t.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		src := c.path(c.t.Files[name])
+		var data []byte
+		var err error
+		switch {
+		case c.fs.IsDir(src) && hasKustomization(c.fs, src):
+			if data, err = c.render(src); err != nil {
+				return fmt.Errorf("templates.files[%s] (%s): %w", name, src, err)
+			}
+		case c.fs.IsDir(src):
+			return fmt.Errorf("templates.files[%s]: %s is a folder without a kustomization; name a file or a kustomization folder", name, src)
+		default:
+			if data, err = c.fs.ReadFile(src); err != nil {
+				return fmt.Errorf("templates.files[%s]: %w", name, err)
+			}
+		}
+		if prev, ok := c.files[name]; ok {
+			c.warn("templates.files[%s]: publishing %s instead of %s", name, src, prev.source)
+		}
+		c.files[name] = &entry{data: data, source: src, origin: "mapped"}
+	}
+	return nil
+}
+
+// regenerate names the command that regenerates a committed render: the
+// config's, else a Makefile target that generates flavors or templates,
+// else the kustomize command itself.
+func (c *collector) regenerate(flavorDir, file string) string {
+	if c.t.Regenerate != "" {
+		return "`" + c.t.Regenerate + "`"
+	}
+	if data, err := c.fs.ReadFile(filepath.Join(c.root, "Makefile")); err == nil {
+		if t := makeTarget(data); t != "" {
+			return "`make " + t + "`"
+		}
+	}
+	restrictor := ""
+	if c.t.LoadRestrictor == provider.LoadRestrictorNone {
+		restrictor = " --load-restrictor LoadRestrictionsNone"
+	}
+	return fmt.Sprintf("`kustomize build%s %s > %s`", restrictor, flavorDir, file)
+}
+
+var makeRule = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:([^=]|$)`)
+
+// makeTarget finds the Makefile target that generates flavors (or, failing
+// that, templates).
+func makeTarget(makefile []byte) string {
+	var flavors, templates string
+	sc := bufio.NewScanner(bytes.NewReader(makefile))
+	for sc.Scan() {
+		m := makeRule.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		t := m[1]
+		switch {
+		case flavors == "" && strings.Contains(t, "flavor") && strings.Contains(t, "generate") && !strings.Contains(t, "test") && !strings.Contains(t, "e2e"):
+			flavors = t
+		case templates == "" && strings.Contains(t, "template") && strings.Contains(t, "generate") && !strings.Contains(t, "test") && !strings.Contains(t, "e2e"):
+			templates = t
+		}
+	}
+	if flavors != "" {
+		return flavors
+	}
+	return templates
+}
+
+func hasKustomization(fs filesys.FileSystem, dir string) bool {
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if fs.Exists(filepath.Join(dir, n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// kustomizationDirs adds dir and every local kustomization folder it uses
+// (resources, bases, components), recursively, to seen.
+func kustomizationDirs(fs filesys.FileSystem, dir string, seen map[string]bool) {
+	if seen[dir] {
+		return
+	}
+	seen[dir] = true
+	var data []byte
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if d, err := fs.ReadFile(filepath.Join(dir, n)); err == nil {
+			data = d
+			break
+		}
+	}
+	var k struct {
+		Resources  []string `json:"resources"`
+		Bases      []string `json:"bases"`
+		Components []string `json:"components"`
+	}
+	if data == nil || sigsyaml.Unmarshal(data, &k) != nil {
+		return
+	}
+	for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
+		if filepath.IsAbs(e) {
+			continue
+		}
+		if d := filepath.Join(dir, e); fs.IsDir(d) {
+			kustomizationDirs(fs, d, seen)
+		}
+	}
+}
+
+// holdsCluster reports whether rendered YAML holds a cluster.x-k8s.io Cluster.
+func holdsCluster(data []byte) bool {
+	objs, err := Parse("", data)
+	if err != nil {
+		return true // not a ClusterClass file either: let it be checked as a template
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Cluster" && strings.HasPrefix(o.GetApiVersion(), "cluster.x-k8s.io/") {
+			return true
+		}
+	}
+	return false
+}
+
+// compareObjects compares two multi-document files as sets of objects,
+// whatever their order, field order, quoting and comments. It returns ""
+// when equal, else the objects that differ.
+func compareObjects(committed, rendered []byte) (string, error) {
+	a, err := canonical(committed)
+	if err != nil {
+		return "", err
+	}
+	b, err := canonical(rendered)
+	if err != nil {
+		return "", err
+	}
+	var onlyA, onlyB []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			onlyA = append(onlyA, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			onlyB = append(onlyB, k)
+		}
+	}
+	if len(onlyA) == 0 && len(onlyB) == 0 {
+		return "", nil
+	}
+	sort.Strings(onlyA)
+	sort.Strings(onlyB)
+	var parts []string
+	for _, k := range onlyA {
+		if _, ok := b[k]; ok {
+			parts = append(parts, k+" differently")
+		} else {
+			parts = append(parts, "no "+k)
+		}
+	}
+	for _, k := range onlyB {
+		parts = append(parts, k+", which the committed file lacks")
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// canonical maps "Kind name" of each object to its canonical JSON.
+func canonical(data []byte) (map[string]string, error) {
+	objs, err := Parse("", data)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, o := range objs {
+		s, err := o.String()
+		if err != nil {
+			return nil, err
+		}
+		j, err := sigsyaml.YAMLToJSON([]byte(s))
+		if err != nil {
+			return nil, err
+		}
+		key := o.GetKind() + " " + o.GetName()
+		if ns := o.GetNamespace(); ns != "" {
+			key = o.GetKind() + " " + ns + "/" + o.GetName()
+		}
+		for n := 2; ; n++ {
+			if _, dup := out[key]; !dup {
+				break
+			}
+			if n > 2 {
+				key = key[:strings.LastIndex(key, " #")]
+			}
+			key += fmt.Sprintf(" #%d", n)
+		}
+		out[key] = string(j)
+	}
+	return out, nil
+}
