@@ -38,11 +38,26 @@ type flavor struct {
 	file  string
 }
 
-// Collect gathers a provider's templates from the tree at root, as t says:
+// Collect gathers a provider's templates from the tree at root, as t says
+// (see Gather), and checks them.
+func Collect(fs filesys.FileSystem, root string, t provider.Templates, render Renderer) (*Set, error) {
+	set, err := Gather(fs, root, t, render)
+	if err != nil {
+		return nil, err
+	}
+	warnings, err := Check(filepath.Join(root, filepath.FromSlash(t.Dir)), set.Files)
+	if err != nil {
+		return nil, err
+	}
+	set.Warnings = append(set.Warnings, warnings...)
+	return set, nil
+}
+
+// Gather finds and renders a provider's templates without checking them:
 // the files of t.Dir, the flavor kustomizations of t.Flavors (default
 // <dir>/flavors) compared with their committed renders, and t.Files. It
-// returns them sorted by name, checked, with warnings for what was left out.
-func Collect(fs filesys.FileSystem, root string, t provider.Templates, render Renderer) (*Set, error) {
+// returns them sorted by name, with warnings for what was left out.
+func Gather(fs filesys.FileSystem, root string, t provider.Templates, render Renderer) (*Set, error) {
 	c := &collector{fs: fs, root: root, t: t, render: render, files: map[string]*entry{}, excluded: map[string]bool{}}
 	if err := c.collect(); err != nil {
 		return nil, err
@@ -52,12 +67,6 @@ func Collect(fs filesys.FileSystem, root string, t provider.Templates, render Re
 		set.Files = append(set.Files, release.File{Name: name, Data: e.data})
 	}
 	slices.SortFunc(set.Files, func(a, b release.File) int { return strings.Compare(a.Name, b.Name) })
-	where := filepath.Join(root, filepath.FromSlash(t.Dir))
-	warnings, err := Check(where, set.Files)
-	if err != nil {
-		return nil, err
-	}
-	set.Warnings = append(set.Warnings, warnings...)
 	return set, nil
 }
 
