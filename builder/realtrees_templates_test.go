@@ -30,14 +30,18 @@ func TestCollect_RealTrees(t *testing.T) {
 		{
 			// .goreleaser.yaml: release.extra_files: glob ./templates/*.yaml
 			name: "CAPA", module: testtree.CAPAModule,
-			cfg:       provider.Templates{Dir: "templates", Files: map[string]string{"rosa-network.yaml": "templates/rosa-network.yaml"}},
-			published: func(names []string) []string { return filter(names, func(n string) bool { return strings.HasSuffix(n, ".yaml") }) },
+			cfg: provider.Templates{Dir: "templates", Files: map[string]string{"rosa-network.yaml": "templates/rosa-network.yaml"}},
+			published: func(names []string) []string {
+				return filter(names, func(n string) bool { return strings.HasSuffix(n, ".yaml") })
+			},
 		},
 		{
 			// Makefile release-templates: cp templates/cluster-template* $(RELEASE_DIR)/
 			name: "CAPG", module: testtree.CAPGModule,
-			cfg:       provider.Templates{Dir: "templates"},
-			published: func(names []string) []string { return filter(names, func(n string) bool { return strings.HasPrefix(n, "cluster-template") }) },
+			cfg: provider.Templates{Dir: "templates"},
+			published: func(names []string) []string {
+				return filter(names, func(n string) bool { return strings.HasPrefix(n, "cluster-template") })
+			},
 		},
 		{
 			// cmd/clusterctl/hack/create-local-repository.py: copy_tree("test/infrastructure/docker/templates", ...)
