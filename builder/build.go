@@ -240,7 +240,7 @@ func renderComponents(fs *treeFS, kdir string, opts Options, s provider.Spec, ve
 		if v := fs.Violation(); v != nil {
 			return rendered{}, "", fmt.Errorf("kustomize %s: %w", kdir, v)
 		}
-		return rendered{}, "", fmt.Errorf("kustomize %s: %w", kdir, err)
+		return rendered{}, "", fmt.Errorf("kustomize %s: %w", kdir, explainYAML(fs, kdir, err))
 	}
 	img := provider.Image{}
 	if s.Image != nil {
@@ -294,7 +294,7 @@ func renderFlavor(fs *treeFS, dir string, allowRemote, loadNone bool) ([]byte, e
 		if v := fs.Violation(); v != nil {
 			return nil, v
 		}
-		return nil, err
+		return nil, explainYAML(fs, dir, err)
 	}
 	return asYAML(rm)
 }

@@ -416,3 +416,44 @@ func TestBuild_Layout_FlavorFolderName(t *testing.T) {
 	})
 	wantErrParts(t, err, "templates/flavors/My Flavor", `flavor folder "My Flavor"`, "lower-case letters, digits and inner dashes", `rename the folder (e.g. "my-flavor")`, "templates.exclude")
 }
+
+// TestBuild_YAMLErrorPointsIntoTree: a YAML error names the file and its
+// line in that file (not counted from the start of the document inside a
+// multi-document file), the object, and the kustomization that pulled the
+// file in (issue 19 item 8).
+func TestBuild_YAMLErrorPointsIntoTree(t *testing.T) {
+	broken := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  x: y: z\n"
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{
+			name: "components resource",
+			files: map[string]string{
+				"config/manager/kustomization.yaml": "resources:\n- manager.yaml\n- extra.yaml\n",
+				"config/manager/extra.yaml":         broken,
+			},
+			want: []string{"config/manager/extra.yaml:11: YAML does not parse: document 2 (ConfigMap b): mapping values are not allowed", "pulled in by ", "config/manager/kustomization.yaml (field resources[1])"},
+		},
+		{
+			name: "flavor patch",
+			files: map[string]string{
+				"templates/flavors/x/kustomization.yaml": "resources:\n- c.yaml\npatches:\n- path: p.yaml\n",
+				"templates/flavors/x/c.yaml":             baseTemplate,
+				"templates/flavors/x/p.yaml":             broken,
+			},
+			want: []string{"flavor x", "templates/flavors/x/p.yaml:11: YAML does not parse: document 2 (ConfigMap b)", "templates/flavors/x/kustomization.yaml (field patches[0].path)"},
+		},
+		{
+			name:  "committed template",
+			files: map[string]string{"templates/cluster-template.yaml": broken},
+			want:  []string{"templates/cluster-template.yaml:11: YAML does not parse: document 2 (ConfigMap b)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantErrParts(t, buildErr(t, tt.files), tt.want...)
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/capirepo/capirepo/internal/yamlpos"
 	"github.com/capirepo/capirepo/internal/yamlsafe"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
@@ -119,6 +120,9 @@ func Parse(file string, data []byte) ([]*yaml.RNode, error) {
 	}
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 	if err != nil {
+		if e := yamlpos.Find(file, data); e != nil {
+			return nil, e // the line in the file, not in the document
+		}
 		return nil, fmt.Errorf("%s: YAML does not parse: %w", file, err)
 	}
 	out := nodes[:0]

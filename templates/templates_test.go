@@ -95,7 +95,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{name: "good", files: map[string]string{"cluster-template.yaml": cluster}},
 		{name: "empty documents dropped", files: map[string]string{"cluster-template.yaml": "---\n" + cluster + "---\n"}},
-		{name: "not YAML", files: map[string]string{"cluster-template.yaml": "a: [\n"}, wantErr: "cluster-template.yaml: YAML does not parse"},
+		{name: "not YAML", files: map[string]string{"cluster-template.yaml": "a: [\n"}, wantErr: "t/cluster-template.yaml:1: YAML does not parse: document 1: did not find expected node content"},
 		{name: "no objects", files: map[string]string{"cluster-template.yaml": "# nothing\n"}, wantErr: "holds no objects"},
 		{name: "document without kind", files: map[string]string{"cluster-template.yaml": "apiVersion: v1\nmetadata: {name: x}\n"}, wantErr: "document 1 (x): fields apiVersion and kind are required"},
 		{name: "scalar document", files: map[string]string{"cluster-template.yaml": "just a string\n"}, wantErr: "document 1 is not an object"},
