@@ -361,6 +361,15 @@ func TestBuild_Layout_FlavorFoldersAsTemplateNames(t *testing.T) {
 	if len(res.Warnings) != 0 {
 		t.Errorf("warnings: %v", res.Warnings)
 	}
+
+	// Without the flavors setting the committed files ship as they are, and
+	// the sources beside them are named, never ignored without a word.
+	delete(files, "capirepo.yaml")
+	dir = testtree.Write(t, testtree.Minimal(files))
+	res = mustBuild(t, dir, Options{})
+	if !hasWarning(res.Warnings, "templates/cluster-template-powervs: kustomization is not rendered", "templates.flavors: [templates]") {
+		t.Errorf("no hint about the flavor sources: %v", res.Warnings)
+	}
 }
 
 // TestBuild_Layout_ClusterClassFlavor: templates/flavors/clusterclass-<name>/
@@ -381,6 +390,23 @@ func TestBuild_Layout_ClusterClassFlavor(t *testing.T) {
 	p := res.Release.Providers[0]
 	if diff := cmp.Diff([]string{"cluster-template-clusterclass-all.yaml", "cluster-template-topology.yaml", "clusterclass-quick.yaml"}, templateNames(p)); diff != "" {
 		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+
+	// cluster-api-provider-azure commits the render of
+	// templates/flavors/clusterclass-rke2/ as
+	// templates/cluster-template-clusterclass-rke2.yaml (hack/gen-flavors.sh
+	// names every folder as a flavor): that file is its committed render,
+	// compared and published under the maintainers' name, not twice.
+	azure := map[string]string{
+		"templates/flavors/clusterclass-quick/kustomization.yaml": files["templates/flavors/clusterclass-quick/kustomization.yaml"],
+		"templates/flavors/clusterclass-quick/class.yaml":         classQuick,
+		"templates/cluster-template.yaml":                         baseTemplate,
+		"templates/cluster-template-clusterclass-quick.yaml":      classQuick,
+	}
+	dir = testtree.Write(t, testtree.Minimal(azure))
+	res = mustBuild(t, dir, Options{})
+	if diff := cmp.Diff([]string{"cluster-template-clusterclass-quick.yaml", "cluster-template.yaml"}, templateNames(res.Release.Providers[0])); diff != "" {
+		t.Errorf("with a committed render, templates (-want +got):\n%s", diff)
 	}
 }
 

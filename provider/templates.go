@@ -80,12 +80,12 @@ func (t *Templates) Enabled() bool {
 	return t != nil && !t.None && (t.Dir != "" || len(t.Flavors) > 0 || len(t.Files) > 0)
 }
 
-// takesTemplatesByDefault: the provider types whose trees conventionally
+// takesTemplatesByDefault: only infrastructure providers conventionally
 // ship cluster templates. Bootstrap, control-plane, IPAM, addon and
 // runtime-extension trees often keep templates for other providers' use, so
-// they publish none unless the config asks.
+// they (and core) publish none unless the config asks.
 func takesTemplatesByDefault(t Type) bool {
-	return t == clusterctlv1.InfrastructureProviderType || t == clusterctlv1.CoreProviderType
+	return t == clusterctlv1.InfrastructureProviderType
 }
 
 // defaultTemplates fills in the templates settings of s and checks them.

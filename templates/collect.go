@@ -115,6 +115,9 @@ func (c *collector) collect() error {
 	if len(flavorDirs) == 0 && dir != "" && c.fs.IsDir(filepath.Join(dir, FlavorsDir)) {
 		flavorDirs = append(flavorDirs, filepath.Join(dir, FlavorsDir))
 	}
+	if dir != "" && !slices.Contains(flavorDirs, dir) {
+		c.hintFlavorSources(dir)
+	}
 	var jobs []flavor
 	var unused []string // kustomizations under a flavors folder that are not flavors
 	for i, fd := range flavorDirs {
@@ -175,6 +178,23 @@ func (c *collector) readDir(dir string) error {
 		c.files[e] = &entry{data: data, source: p, origin: "file"}
 	}
 	return nil
+}
+
+// hintFlavorSources warns about kustomizations in the templates folder named
+// as templates (templates/cluster-template-<x>/): they look like the sources
+// of committed renders, which capirepo compares only when told.
+func (c *collector) hintFlavorSources(dir string) {
+	names, err := c.fs.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		d := filepath.Join(dir, n)
+		if (n == TemplatePrefix || strings.HasPrefix(n, TemplatePrefix+"-") || strings.HasPrefix(n, ClusterClassPrefix)) && c.fs.IsDir(d) && hasKustomization(c.fs, d) {
+			c.warn("%s: kustomization is not rendered; it looks like the source of %s.yaml: add templates.flavors: [%s] to render it and compare it with the committed file", d, n, c.t.Dir)
+		}
+	}
 }
 
 // discover lists the flavors of one flavors folder: every sub-folder with a
@@ -358,8 +378,7 @@ func (c *collector) addFlavor(j flavor, file string, committedNames []string, da
 			return nil
 		case provider.CommittedSource:
 			c.warn("%s: the committed render is stale: flavor %s (%s) renders %s; publishing the render (templates.committed: source)", prev.source, j.name, j.dir, diff)
-			delete(c.files, name)
-			c.files[file] = &entry{data: data, source: j.dir, origin: "flavor"}
+			c.files[name] = &entry{data: data, source: j.dir, origin: "flavor"}
 			return nil
 		default:
 			return fmt.Errorf("%s: the committed render is stale: flavor %s (%s) renders %s; regenerate it with %s, or set templates.committed to source (publish the render) or committed (publish the file)",
