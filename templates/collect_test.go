@@ -1,0 +1,74 @@
+package templates
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMakeTarget(t *testing.T) {
+	tests := []struct{ makefile, want string }{
+		// cluster-api-provider-azure: the flavors target, not the e2e one.
+		{"generate-e2e-templates: $(KUSTOMIZE)\n\techo\n.PHONY: generate-flavors ## Generate template flavors.\ngenerate-flavors: $(KUSTOMIZE) generate-addons\n\t./hack/gen-flavors.sh\n", "generate-flavors"},
+		{"generate-templates: $(KUSTOMIZE)\n\tkustomize build templates/x > templates/cluster-template-x.yaml\n", "generate-templates"},
+		{"X := generate-flavors\nbuild:\n\tgo build\n", ""},
+		{"generate-test-flavors: $(KUSTOMIZE)\n\techo\n", ""},
+	}
+	for _, tt := range tests {
+		if got := makeTarget([]byte(tt.makefile)); got != tt.want {
+			t.Errorf("makeTarget(%q) = %q, want %q", tt.makefile, got, tt.want)
+		}
+	}
+}
+
+func TestCompareObjects(t *testing.T) {
+	a := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {x: \"1\", y: \"2\"}\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"
+	tests := []struct {
+		name, b, want string
+	}{
+		{"same objects, other order, field order, quoting and comments", "# rendered\napiVersion: v1\nkind: Secret\nmetadata: {name: \"s\"}\n---\nkind: ConfigMap\napiVersion: v1\nmetadata:\n  name: a\ndata:\n  y: \"2\"\n  x: '1'\n", ""},
+		{"value differs", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {x: \"1\", y: \"3\"}\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n", "ConfigMap a differently"},
+		{"object missing", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {x: \"1\", y: \"2\"}\n", "no Secret s"},
+		{"object added", a + "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: t\n", "Secret t, which the committed file lacks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := compareObjects([]byte(a), []byte(tt.b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFlavorFile(t *testing.T) {
+	tests := []struct {
+		folder, file string
+		class        bool
+		wantErr      string
+	}{
+		{folder: "default", file: "cluster-template.yaml"},
+		{folder: "cluster-template", file: "cluster-template.yaml"},
+		{folder: "aad", file: "cluster-template-aad.yaml"},
+		{folder: "cluster-template-powervs", file: "cluster-template-powervs.yaml"},
+		{folder: "clusterclass-quick", file: "clusterclass-quick.yaml", class: true},
+		{folder: "ubuntu-ha", file: "cluster-template-ubuntu-ha.yaml"},
+		{folder: "My Flavor", wantErr: `flavor folder "My Flavor" publishes cluster-template-My Flavor.yaml: flavor name "My Flavor": must be lower-case letters, digits and inner dashes; rename the folder (e.g. "my-flavor"), or leave it out with templates.exclude`},
+		{folder: "x_y", wantErr: `(e.g. "x-y")`},
+	}
+	for _, tt := range tests {
+		file, class, err := flavorFile(tt.folder)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err = %v, want %q", tt.folder, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || file != tt.file || class != tt.class {
+			t.Errorf("%s: got %s %v %v, want %s %v", tt.folder, file, class, err, tt.file, tt.class)
+		}
+	}
+}
+
