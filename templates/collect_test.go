@@ -71,4 +71,3 @@ func TestFlavorFile(t *testing.T) {
 		}
 	}
 }
-
