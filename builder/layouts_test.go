@@ -336,6 +336,16 @@ func TestBuild_Layout_NestedFlavors(t *testing.T) {
 	if hasWarning(res.Warnings, "templates/flavors/base:") {
 		t.Errorf("warned about the base the flavors use: %v", res.Warnings)
 	}
+
+	// The config may map a folder two levels down to a name of its own.
+	testtree.WriteInto(t, dir, map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-test\n  templates:\n    files: {cluster-template-flatcar.yaml: templates/flavors/flatcar/v1/x}\n"})
+	res = mustBuild(t, dir, Options{})
+	if diff := cmp.Diff([]string{"cluster-template-flatcar.yaml", "cluster-template-ubuntu-default.yaml", "cluster-template-ubuntu-ha.yaml"}, templateNames(res.Release.Providers[0])); diff != "" {
+		t.Errorf("with a mapping, templates (-want +got):\n%s", diff)
+	}
+	if hasWarning(res.Warnings, "flatcar/v1/x") {
+		t.Errorf("warned about a mapped kustomization: %v", res.Warnings)
+	}
 }
 
 // TestBuild_Layout_FlavorFoldersAsTemplateNames: flavor sources named as

@@ -18,7 +18,8 @@ import (
 // provider tree.
 type Templates struct {
 	// Dir holds cluster-template[-flavor].yaml and clusterclass-<name>.yaml
-	// files, published as they are (default: templates, when it exists).
+	// files, published as they are (default: templates, when it exists or
+	// when neither Flavors nor Files is set).
 	Dir string `json:"dir,omitempty"`
 	// Flavors lists folders whose sub-folders are flavor kustomizations
 	// (default: <dir>/flavors, when it exists).
@@ -114,7 +115,7 @@ func (s *Spec) defaultTemplates(dir string, all []Spec, field func(string) strin
 		}
 		return nil
 	}
-	if t.Dir == "" && len(t.Flavors) == 0 && len(t.Files) == 0 {
+	if t.Dir == "" && (isDir(filepath.Join(dir, DefaultTemplates)) || len(t.Flavors) == 0 && len(t.Files) == 0) {
 		t.Dir = DefaultTemplates
 	}
 	if err := CheckRelPath(t.Dir); err != nil {

@@ -143,6 +143,11 @@ func (c *collector) collect() error {
 	for _, j := range jobs {
 		kustomizationDirs(c.fs, j.dir, used)
 	}
+	for _, src := range c.t.Files {
+		if p := c.path(src); c.fs.IsDir(p) {
+			kustomizationDirs(c.fs, p, used)
+		}
+	}
 	for _, u := range unused {
 		if !used[u] {
 			c.warn("%s: kustomization is not published: it is not a flavor capirepo renders (<flavors>/<name>/ or <flavors>/<group>/<name>/) nor used by one; map it with templates.files or leave it out with templates.exclude", u)
