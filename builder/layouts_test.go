@@ -493,3 +493,14 @@ func TestBuild_YAMLErrorPointsIntoTree(t *testing.T) {
 		})
 	}
 }
+
+// TestBuild_CheckNamesTheFlavorSource: a check that fails on a rendered
+// flavor names the folder it was rendered from, not only the file name it
+// would have in the release.
+func TestBuild_CheckNamesTheFlavorSource(t *testing.T) {
+	err := buildErr(t, map[string]string{
+		"templates/flavors/ns/kustomization.yaml": "resources:\n- c.yaml\n",
+		"templates/flavors/ns/c.yaml":             baseTemplate + "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n",
+	})
+	wantErrParts(t, err, "templates/cluster-template-ns.yaml (from ", "templates/flavors/ns): Namespace n")
+}

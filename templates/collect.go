@@ -45,12 +45,27 @@ func Collect(fs filesys.FileSystem, root string, t provider.Templates, render Re
 	if err != nil {
 		return nil, err
 	}
-	warnings, err := Check(filepath.Join(root, filepath.FromSlash(t.Dir)), set.Files)
+	dir := filepath.Join(root, filepath.FromSlash(t.Dir))
+	warnings, err := Check(dir, set.Files)
 	if err != nil {
-		return nil, err
+		return nil, errors.New(set.pointIntoTree(dir, err.Error()))
 	}
-	set.Warnings = append(set.Warnings, warnings...)
+	for _, w := range warnings {
+		set.Warnings = append(set.Warnings, set.pointIntoTree(dir, w))
+	}
 	return set, nil
+}
+
+// pointIntoTree adds where a rendered or mapped file came from to a
+// message of Check, which names files as if they sat in dir.
+func (s *Set) pointIntoTree(dir, msg string) string {
+	for name, src := range s.Sources {
+		as := filepath.Join(dir, name)
+		if src != as && strings.HasPrefix(msg, as+":") {
+			return as + " (from " + src + ")" + msg[len(as):]
+		}
+	}
+	return msg
 }
 
 // Gather finds and renders a provider's templates without checking them:
@@ -62,9 +77,10 @@ func Gather(fs filesys.FileSystem, root string, t provider.Templates, render Ren
 	if err := c.collect(); err != nil {
 		return nil, err
 	}
-	set := &Set{Warnings: c.warnings}
+	set := &Set{Warnings: c.warnings, Sources: map[string]string{}}
 	for name, e := range c.files {
 		set.Files = append(set.Files, release.File{Name: name, Data: e.data})
+		set.Sources[name] = e.source
 	}
 	slices.SortFunc(set.Files, func(a, b release.File) int { return strings.Compare(a.Name, b.Name) })
 	return set, nil

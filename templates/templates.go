@@ -35,6 +35,9 @@ type Renderer func(dir string) ([]byte, error)
 type Set struct {
 	Files    []release.File
 	Warnings []string
+	// Sources maps each file's name to the file or kustomization folder of
+	// the tree it came from.
+	Sources map[string]string
 }
 
 // TemplateName returns the file name of a flavor, as clusterctl computes it.
