@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/publish"
@@ -49,12 +47,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
-			if err := printSummary(s, g, sum); err != nil || g.output == "json" {
-				return err
-			}
-			// A ready entry for clusterctl.yaml's providers list.
-			_, err = io.WriteString(s.errOut, publish.ClusterctlProvidersYAML(sum.Providers))
-			return err
+			return printSummary(s, g, sum)
 		},
 	}
 	o.bind(cmd)
