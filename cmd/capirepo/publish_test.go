@@ -61,7 +61,7 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 	srv.AddToken(token, fakegl.AccessToken)
 	dist := buildExample(t)
 	code, stdout, stderr := runCmd(t, map[string]string{"GITLAB_ACCESS_TOKEN": token},
-		"publish", "gitlab", "--url", srv.URL, "--project", "infra/capi-mirror", "--from", dist)
+		"publish", "gitlab", "--gitlab-url", srv.URL, "--project", "infra/capi-mirror", "--from", dist)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -79,8 +79,14 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 	if n := len(srv.Files("42", "infrastructure-example", "v0.1.0")); n != 8 {
 		t.Errorf("package holds %d files, want 8", n)
 	}
-	// A job token needs CI_JOB_TOKEN.
-	if code, _, stderr := runCmd(t, nil, "publish", "gitlab", "--url", srv.URL, "--project", "1", "--token-type", "job", "--from", dist); code != 2 || !strings.Contains(stderr, "CI_JOB_TOKEN") {
+	// A job token needs CI_JOB_TOKEN; the old flag names still work, with a notice.
+	code, _, stderr = runCmd(t, nil, "publish", "gitlab", "--url", srv.URL, "--project", "1", "--token-type", "job", "--from", dist)
+	if code != 2 || !strings.Contains(stderr, "CI_JOB_TOKEN") {
 		t.Errorf("job token without CI_JOB_TOKEN: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"--url has been deprecated, use --gitlab-url", "--token-type has been deprecated, use --gitlab-token-type"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, stderr)
+		}
 	}
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/capirepo/capirepo/provider"
 )
@@ -130,4 +132,25 @@ func checkVersionFlag(v string) error {
 		return usagef("--version: %v", err)
 	}
 	return nil
+}
+
+// deprecatedAlias adds old as a hidden, deprecated name of the flag name
+// (already defined): both set the same value, and old prints a notice on w
+// (stderr; cobra's own deprecation notice would go to the command's
+// output, stdout).
+func deprecatedAlias(w io.Writer, f *pflag.FlagSet, old, name string) {
+	nf := f.Lookup(name)
+	f.AddFlag(&pflag.Flag{Name: old, Usage: nf.Usage, Hidden: true, DefValue: nf.DefValue, NoOptDefVal: nf.NoOptDefVal,
+		Value: deprecatedValue{Value: nf.Value, w: w, notice: fmt.Sprintf("Flag --%s has been deprecated, use --%s\n", old, name)}})
+}
+
+type deprecatedValue struct {
+	pflag.Value
+	w      io.Writer
+	notice string
+}
+
+func (v deprecatedValue) Set(s string) error {
+	_, _ = io.WriteString(v.w, v.notice)
+	return v.Value.Set(s)
 }
