@@ -14,7 +14,7 @@ type LintError struct {
 }
 
 func (e *LintError) Error() string {
-	return fmt.Sprintf("lint: %s: fix them, or waive a rule with a reason in capirepo.yaml lint.disable", lintCounts(e.Report))
+	return fmt.Sprintf("%s: fix them, or waive a rule with a reason in capirepo.yaml lint.disable", lintCounts(e.Report))
 }
 
 func lintCounts(rep contract.Report) string {

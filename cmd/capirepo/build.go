@@ -144,7 +144,7 @@ func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 			res := b.Result
 			rep, err := pipeline.Lint(b, s.errOut)
 			if err != nil {
-				return fmt.Errorf("%w; nothing was written", err)
+				return fmt.Errorf("lint: %w; nothing was written", err)
 			}
 			if err := release.Write(o.out, res.Release); err != nil {
 				return fmt.Errorf("write %s: %w", o.out, err)
