@@ -66,6 +66,11 @@ type Summary struct {
 	Steps     []StepResult       `json:"steps"`
 	Artifacts Artifacts          `json:"artifacts"`
 	Published []*publish.Summary `json:"published"`
+	// Findings and Waived are the lint step's, once it ran.
+	Findings []contract.Finding       `json:"findings"`
+	Waived   []contract.WaivedFinding `json:"waived"`
+	// Error is why the run failed, for a summary printed as JSON.
+	Error string `json:"error,omitempty"`
 }
 
 // Run builds (with the binaries and image the build options ask for),
@@ -93,7 +98,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			publishers[i] = p
 		}
 	}
-	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version}}
+	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
 	steps := []step{{"build", r.build}, {"lint", r.lint}, {"write", r.write}}
 	for i, t := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
@@ -124,6 +129,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}})
 	}
 	err := runSteps(ctx, o.Progress, steps, &r.sum.Steps)
+	if err != nil {
+		r.sum.Error = err.Error()
+	}
 	return r.sum, err
 }
 
@@ -210,15 +218,20 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 }
 
 func (r *run) lint(context.Context) (string, bool, error) {
-	rep := contract.Lint(r.b.Result.Release, contract.Options{Disabled: contract.Disabled(r.b.Config.Lint)})
-	if len(rep.Findings) > 0 {
-		_ = rep.WriteText(r.o.Log)
+	rep, err := Lint(r.b, r.o.Log)
+	r.sum.Findings, r.sum.Waived = nonNil(rep.Findings), nonNil(rep.Waived)
+	d := lintCounts(rep)
+	if len(rep.Waived) > 0 {
+		d += fmt.Sprintf(", %d waived", len(rep.Waived))
 	}
-	d := fmt.Sprintf("%d errors, %d warnings", rep.Count(contract.Error), rep.Count(contract.Warning))
-	if rep.HasErrors() {
-		return d, false, fmt.Errorf("lint: %s: fix them, or waive a rule with a reason in capirepo.yaml lint.disable", d)
+	return d, false, err
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return d, false, nil
+	return s
 }
 
 func (r *run) write(context.Context) (string, bool, error) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/distribution/reference"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
@@ -48,6 +49,51 @@ func (o *buildOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.baseImage, "base-image", "", "base of the manager image (default: empty, for a static binary)")
 }
 
+// validate checks the flags of build and release, and takes the tree from
+// the PATH argument when there is one.
+func (o *buildOptions) validate(cmd *cobra.Command, args []string) error {
+	if err := treeArg(cmd, args, &o.dir); err != nil {
+		return err
+	}
+	for _, err := range []error{checkDirFlag("--dir", o.dir), checkConfigFlag(o.config), checkVersionFlag(o.version), checkImageFlag(o.image)} {
+		if err != nil {
+			return err
+		}
+	}
+	return o.validateArtifacts()
+}
+
+// treeArg takes the provider tree from the optional PATH argument, as lint
+// does; --dir says the same and is kept.
+func treeArg(cmd *cobra.Command, args []string, dir *string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.Flags().Changed("dir") && *dir != args[0] {
+		return usagef("the tree is given twice, as PATH %s and --dir %s: pass one", args[0], *dir)
+	}
+	*dir = args[0]
+	return nil
+}
+
+// checkImageFlag refuses a tag or digest in --image: the tag is the version.
+func checkImageFlag(image string) error {
+	if image == "" {
+		return nil
+	}
+	ref, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return usagef("--image %q: %v", image, err)
+	}
+	if _, ok := ref.(reference.Tagged); ok {
+		return usagef("--image %s names a tag: pass the repository only (%s), the tag is the release version", image, reference.FamiliarString(reference.TrimNamed(ref)))
+	}
+	if _, ok := ref.(reference.Digested); ok {
+		return usagef("--image %s names a digest: pass the repository only (%s); --image-ref digest makes the components name the built image by digest", image, reference.FamiliarString(reference.TrimNamed(ref)))
+	}
+	return nil
+}
+
 // validateArtifacts checks the binary and image flags of build and release.
 func (o *buildOptions) validateArtifacts() error {
 	if o.imageRef != pipeline.ImageRefTag && o.imageRef != pipeline.ImageRefDigest {
@@ -84,11 +130,11 @@ func (o *buildOptions) pipelineOptions(s streams) pipeline.BuildOptions {
 func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 	o := &buildOptions{}
 	cmd := &cobra.Command{
-		Use:   "build",
+		Use:   "build [PATH]",
 		Short: "Render the release assets of every provider into <out>/<label>/<version>/",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validateArtifacts(); err != nil {
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(cmd, args); err != nil {
 				return err
 			}
 			b, err := pipeline.Build(cmd.Context(), o.pipelineOptions(s), s.errOut)
@@ -96,13 +142,14 @@ func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 				return err
 			}
 			res := b.Result
-			if err := lintBuilt(s, res); err != nil {
-				return err
+			rep, err := pipeline.Lint(b, s.errOut)
+			if err != nil {
+				return fmt.Errorf("lint: %w; nothing was written", err)
 			}
 			if err := release.Write(o.out, res.Release); err != nil {
 				return fmt.Errorf("write %s: %w", o.out, err)
 			}
-			return printBuild(s, g, o.out, res, b.Artifacts)
+			return printBuild(s, g, o.out, res, b.Artifacts, rep)
 		},
 	}
 	o.bind(cmd)
@@ -115,6 +162,9 @@ type buildSummary struct {
 	Providers []builder.ProviderResult `json:"providers"`
 	Files     map[string][]fileSummary `json:"files"`
 	Warnings  []string                 `json:"warnings"`
+	// Findings and Waived are the lint's, as in release's summary.
+	Findings []contract.Finding       `json:"findings"`
+	Waived   []contract.WaivedFinding `json:"waived"`
 	pipeline.Artifacts
 }
 
@@ -124,26 +174,12 @@ type fileSummary struct {
 	SHA256 string `json:"sha256"`
 }
 
-// lintBuilt runs the contract checks on a fresh build: findings are printed,
-// errors fail the build before anything is written.
-func lintBuilt(s streams, res *builder.Result) error {
-	rep := contract.Lint(res.Release, contract.Options{Disabled: contract.Disabled(res.Config.Lint)})
-	if len(rep.Findings) > 0 || len(rep.Waived) > 0 {
-		if err := rep.WriteText(s.errOut); err != nil {
-			return err
-		}
-	}
-	if rep.HasErrors() {
-		return fmt.Errorf("lint: %d contract errors (see above); nothing was written", rep.Count(contract.Error))
-	}
-	return nil
-}
-
-func printBuild(s streams, g *globalOptions, out string, res *builder.Result, art pipeline.Artifacts) error {
+func printBuild(s streams, g *globalOptions, out string, res *builder.Result, art pipeline.Artifacts, rep contract.Report) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.errOut, "warning: %s\n", w)
 	}
-	sum := buildSummary{Version: res.Release.Version, Out: out, Providers: res.Providers, Files: map[string][]fileSummary{}, Warnings: res.Warnings, Artifacts: art}
+	sum := buildSummary{Version: res.Release.Version, Out: out, Providers: res.Providers, Files: map[string][]fileSummary{}, Warnings: res.Warnings, Artifacts: art,
+		Findings: nonNil(rep.Findings), Waived: nonNil(rep.Waived)}
 	for _, p := range res.Release.Providers {
 		for _, f := range p.Assets() {
 			sum.Files[p.Label()] = append(sum.Files[p.Label()], fileSummary{Name: f.Name, Size: len(f.Data), SHA256: f.SHA256()})
@@ -177,4 +213,11 @@ func writeVariables(w io.Writer, vars []builder.Variable) {
 			fmt.Fprintf(w, "    %s (default %q)\n", v.Name, *v.Default)
 		}
 	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

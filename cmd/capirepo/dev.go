@@ -29,7 +29,7 @@ func (o *devOptions) bind(cmd *cobra.Command) {
 func newDevCmd(s streams, g *globalOptions) *cobra.Command {
 	o := &devOptions{}
 	cmd := &cobra.Command{
-		Use:   "dev",
+		Use:   "dev [PATH]",
 		Short: "Build the providers with their next version into a local dev repository for clusterctl",
 		Long: `Builds every provider the configuration names with its nextVersion, writes
 them into the dev repository with a clusterctl config.yaml pointing at them
@@ -38,8 +38,16 @@ installs them. It replaces cluster-api's create-local-repository.py and reads
 the same clusterctl-settings.json: providers and provider_repos pull in other
 provider trees. Dev versions are overwritten in place; a provider whose source
 tree did not change since the last run is not rendered again.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := treeArg(cmd, args, &o.dir); err != nil {
+				return err
+			}
+			for _, err := range []error{checkDirFlag("--dir", o.dir), checkConfigFlag(o.config), checkVersionFlag(o.version), checkImageFlag(o.image)} {
+				if err != nil {
+					return err
+				}
+			}
 			root := o.root
 			if root == "" {
 				r, err := s.clusterctlEnv().DevRoot()

@@ -37,6 +37,12 @@ in docs/lint-rules.md. Exit 1 when an error-level finding remains.`,
 			if len(args) == 1 {
 				path = args[0]
 			}
+			if _, err := os.Stat(path); err != nil {
+				return usagef("lint %s: no such file or folder", path)
+			}
+			if err := checkConfigFlag(o.config); err != nil {
+				return err
+			}
 			disabled, err := o.disabled()
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"time"
 
@@ -21,17 +22,31 @@ func (o *fromOptions) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.version, "version", "", "version to publish when --from holds several")
 }
 
-func (o *fromOptions) load() (*release.Release, error) { return release.Load(o.from, o.version) }
+func (o *fromOptions) load() (*release.Release, error) {
+	if err := checkDirFlag("--from", o.from); err != nil {
+		return nil, err
+	}
+	if err := checkVersionFlag(o.version); err != nil {
+		return nil, err
+	}
+	return release.Load(o.from, o.version)
+}
 
 // httpClient is the client publishers use: generous timeout for large uploads.
 func httpClient() *http.Client { return &http.Client{Timeout: 10 * time.Minute} }
 
-// printSummary writes a publish summary: JSON on stdout, or text on stderr.
+// printSummary writes a publish summary: JSON on stdout; or what was done
+// on stderr and the result, clusterctl's providers: entry ready to paste,
+// on stdout.
 func printSummary(s streams, g *globalOptions, sum *publish.Summary) error {
 	if g.output == "json" {
 		return printJSON(s.out, sum)
 	}
-	return sum.WriteText(s.errOut)
+	if err := sum.WriteText(s.errOut); err != nil {
+		return err
+	}
+	_, err := io.WriteString(s.out, publish.ClusterctlProvidersYAML(sum.Providers))
+	return err
 }
 
 func newPublishCmd(s streams, g *globalOptions) *cobra.Command {

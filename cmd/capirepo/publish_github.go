@@ -39,8 +39,8 @@ func newPublishGitHubCmd(s streams, g *globalOptions) *cobra.Command {
 The release is created as a draft, the assets are uploaded (unchanged ones are
 skipped, changed ones are an error unless --replace), read back and checked,
 then the release is published. A re-run resumes an interrupted publish.
-The token comes from GITHUB_TOKEN; GITHUB_API_URL or --api-url select a
-GitHub Enterprise server.`,
+The token comes from GITHUB_TOKEN; GITHUB_API_URL or --github-api-url select
+a GitHub Enterprise server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			owner, name, err := o.validate()
@@ -82,7 +82,8 @@ GitHub Enterprise server.`,
 	f.BoolVar(&o.draft, "draft", false, "leave the release as a draft")
 	f.BoolVar(&o.replace, "replace", false, "replace assets whose content differs")
 	f.IntVar(&o.concurrency, "concurrency", 4, "parallel uploads")
-	f.StringVar(&o.apiURL, "api-url", "", "GitHub API URL, e.g. https://github.example.com/api/v3/ (default: GITHUB_API_URL, else api.github.com)")
+	f.StringVar(&o.apiURL, "github-api-url", "", "GitHub API URL, e.g. https://github.example.com/api/v3/ (default: GITHUB_API_URL, else api.github.com)")
+	deprecatedAlias(s.errOut, f, "api-url", "github-api-url") // the name release uses; the old one stays for a release
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }

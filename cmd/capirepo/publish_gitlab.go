@@ -1,7 +1,7 @@
 package main
 
 import (
-	"io"
+	"net/url"
 
 	"github.com/spf13/cobra"
 
@@ -20,16 +20,19 @@ type publishGitLabOptions struct {
 func newPublishGitLabCmd(s streams, g *globalOptions) *cobra.Command {
 	o := &publishGitLabOptions{}
 	cmd := &cobra.Command{
-		Use:   "gitlab --url https://gitlab.HOST --project GROUP/PROJECT|ID",
+		Use:   "gitlab --gitlab-url https://gitlab.HOST --project GROUP/PROJECT|ID",
 		Short: "Upload every provider of a built release to GitLab generic packages",
 		Long: `Uploads each provider as a generic package (name = provider label unless
 --package, version = the exact tag) and prints the clusterctl provider URL.
 Unchanged files are skipped; changed files are an error unless --replace,
 which leaves exactly one copy of each. The token comes from
 GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
---token-type job inside GitLab CI.`,
+--gitlab-token-type job inside GitLab CI.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkGitLabURL(o.url); err != nil {
+				return err
+			}
 			tt, token, err := gitlabToken(s.getenv, o.tokenType)
 			if err != nil {
 				return err
@@ -49,24 +52,33 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
-			if err := printSummary(s, g, sum); err != nil || g.output == "json" {
-				return err
-			}
-			// A ready entry for clusterctl.yaml's providers list.
-			_, err = io.WriteString(s.errOut, publish.ClusterctlProvidersYAML(sum.Providers))
-			return err
+			return printSummary(s, g, sum)
 		},
 	}
 	o.bind(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.url, "url", "", "GitLab instance URL, e.g. https://gitlab.example.com")
+	f.StringVar(&o.url, "gitlab-url", "", "GitLab instance URL, e.g. https://gitlab.example.com (required)")
 	f.StringVar(&o.project, "project", "", "project path GROUP/[SUBGROUP/]NAME or numeric id")
 	f.StringVar(&o.pkg, "package", "", "package name (default: each provider's label; only for a single-provider release)")
 	f.BoolVar(&o.replace, "replace", false, "replace files whose content differs")
-	f.StringVar(&o.tokenType, "token-type", "private", "token header: private (PRIVATE-TOKEN), bearer, or job (JOB-TOKEN from CI_JOB_TOKEN)")
-	_ = cmd.MarkFlagRequired("url")
+	f.StringVar(&o.tokenType, "gitlab-token-type", "private", "token header: private (PRIVATE-TOKEN), bearer, or job (JOB-TOKEN from CI_JOB_TOKEN)")
+	// The names release uses; the old ones stay for a release.
+	deprecatedAlias(s.errOut, f, "url", "gitlab-url")
+	deprecatedAlias(s.errOut, f, "token-type", "gitlab-token-type")
 	_ = cmd.MarkFlagRequired("project")
 	return cmd
+}
+
+// checkGitLabURL checks --gitlab-url before any token is looked for.
+func checkGitLabURL(raw string) error {
+	if raw == "" {
+		return usagef("--gitlab-url is required: the GitLab instance, e.g. https://gitlab.example.com")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return usagef("--gitlab-url %q is not an http(s) URL of a GitLab instance, e.g. https://gitlab.example.com", raw)
+	}
+	return nil
 }
 
 // gitlabToken picks the token for a --token-type: GITLAB_ACCESS_TOKEN (the
@@ -78,12 +90,12 @@ func gitlabToken(getenv env, tokenType string) (publish.GitLabTokenType, string,
 		if t := getenv("GITLAB_ACCESS_TOKEN"); t != "" {
 			return tt, t, nil
 		}
-		return tt, "", usagef("set GITLAB_ACCESS_TOKEN (or use --token-type job with CI_JOB_TOKEN)")
+		return tt, "", usagef("set GITLAB_ACCESS_TOKEN (or use --gitlab-token-type job with CI_JOB_TOKEN)")
 	case publish.GitLabJobToken:
 		if t := getenv("CI_JOB_TOKEN"); t != "" {
 			return tt, t, nil
 		}
-		return tt, "", usagef("--token-type job needs CI_JOB_TOKEN, which GitLab CI sets in a job")
+		return tt, "", usagef("--gitlab-token-type job needs CI_JOB_TOKEN, which GitLab CI sets in a job")
 	}
-	return tt, "", usagef("--token-type must be private, bearer or job, not %q", tokenType)
+	return tt, "", usagef("--gitlab-token-type must be private, bearer or job, not %q", tokenType)
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/localrepo"
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 )
 
@@ -74,7 +76,7 @@ Files there replace the same provider version's files from any URL.`,
 			if err != nil {
 				return err
 			}
-			return printLocalSummary(s, g, sum, o.overrides)
+			return printLocalSummary(s, g, sum, o)
 		},
 	}
 	o.bind(cmd)
@@ -86,25 +88,52 @@ Files there replace the same provider version's files from any URL.`,
 	return cmd
 }
 
-func printLocalSummary(s streams, g *globalOptions, sum *publish.Summary, overrides bool) error {
+func printLocalSummary(s streams, g *globalOptions, sum *publish.Summary, o *publishLocalOptions) error {
 	if g.output == "json" {
 		return printJSON(s.out, sum)
 	}
-	if err := sum.WriteText(s.errOut); err != nil {
+	text := *sum
+	if o.overrides {
+		text.Providers = nil // they are not URLs to give clusterctl: see printOverrides
+	}
+	if err := text.WriteText(s.errOut); err != nil {
 		return err
 	}
 	if len(sum.Uploaded)+len(sum.Replaced) == 0 {
 		fmt.Fprintf(s.errOut, "nothing to do: %s already holds %s with identical files\n", sum.URL, sum.Version)
 	}
-	if overrides {
-		fmt.Fprintf(s.out, "# clusterctl now reads these files for %s of the providers below, whatever their URL\n", sum.Version)
-	} else {
-		fmt.Fprintf(s.out, "# clusterctl config entries (add to clusterctl.yaml, or pass it with --config):\n")
+	if o.overrides {
+		return printOverrides(s, sum, o.clusterctlConfig)
 	}
+	fmt.Fprintf(s.out, "# clusterctl config entries (add to clusterctl.yaml, or pass it with --config):\n")
 	data, err := localrepo.ClusterctlConfig{Providers: localrepo.ConfigFor(sum.Providers)}.YAML()
 	if err != nil {
 		return err
 	}
 	_, err = s.out.Write(data)
+	return err
+}
+
+// printOverrides explains what the overrides folder does, since a
+// providers: entry pointing into it would be wrong: clusterctl still finds
+// the provider by its usual URL (built in or in clusterctl.yaml) and lists
+// its versions there; for a version it has overrides of, it reads these
+// files instead. The clusterctl init line that uses them goes to stdout.
+func printOverrides(s streams, sum *publish.Summary, clusterctlConfig string) error {
+	var inits []localrepo.InitVersion
+	for _, p := range sum.Providers {
+		inits = append(inits, localrepo.InitVersion{ID: provider.ID{Name: p.Name, Type: provider.Type(p.Type)}, Version: sum.Version})
+	}
+	fmt.Fprintf(s.errOut, `clusterctl now reads these files instead of the provider repository's for %[1]s,
+whatever URL the provider has: it still finds each provider by its usual URL
+(built into clusterctl, or in the providers: list of clusterctl.yaml) and
+lists the versions there, so ask for %[1]s explicitly. Remove
+%[2]s/<label>/%[1]s to go back to the repository's files.
+`, sum.Version, strings.TrimPrefix(sum.URL, "file://"))
+	line := localrepo.InitCommand(inits, clusterctlConfig)
+	if clusterctlConfig == "" {
+		line = strings.TrimSuffix(line, " --config ''") // clusterctl's own config
+	}
+	_, err := fmt.Fprintln(s.out, line)
 	return err
 }

@@ -61,27 +61,32 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 	srv.AddToken(token, fakegl.AccessToken)
 	dist := buildExample(t)
 	code, stdout, stderr := runCmd(t, map[string]string{"GITLAB_ACCESS_TOKEN": token},
-		"publish", "gitlab", "--url", srv.URL, "--project", "infra/capi-mirror", "--from", dist)
+		"publish", "gitlab", "--gitlab-url", srv.URL, "--project", "infra/capi-mirror", "--from", dist)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if strings.Contains(stdout+stderr, token) {
 		t.Fatal("the token was printed")
 	}
-	for _, want := range []string{
-		"providers:\n- name: \"example\"\n  type: \"InfrastructureProvider\"",
-		"/api/v4/projects/infra%2Fcapi-mirror/packages/generic/infrastructure-example/v0.1.0/infrastructure-components.yaml",
-		"does not start with", // the fake's host is not gitlab.*: clusterctl would not treat it as GitLab
-	} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("output lacks %q:\n%s", want, stderr)
-		}
+	// The providers: entry is the result, on stdout; progress and warnings on stderr.
+	if !strings.HasPrefix(stdout, "providers:\n- name: \"example\"\n  type: \"InfrastructureProvider\"") ||
+		!strings.Contains(stdout, "/api/v4/projects/infra%2Fcapi-mirror/packages/generic/infrastructure-example/v0.1.0/infrastructure-components.yaml") {
+		t.Errorf("stdout is not the providers: entry:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "does not start with") { // the fake's host is not gitlab.*: clusterctl would not treat it as GitLab
+		t.Errorf("stderr lacks the gitlab.* warning:\n%s", stderr)
 	}
 	if n := len(srv.Files("42", "infrastructure-example", "v0.1.0")); n != 8 {
 		t.Errorf("package holds %d files, want 8", n)
 	}
-	// A job token needs CI_JOB_TOKEN.
-	if code, _, stderr := runCmd(t, nil, "publish", "gitlab", "--url", srv.URL, "--project", "1", "--token-type", "job", "--from", dist); code != 2 || !strings.Contains(stderr, "CI_JOB_TOKEN") {
+	// A job token needs CI_JOB_TOKEN; the old flag names still work, with a notice.
+	code, _, stderr = runCmd(t, nil, "publish", "gitlab", "--url", srv.URL, "--project", "1", "--token-type", "job", "--from", dist)
+	if code != 2 || !strings.Contains(stderr, "CI_JOB_TOKEN") {
 		t.Errorf("job token without CI_JOB_TOKEN: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"--url has been deprecated, use --gitlab-url", "--token-type has been deprecated, use --gitlab-token-type"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, stderr)
+		}
 	}
 }

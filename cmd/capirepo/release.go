@@ -28,7 +28,7 @@ type releaseOptions struct {
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
 	o := &releaseOptions{}
 	cmd := &cobra.Command{
-		Use:   "release",
+		Use:   "release [PATH]",
 		Short: "Build, lint, publish and verify a release in one run; stop at the first failure",
 		Long: `release builds the provider tree (with --binaries and --image-push, the manager
 binaries and image first), lints the release against the clusterctl and
@@ -38,8 +38,11 @@ and was not done. --dry-run does everything except publishing.
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.build.validate(cmd, args); err != nil {
+				return err
+			}
 			return runRelease(cmd.Context(), s, g, o)
 		},
 	}
@@ -55,9 +58,6 @@ Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 }
 
 func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOptions) error {
-	if err := o.build.validateArtifacts(); err != nil {
-		return err
-	}
 	var targets []pipeline.Target
 	for _, raw := range o.publish {
 		t, err := pipeline.ParseTarget(raw)
@@ -92,8 +92,14 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		}
 	} else {
 		writeSteps(s.errOut, sum.Steps)
-		for _, p := range sum.Published {
-			_ = p.WriteText(s.out)
+		// What each target holds on stderr; its providers: entry on stdout,
+		// one YAML document per target.
+		for i, p := range sum.Published {
+			_ = p.WriteText(s.errOut)
+			if i > 0 {
+				fmt.Fprintln(s.out, "---")
+			}
+			fmt.Fprintf(s.out, "# %s %s\n%s", p.Target, p.URL, publish.ClusterctlProvidersYAML(p.Providers))
 		}
 	}
 	return err

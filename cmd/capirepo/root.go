@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -75,7 +74,7 @@ func newRootCmd(s streams) *cobra.Command {
 	root.SetOut(s.out)
 	root.SetErr(s.errOut)
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json (lint: also sarif); json and sarif are printed on stdout")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{withHelpHint(c, err)} })
 	root.AddCommand(
 		newVersionCmd(s, g),
 		newBuildCmd(s, g),
@@ -85,34 +84,56 @@ func newRootCmd(s streams) *cobra.Command {
 		newReleaseCmd(s, g),
 		newDevCmd(s, g),
 	)
+	checkUsage(root)
 	return root
 }
 
-// run executes the command line and returns the exit code.
+// run executes the command line and returns the exit code. A failed
+// command asked for -o json that printed nothing on stdout prints a
+// failure document there, so a script always gets JSON.
 func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) int {
-	s := streams{out: out, errOut: errOut, getenv: getenv}
+	stdout := &countingWriter{w: out}
+	s := streams{out: stdout, errOut: errOut, getenv: getenv}
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
-	fmt.Fprintf(errOut, "Error: %v\n", err)
-	var ue usageError
-	var mismatch *pipeline.ManagerMismatchError
-	if errors.As(err, &ue) || errors.As(err, &mismatch) || errors.Is(err, builder.ErrNoVersion) || isCobraUsage(err) {
-		return exitUsage
-	}
-	return exitFailure
-}
-
-// isCobraUsage recognises cobra's own argument errors (unknown command,
-// wrong number of args), which it returns as plain errors.
-func isCobraUsage(err error) bool {
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand"} {
-		if strings.Contains(err.Error(), p) {
-			return true
+	code := exitCode(err)
+	if err != nil {
+		fmt.Fprintf(errOut, "Error: %v\n", err)
+		if f := root.PersistentFlags().Lookup("output"); f != nil && f.Value.String() == "json" && stdout.n == 0 {
+			_ = printJSON(out, newFailure(err, code))
 		}
 	}
-	return false
+	return code
+}
+
+// failure is what -o json prints for a command that failed before it
+// printed its own summary.
+type failure struct {
+	Error    string                   `json:"error"`
+	ExitCode int                      `json:"exitCode"`
+	Findings []contract.Finding       `json:"findings"`
+	Waived   []contract.WaivedFinding `json:"waived"`
+}
+
+func newFailure(err error, code int) failure {
+	f := failure{Error: err.Error(), ExitCode: code, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}
+	var lint *pipeline.LintError
+	if errors.As(err, &lint) {
+		f.Findings, f.Waived = nonNil(lint.Report.Findings), nonNil(lint.Report.Waived)
+	}
+	return f
+}
+
+// countingWriter counts what was written, to tell whether a command
+// printed anything on stdout.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

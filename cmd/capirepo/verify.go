@@ -25,7 +25,7 @@ clusterclass file. Fails where clusterctl would fail, with its message.`,
 				if g.output == "json" {
 					werr = printJSON(s.out, rep)
 				} else {
-					werr = rep.WriteText(s.errOut)
+					werr = rep.WriteText(s.out)
 				}
 				if err == nil {
 					err = werr

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	"github.com/capirepo/capirepo/internal/testtree"
+)
+
+// TestCLI_ExitCodesAndStreams runs every command the way a script would and
+// checks the exit code (0 ok, 1 failure, 2 usage) and which stream carries
+// what: results on stdout, progress, findings and errors on stderr, and
+// with -o json a JSON document on stdout whether the command worked or not.
+func TestCLI_ExitCodesAndStreams(t *testing.T) {
+	example := exampleDir(t)
+	dist := buildExample(t)
+	tree := testtree.Write(t, testtree.Minimal(nil))
+	// A broken tree whose error text holds "accepts ": still exit 1, not 2.
+	badContract := testtree.Write(t, testtree.Minimal(map[string]string{
+		"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: 1\n  minor: 2\n  contract: v1alpha9\n",
+	}))
+	// A tree whose build lint refuses (CAPI315).
+	lintFails := testtree.Write(t, testtree.Minimal(map[string]string{
+		"config/default/kustomization.yaml": "namespace: test-system\nnamePrefix: test-\nlabels:\n- includeSelectors: true\n  pairs:\n    cluster.x-k8s.io/provider: infrastructure-test\nresources:\n- namespace.yaml\n- ../crd\n- ../manager\n",
+		"config/crd/kustomization.yaml":     "resources:\n- identities.yaml\n",
+		"config/crd/identities.yaml":        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: testidentities.infrastructure.test.example.com\n  labels: {cluster.x-k8s.io/v1beta2: v1beta1}\nspec:\n  group: infrastructure.test.example.com\n  names: {kind: TestIdentity, listKind: TestIdentityList, plural: testidentities, singular: testidentity}\n  scope: Namespaced\n  versions:\n  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        description: 123\n",
+	}))
+	const token = "ghp_cli-table-token"
+	gh := fakegh.New(t, fakegh.WithToken(token))
+	gh.AddRepo("acme", "provider", false)
+	out := func() string { return filepath.Join(t.TempDir(), "out") }
+
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		// stdout and stderr hold these; "" as the only entry means empty.
+		stdout, stderr []string
+		json           bool // stdout is one JSON document
+	}{
+		{name: "help", args: nil, code: 0, stdout: []string{"Usage:", "Available Commands:"}, stderr: []string{""}},
+		{name: "version", args: []string{"version"}, code: 0, stdout: []string{"capirepo "}, stderr: []string{""}},
+		{name: "version json", args: []string{"version", "-o", "json"}, code: 0, json: true, stderr: []string{""}},
+		{name: "unknown command", args: []string{"bulid"}, code: 2, stdout: []string{""}, stderr: []string{`unknown command "bulid" for "capirepo" (did you mean "build"?); see 'capirepo --help'`}},
+		{name: "unknown subcommand", args: []string{"publish", "gihub"}, code: 2, stdout: []string{""}, stderr: []string{`(did you mean "github"?)`}},
+		{name: "unknown subcommand json", args: []string{"publish", "gihub", "-o", "json"}, code: 2, json: true, stdout: []string{`"exitCode": 2`, `did you mean`}},
+		{name: "group without subcommand", args: []string{"publish"}, code: 2, stdout: []string{""}, stderr: []string{"capirepo publish needs a subcommand: github, gitlab, local"}},
+		{name: "unknown flag", args: []string{"build", "--nope"}, code: 2, stdout: []string{""}, stderr: []string{"unknown flag: --nope; see 'capirepo build --help'"}},
+		{name: "too many args", args: []string{"verify", "a", "b"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
+		{name: "bad output", args: []string{"version", "-o", "yaml"}, code: 2, stderr: []string{"--output must be text or json"}},
+		{name: "github without --repo", args: []string{"publish", "github"}, code: 2, stderr: []string{`required flag(s) "repo" not set`}},
+		{name: "github without token", args: []string{"publish", "github", "--repo", "o/r"}, code: 2, stderr: []string{"set GITHUB_TOKEN"}},
+		{name: "gitlab without --gitlab-url", args: []string{"publish", "gitlab", "--project", "p"}, code: 2, stderr: []string{"--gitlab-url is required"}},
+		{name: "gitlab URL checked before token", args: []string{"publish", "gitlab", "--gitlab-url", "gitlab.example.com", "--project", "p"}, code: 2, stderr: []string{"is not an http(s) URL"}},
+		{name: "config missing", args: []string{"build", example, "--config", "/nonexistent/capirepo.yaml"}, code: 2, stderr: []string{"--config /nonexistent/capirepo.yaml: no such file"}},
+		{name: "dir missing", args: []string{"build", "--dir", "/nonexistent"}, code: 2, stderr: []string{"--dir /nonexistent: no such folder"}},
+		{name: "dir is a file", args: []string{"build", "--dir", filepath.Join(example, "metadata.yaml")}, code: 2, stderr: []string{"is a file"}},
+		{name: "tree twice", args: []string{"build", example, "--dir", tree}, code: 2, stderr: []string{"pass one"}},
+		{name: "short version", args: []string{"build", example, "--version", "1.2"}, code: 2, stderr: []string{"did you mean v1.2.0?"}},
+		{name: "short v version", args: []string{"build", example, "--version", "v1.2"}, code: 2, stderr: []string{"did you mean v1.2.0?"}},
+		{name: "image with tag", args: []string{"build", example, "--version", "v0.1.0", "--image", "ghcr.io/acme/manager:v1"}, code: 2, stderr: []string{"names a tag: pass the repository only (ghcr.io/acme/manager)"}},
+		{name: "no version", args: []string{"build", tree}, code: 2, stderr: []string{"no release version"}},
+		{name: "build", args: []string{"build", example, "--version", "v0.1.0", "--out", out()}, code: 0, stdout: []string{"infrastructure-example v0.1.0 ->", "metadata.yaml"}},
+		{name: "build json", args: []string{"build", example, "--version", "v0.1.0", "--out", out(), "-o", "json"}, code: 0, json: true, stdout: []string{`"findings": [`, `"waived": [`}},
+		{name: "broken tree saying accepts", args: []string{"build", badContract, "--version", "v1.2.0", "--out", out()}, code: 1, stdout: []string{""}, stderr: []string{"clusterctl accepts only"}},
+		{name: "lint stops build", args: []string{"build", lintFails, "--version", "v1.2.0", "--out", out()}, code: 1, stdout: []string{""}, stderr: []string{"CAPI315", "nothing was written"}},
+		{name: "lint stops build json", args: []string{"build", lintFails, "--version", "v1.2.0", "--out", out(), "-o", "json"}, code: 1, json: true, stdout: []string{`"exitCode": 1`, `"rule": "CAPI315"`, "nothing was written"}},
+		{name: "lint dist", args: []string{"lint", dist}, code: 0, stdout: []string{""}, stderr: []string{"0 errors"}},
+		{name: "lint missing", args: []string{"lint", "/nonexistent"}, code: 2, stderr: []string{"no such file or folder"}},
+		{name: "verify", args: []string{"verify", dist}, code: 0, stdout: []string{"flavor ha"}, stderr: []string{""}},
+		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
+		{name: "publish local", args: []string{"publish", "local", "--from", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 uploaded"}},
+		{name: "publish local from missing", args: []string{"publish", "local", "--from", "/nonexistent", "--root", out()}, code: 2, stderr: []string{"--from /nonexistent: no such folder"}},
+		{name: "publish github", env: map[string]string{"GITHUB_TOKEN": token}, args: []string{"publish", "github", "--repo", "acme/provider", "--from", dist, "--github-api-url", gh.APIURL()},
+			code: 0, stdout: []string{"providers:\n- name: \"example\"", "/acme/provider/releases/latest/infrastructure-components.yaml"}, stderr: []string{"uploaded"}},
+		{name: "release dry run", args: []string{"release", example, "--version", "v0.1.0", "--out", out(), "--dry-run"}, code: 0, stdout: []string{""}, stderr: []string{"STEP", "verify dist"}},
+		{name: "release lint fails json", args: []string{"release", lintFails, "--version", "v1.2.0", "--out", out(), "--dry-run", "-o", "json"}, code: 1, json: true,
+			stdout: []string{`"rule": "CAPI315"`, `"error": "lint: 1 error, 0 warnings`, `"status": "failed"`}},
+		{name: "release without target", args: []string{"release", example, "--version", "v0.1.0"}, code: 2, stderr: []string{"--publish target, or --dry-run"}},
+		{name: "dev", env: map[string]string{"HOME": t.TempDir()}, args: []string{"dev", example, "--root", out()}, code: 0, stdout: []string{"clusterctl init --infrastructure example:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, tt.env, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			checkStream(t, "stdout", stdout, tt.stdout)
+			checkStream(t, "stderr", stderr, tt.stderr)
+			if tt.json {
+				var v map[string]any
+				if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+					t.Errorf("stdout is not one JSON document: %v\n%s", err, stdout)
+				}
+			}
+			if strings.Contains(stdout+stderr, token) {
+				t.Error("the token was printed")
+			}
+		})
+	}
+}
+
+func checkStream(t *testing.T, name, got string, want []string) {
+	t.Helper()
+	if len(want) == 1 && want[0] == "" {
+		if got != "" {
+			t.Errorf("%s is not empty:\n%s", name, got)
+		}
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", name, w, got)
+		}
+	}
+}
+
+// TestCLI_ConfigMissingInTreeIsNotAnError: --config unset looks in the tree,
+// which may have none; only a --config naming nothing is a usage error.
+func TestCLI_ConfigMissingInTreeIsNotAnError(t *testing.T) {
+	tree := testtree.Write(t, testtree.Minimal(nil))
+	if _, err := os.Stat(filepath.Join(tree, "capirepo.yaml")); err == nil {
+		t.Fatal("the minimal tree has a capirepo.yaml")
+	}
+	if code, _, stderr := runCmd(t, nil, "build", tree, "--version", "v1.2.0", "--out", t.TempDir()); code != 0 {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/capirepo/capirepo/provider"
+)
+
+// checkUsage makes every mistake on the command line a usageError (exit 2),
+// for the commands there are now and those added later: it is applied to
+// the whole tree once every command is added.
+//
+//   - a command that only groups others (publish) and the root run
+//     groupRunE, so an unknown subcommand is an error with a suggestion,
+//     not the help and exit 0;
+//   - argument-count errors (cobra.NoArgs, ExactArgs, ...) are wrapped;
+//   - required flags and flag groups are checked before cobra would check
+//     them, and their errors wrapped;
+//   - flag errors (unknown flag, bad value) are wrapped by the root's
+//     FlagErrorFunc, which every command inherits.
+//
+// Each of these errors ends with "see 'capirepo X --help'".
+func checkUsage(cmd *cobra.Command) {
+	if !cmd.Runnable() {
+		cmd.Args = cobra.ArbitraryArgs
+		cmd.RunE = groupRunE
+	} else if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if err := args(c, a); err != nil {
+				return usageError{withHelpHint(c, err)}
+			}
+			return nil
+		}
+	}
+	pre := cmd.PreRunE
+	cmd.PreRunE = func(c *cobra.Command, a []string) error {
+		if err := c.ValidateRequiredFlags(); err != nil {
+			return usageError{withHelpHint(c, err)}
+		}
+		if err := c.ValidateFlagGroups(); err != nil {
+			return usageError{withHelpHint(c, err)}
+		}
+		if pre != nil {
+			return pre(c, a)
+		}
+		return nil
+	}
+	for _, c := range cmd.Commands() {
+		checkUsage(c)
+	}
+}
+
+// groupRunE runs a command that only holds subcommands: without arguments
+// the root prints its help (exit 0) and a group names what it needs
+// (exit 2); an unknown subcommand is a usage error that suggests the
+// nearest one.
+func groupRunE(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		if !cmd.HasParent() {
+			return cmd.Help()
+		}
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		return usageError{withHelpHint(cmd, fmt.Errorf("%s needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", ")))}
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+	}
+	return usageError{withHelpHint(cmd, errors.New(msg))}
+}
+
+// withHelpHint ends err with where to read how the command is used.
+func withHelpHint(cmd *cobra.Command, err error) error {
+	return fmt.Errorf("%w; see '%s --help'", err, cmd.CommandPath())
+}
+
+// checkDirFlag says when a folder flag or argument names nothing or a file.
+func checkDirFlag(what, dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("%s %s: no such folder", what, dir)
+	case err != nil:
+		return usagef("%s: %v", what, err)
+	case !fi.IsDir():
+		return usagef("%s %s is a file: pass the folder that holds it", what, dir)
+	}
+	return nil
+}
+
+// checkConfigFlag says when --config names nothing or a folder; "" is
+// looked up in the tree later.
+func checkConfigFlag(file string) error {
+	if file == "" {
+		return nil
+	}
+	fi, err := os.Stat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("--config %s: no such file (a capirepo.yaml or clusterctl-settings.json)", file)
+	case err != nil:
+		return usagef("--config: %v", err)
+	case fi.IsDir():
+		return usagef("--config %s is a folder: pass the capirepo.yaml or clusterctl-settings.json in it, or --dir for the tree", file)
+	}
+	return nil
+}
+
+// checkVersionFlag checks a --version up front ("" means the default),
+// suggesting the full form of a short one.
+func checkVersionFlag(v string) error {
+	if v == "" {
+		return nil
+	}
+	if _, err := provider.ParseVersion(v); err != nil {
+		return usagef("--version: %v", err)
+	}
+	return nil
+}
+
+// deprecatedAlias adds old as a hidden, deprecated name of the flag name
+// (already defined): both set the same value, and old prints a notice on w
+// (stderr; cobra's own deprecation notice would go to the command's
+// output, stdout).
+func deprecatedAlias(w io.Writer, f *pflag.FlagSet, old, name string) {
+	nf := f.Lookup(name)
+	f.AddFlag(&pflag.Flag{Name: old, Usage: nf.Usage, Hidden: true, DefValue: nf.DefValue, NoOptDefVal: nf.NoOptDefVal,
+		Value: deprecatedValue{Value: nf.Value, w: w, notice: fmt.Sprintf("Flag --%s has been deprecated, use --%s\n", old, name)}})
+}
+
+type deprecatedValue struct {
+	pflag.Value
+	w      io.Writer
+	notice string
+}
+
+func (v deprecatedValue) Set(s string) error {
+	_, _ = io.WriteString(v.w, v.notice)
+	return v.Value.Set(s)
+}

@@ -1,0 +1,49 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/capirepo/capirepo/contract"
+)
+
+// LintError is a lint that found contract errors; its report holds every
+// finding, for a machine-readable summary of the failure.
+type LintError struct {
+	Report contract.Report
+}
+
+func (e *LintError) Error() string {
+	return fmt.Sprintf("%s: fix them, or waive a rule with a reason in capirepo.yaml lint.disable", lintCounts(e.Report))
+}
+
+func lintCounts(rep contract.Report) string {
+	return plural(rep.Count(contract.Error), "error", "errors") + ", " + plural(rep.Count(contract.Warning), "warning", "warnings")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// Lint checks a build's release against the provider contracts with the
+// config's waivers, and prints the findings and the waived findings with
+// their reasons to w. It is the one place build and release lint and print;
+// a *LintError says error-level findings remain.
+func Lint(b *Built, w io.Writer) (contract.Report, error) {
+	if w == nil {
+		w = io.Discard
+	}
+	rep := contract.Lint(b.Result.Release, contract.Options{Disabled: contract.Disabled(b.Config.Lint)})
+	if len(rep.Findings) > 0 || len(rep.Waived) > 0 {
+		if err := rep.WriteText(w); err != nil {
+			return rep, err
+		}
+	}
+	if rep.HasErrors() {
+		return rep, &LintError{Report: rep}
+	}
+	return rep, nil
+}
