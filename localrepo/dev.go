@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
 	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -43,6 +46,9 @@ type DevOptions struct {
 	BuildID string
 	// Progress receives one line per provider; nil discards.
 	Progress io.Writer
+	// LockTimeout is the longest wait for another capirepo writing into
+	// Root; 0 means dirlock.DefaultTimeout.
+	LockTimeout time.Duration
 }
 
 // DevResult says what capirepo dev wrote.
@@ -97,6 +103,14 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	if err := os.MkdirAll(filepath.Join(root, DevOverrides), 0o755); err != nil {
 		return nil, err
 	}
+	// The whole run holds the root's lock: a second dev run waits, then
+	// finds the first one's output in its cache.
+	lock, err := dirlock.Acquire(ctx, root, dirlock.Options{Timeout: opts.LockTimeout, Wait: opts.Progress})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = lock.Release() }()
+	cleanAtomicLeftovers(root, DevConfigFile, DevCacheFile)
 	cache := loadCache(filepath.Join(root, DevCacheFile))
 	hasher := newTreeHasher(root)
 
@@ -149,7 +163,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 		return nil, err
 	}
 
-	pub := &Publisher{Root: root, Replace: true, Target: "dev"}
+	pub := &Publisher{Root: root, Replace: true, Target: "dev", locked: true}
 	var inits []InitVersion
 	for _, j := range jobs {
 		id, _ := j.src.spec.ID()
@@ -222,4 +236,21 @@ func devVersion(s source, override string) (version, from string, err error) {
 		return int(a.Minor - b.Minor)
 	})
 	return fmt.Sprintf("v%d.%d.99", newest.Major, newest.Minor), "metadata.yaml newest series", nil
+}
+
+// cleanAtomicLeftovers removes the temporary files writeFileAtomic leaves
+// beside a file when the run is killed (.NAME.tmp-*). Call it only under
+// the root's lock.
+func cleanAtomicLeftovers(dir string, names ...string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		for _, n := range names {
+			if strings.HasPrefix(e.Name(), "."+n+".tmp-") && e.Type().IsRegular() {
+				_ = os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
 }

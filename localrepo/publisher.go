@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -29,6 +32,14 @@ type Publisher struct {
 	// "overrides".
 	Target string
 
+	// LockTimeout is the longest wait for another capirepo writing into
+	// Root; 0 means dirlock.DefaultTimeout (see --lock-timeout).
+	LockTimeout time.Duration
+	// Progress is told when Publish waits for that other run; nil says nothing.
+	Progress io.Writer
+
+	// locked is set when the caller (Dev) already holds Root's lock.
+	locked bool
 	// staged, when set, is called after every changed provider folder is
 	// staged and before any is renamed into place (tests interrupt here).
 	staged func(dirs []string)
@@ -63,7 +74,7 @@ func (e *ConflictError) Error() string {
 // that already holds the same files is left alone; each written folder is
 // staged beside its target and renamed into place, so clusterctl sees the
 // old folder or the new one, never a part. Nothing is written when any
-// provider conflicts.
+// provider conflicts. The whole publish holds Root's lock.
 func (p *Publisher) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
 	if p.Root == "" {
 		return nil, errors.New("local repository: no root folder given")
@@ -74,6 +85,16 @@ func (p *Publisher) Publish(ctx context.Context, rel *release.Release) (*publish
 	}
 	if err := CheckRelease(rel); err != nil {
 		return nil, err
+	}
+	// One writer at a time per root: another run's half-staged folder is
+	// never taken for a leftover, and a second identical publish finds the
+	// first one's folder complete.
+	if !p.locked {
+		lock, err := dirlock.Acquire(ctx, root, dirlock.Options{Timeout: p.LockTimeout, Wait: p.Progress})
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = lock.Release() }()
 	}
 	target := p.Target
 	if target == "" {
@@ -253,64 +274,9 @@ func diffDir(dir string, want []release.File) (dirDiff, error) {
 	return d, nil
 }
 
-// CleanLeftovers removes the temporary folders an interrupted write left in
-// a label folder (.<version>.tmp-*, named so clusterctl's version listing
-// skips them). A folder that was moved aside for a replace whose new folder
-// never arrived is moved back, so the previous version stays readable.
-func CleanLeftovers(labelDir string) error {
-	entries, err := os.ReadDir(labelDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", labelDir, err)
-	}
-	// Moved-aside folders first, so a missing version is restored before
-	// the staged folders are removed.
-	slices.SortFunc(entries, func(a, b os.DirEntry) int {
-		return boolRank(!strings.HasSuffix(a.Name(), ".old")) - boolRank(!strings.HasSuffix(b.Name(), ".old"))
-	})
-	for _, e := range entries {
-		version, ok := leftoverVersion(e.Name())
-		if !ok {
-			continue
-		}
-		p := filepath.Join(labelDir, e.Name())
-		if strings.HasSuffix(e.Name(), ".old") {
-			target := filepath.Join(labelDir, version)
-			if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
-				if err := os.Rename(p, target); err != nil {
-					return fmt.Errorf("restore %s from %s: %w", target, p, err)
-				}
-				continue
-			}
-		}
-		if err := os.RemoveAll(p); err != nil {
-			return fmt.Errorf("remove leftover %s: %w", p, err)
-		}
-	}
-	return nil
-}
+// CleanLeftovers removes the staging folders an interrupted write left in a
+// label folder (see release.CleanLeftovers). Call it only under the root's
+// lock.
+func CleanLeftovers(labelDir string) error { return release.CleanLeftovers(labelDir) }
 
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// leftoverVersion recognises release.StageDir's temporary names,
-// .<version>.tmp-<random>[.old], and returns the version.
-func leftoverVersion(name string) (string, bool) {
-	if !strings.HasPrefix(name, ".") {
-		return "", false
-	}
-	version, _, ok := strings.Cut(name[1:], ".tmp-")
-	if !ok {
-		return "", false
-	}
-	if _, err := provider.ParseVersion(version); err != nil {
-		return "", false
-	}
-	return version, true
-}
+func leftoverVersion(name string) (string, bool) { return release.LeftoverVersion(name) }

@@ -48,6 +48,14 @@ func ParseMetadata(file string, data []byte) (*Metadata, error) {
 		if rs.Contract == "" {
 			return nil, fmt.Errorf("%s: Metadata field releaseSeries[%d].contract is empty (want one of %s)", file, i, strings.Join(Contracts, ", "))
 		}
+		// clusterctl's fields are int32, but no version number is negative.
+		if rs.Major < 0 || rs.Minor < 0 {
+			field, n := "major", rs.Major
+			if rs.Major >= 0 {
+				field, n = "minor", rs.Minor
+			}
+			return nil, fmt.Errorf("%s: Metadata field releaseSeries[%d].%s is %d: a version number cannot be negative; write the series' own number (for v1.14 releases: major: 1, minor: 14)", file, i, field, n)
+		}
 		if j, dup := seen[[2]int32{rs.Major, rs.Minor}]; dup {
 			return nil, fmt.Errorf("%s: Metadata field releaseSeries[%d] repeats %d.%d of releaseSeries[%d]", file, i, rs.Major, rs.Minor, j)
 		}

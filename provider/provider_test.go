@@ -112,6 +112,8 @@ func TestParseMetadataAndCovers(t *testing.T) {
 		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2}]\n":                                                             "releaseSeries[0].contract is empty",
 		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}, {major: 1, minor: 2, contract: v1beta1}]\n": "releaseSeries[1] repeats 1.2",
 		"kind: [": "not a Metadata document",
+		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: -1, minor: 2, contract: v1beta2}]\n":                                          "releaseSeries[0].major is -1: a version number cannot be negative",
+		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}, {major: 1, minor: -3, contract: v1beta2}]\n": "releaseSeries[1].minor is -3",
 	}
 	for data, want := range bad {
 		if _, err := ParseMetadata("m.yaml", []byte(data)); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "m.yaml") {

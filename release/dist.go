@@ -3,13 +3,17 @@ package release
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -18,12 +22,33 @@ func (p *Provider) Dir(root string) string {
 	return filepath.Join(root, p.Label(), p.Version)
 }
 
-// Write writes every provider of r into out/<label>/<version>/. Each version
-// folder is written into a temporary folder beside it and renamed into place,
-// so a reader sees the old folder or the new one, never a part. An existing
-// folder for the same version is replaced: a build output is regenerated, not
-// published.
+// Write is WriteContext without a context, with the default lock timeout.
 func Write(out string, r *Release) error {
+	return WriteContext(context.Background(), out, r, WriteOptions{})
+}
+
+// WriteOptions say how WriteContext waits for another writer of the folder.
+type WriteOptions struct {
+	// LockTimeout is the longest wait for another capirepo writing into the
+	// same folder; 0 means dirlock.DefaultTimeout.
+	LockTimeout time.Duration
+	// Progress is told when the write waits for another one; nil says nothing.
+	Progress io.Writer
+}
+
+// WriteContext writes every provider of r into out/<label>/<version>/. Each
+// version folder is written into a temporary folder beside it and renamed
+// into place, so a reader sees the old folder or the new one, never a part.
+// An existing folder for the same version is replaced: a build output is
+// regenerated, not published. The whole write holds out's lock
+// (internal/dirlock), and the staging folders a killed run left there are
+// removed first.
+func WriteContext(ctx context.Context, out string, r *Release, o WriteOptions) error {
+	lock, err := dirlock.Acquire(ctx, out, dirlock.Options{Timeout: o.LockTimeout, Wait: o.Progress, What: "writing into"})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Release() }()
 	staged := make([]string, 0, len(r.Providers))
 	defer func() {
 		for _, s := range staged {
@@ -31,6 +56,14 @@ func Write(out string, r *Release) error {
 		}
 	}()
 	for _, p := range r.Providers {
+		if err := CleanLeftovers(filepath.Dir(p.Dir(out))); err != nil {
+			return err
+		}
+	}
+	for _, p := range r.Providers {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		tmp, err := StageDir(filepath.Dir(p.Dir(out)), p.Version, p.Assets())
 		if err != nil {
 			return err
