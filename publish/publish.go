@@ -41,6 +41,9 @@ type ProviderURL struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
 	URL  string `json:"url"`
+	// Digest is the OCI manifest digest behind URL (oci only), for pinning
+	// with tools other than cluster-api-operator, which takes tags only.
+	Digest string `json:"digest,omitempty"`
 }
 
 // WriteText writes the summary for people.
@@ -54,6 +57,10 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "assets: %d uploaded (%d bytes), %d skipped (unchanged), %d replaced\n",
 		len(s.Uploaded), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
 	for _, p := range s.Providers {
+		if p.Digest != "" {
+			fmt.Fprintf(&b, "operator fetchConfig.oci %s (%s): %s  (digest %s)\n", p.Name, p.Type, p.URL, p.Digest)
+			continue
+		}
 		fmt.Fprintf(&b, "clusterctl provider %s (%s): %s\n", p.Name, p.Type, p.URL)
 	}
 	_, err := io.WriteString(w, b.String())
