@@ -31,8 +31,12 @@ type Summary struct {
 	Skipped       []string `json:"skipped"`
 	Replaced      []string `json:"replaced"`
 	BytesUploaded int64    `json:"bytesUploaded"`
-	// Providers holds the URL to give clusterctl for each provider.
+	// Providers holds the URL to give clusterctl for each provider (for oci:
+	// the reference cluster-api-operator's fetchConfig.oci takes).
 	Providers []ProviderURL `json:"providers"`
+	// Digests maps a provider URL to the OCI manifest digest behind it (oci
+	// only), for pinning with tools other than the operator, which takes tags only.
+	Digests map[string]string `json:"digests,omitempty"`
 }
 
 // ProviderURL is the clusterctl provider URL of one published provider,
@@ -41,9 +45,6 @@ type ProviderURL struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
 	URL  string `json:"url"`
-	// Digest is the OCI manifest digest behind URL (oci only), for pinning
-	// with tools other than cluster-api-operator, which takes tags only.
-	Digest string `json:"digest,omitempty"`
 }
 
 // WriteText writes the summary for people.
@@ -57,8 +58,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "assets: %d uploaded (%d bytes), %d skipped (unchanged), %d replaced\n",
 		len(s.Uploaded), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
 	for _, p := range s.Providers {
-		if p.Digest != "" {
-			fmt.Fprintf(&b, "operator fetchConfig.oci %s (%s): %s  (digest %s)\n", p.Name, p.Type, p.URL, p.Digest)
+		if d := s.Digests[p.URL]; d != "" {
+			fmt.Fprintf(&b, "operator fetchConfig.oci for %s (%s): %s  (digest %s)\n", p.Name, p.Type, p.URL, d)
 			continue
 		}
 		fmt.Fprintf(&b, "clusterctl provider %s (%s): %s\n", p.Name, p.Type, p.URL)

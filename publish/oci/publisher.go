@@ -194,14 +194,15 @@ func (p *Publisher) Publish(ctx context.Context, rel *release.Release) (*publish
 		return nil, fmt.Errorf("the registry already holds other content under %s: a published version is never changed; publish a new version, or pass --replace to move the tag", strings.Join(refused, "; "))
 	}
 	sum := &publish.Summary{Target: "oci", URL: p.o.Repository, Version: rel.Version,
-		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}}
+		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}, Digests: map[string]string{}}
 	for _, pl := range plans {
 		ps, err := p.act(ctx, pl, sum)
 		if err != nil {
 			return sum, err
 		}
+		sum.Digests[ps.Reference] = ps.Digest
 		for _, id := range pl.a.Providers {
-			sum.Providers = append(sum.Providers, publish.ProviderURL{Name: id.Name, Type: string(id.Type), URL: ps.Reference, Digest: ps.Digest})
+			sum.Providers = append(sum.Providers, publish.ProviderURL{Name: id.Name, Type: string(id.Type), URL: ps.Reference})
 		}
 	}
 	return sum, nil

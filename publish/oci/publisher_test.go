@@ -222,7 +222,7 @@ func TestPublishOCI_OperatorLayoutWithRealMediaTypesAndAnnotations(t *testing.T)
 		t.Errorf("layer titles (-want +got)\n%s", diff)
 	}
 	if len(sum.Providers) != 1 || sum.Providers[0].URL != reg.host+"/capi/infrastructure-example:v0.1.0" ||
-		sum.Providers[0].Digest != "sha256:"+digestOf(raw).Hex {
+		sum.Digests[sum.Providers[0].URL] != "sha256:"+digestOf(raw).Hex {
 		t.Errorf("summary providers = %+v, manifest digest sha256:%s", sum.Providers, digestOf(raw).Hex)
 	}
 	if len(sum.Uploaded) != len(want) || len(sum.Skipped) != 0 {
@@ -363,16 +363,14 @@ func TestPublishOCI_DigestIsStableAcrossBuilds(t *testing.T) {
 	}
 	// And a pushed artifact has the digest computed before the push.
 	reg := newTestRegistry(t)
-	p := newPublisher(t, reg, func(o *Options) { o.Meta = meta; o.Repository = "registry.example.com/capi" })
-	_ = p
-	p = newPublisher(t, reg, func(o *Options) { o.Meta = meta })
+	p := newPublisher(t, reg, func(o *Options) { o.Meta = meta })
 	sum, err := p.Publish(context.Background(), exampleRelease(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, raw := manifestOf(t, reg, "capi/infrastructure-example", "v0.1.0")
-	if sum.Providers[0].Digest != "sha256:"+digestOf(raw).Hex || sum.Providers[0].Digest != digests[0] {
-		t.Errorf("pushed digest %s, registry %s, computed %s", sum.Providers[0].Digest, digestOf(raw), digests[0])
+	if got := sum.Digests[sum.Providers[0].URL]; got != "sha256:"+digestOf(raw).Hex || got != digests[0] {
+		t.Errorf("pushed digest %s, registry %s, computed %s", got, digestOf(raw), digests[0])
 	}
 }
 
