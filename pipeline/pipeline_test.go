@@ -285,13 +285,15 @@ func TestParseTarget(t *testing.T) {
 		{in: "gitlab://gitlab.example.com/group/sub/project", want: pipeline.Target{Kind: pipeline.GitLab, Host: "gitlab.example.com", Project: "group/sub/project"}},
 		{in: "file:///srv/repo", want: pipeline.Target{Kind: pipeline.File, Dir: "/srv/repo"}},
 		{in: "file://relative/repo", want: pipeline.Target{Kind: pipeline.File, Dir: "relative/repo"}},
-		{in: "acme/provider", wantErr: `"acme/provider": want github://OWNER/NAME, gitlab://HOST/PROJECT or file://DIR`},
+		{in: "oci://registry.example.com/capi/providers", want: pipeline.Target{Kind: pipeline.OCI, Repository: "registry.example.com/capi/providers"}},
+		{in: "oci://registry.example.com", wantErr: `"oci://registry.example.com": want oci://REGISTRY/PATH`},
+		{in: "acme/provider", wantErr: `"acme/provider": want github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH`},
 		{in: "github://acme", wantErr: `"github://acme": want github://OWNER/NAME`},
 		{in: "github://acme/provider/extra", wantErr: `"github://acme/provider/extra": want github://OWNER/NAME`},
 		{in: "github:///provider", wantErr: `"github:///provider": want github://OWNER/NAME`},
 		{in: "gitlab://gitlab.example.com", wantErr: `"gitlab://gitlab.example.com": want gitlab://HOST/GROUP/[SUBGROUP/]PROJECT`},
 		{in: "file://", wantErr: `"file://": want file://DIR`},
-		{in: "s3://bucket", wantErr: `"s3://bucket": unknown scheme "s3" (github, gitlab or file)`},
+		{in: "s3://bucket", wantErr: `"s3://bucket": unknown scheme "s3" (github, gitlab, file or oci)`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := pipeline.ParseTarget(tc.in)

@@ -10,6 +10,7 @@ const (
 	GitHub = "github" // a GitHub release: github://OWNER/NAME
 	GitLab = "gitlab" // GitLab generic packages: gitlab://HOST/GROUP/[SUBGROUP/]PROJECT
 	File   = "file"   // a local repository tree: file://DIR
+	OCI    = "oci"    // an OCI registry, as cluster-api-operator reads it: oci://REGISTRY/PATH
 )
 
 // Target is one place a release is published to, parsed from its URL.
@@ -19,6 +20,7 @@ type Target struct {
 	Owner, Name   string // GitHub
 	Host, Project string // GitLab
 	Dir           string // File
+	Repository    string // OCI: REGISTRY/PATH
 }
 
 func (t Target) String() string { return t.Raw }
@@ -38,7 +40,7 @@ func ParseTarget(s string) (Target, error) {
 	t := Target{Raw: s}
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok {
-		return t, fmt.Errorf("%q: want github://OWNER/NAME, gitlab://HOST/PROJECT or file://DIR", s)
+		return t, fmt.Errorf("%q: want github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH", s)
 	}
 	t.Kind = scheme
 	switch scheme {
@@ -59,8 +61,14 @@ func ParseTarget(s string) (Target, error) {
 			return t, fmt.Errorf("%q: want file://DIR", s)
 		}
 		t.Dir = rest
+	case OCI:
+		repo := strings.Trim(rest, "/")
+		if host, _, ok := strings.Cut(repo, "/"); !ok || host == "" {
+			return t, fmt.Errorf("%q: want oci://REGISTRY/PATH", s)
+		}
+		t.Repository = repo
 	default:
-		return t, fmt.Errorf("%q: unknown scheme %q (github, gitlab or file)", s, scheme)
+		return t, fmt.Errorf("%q: unknown scheme %q (github, gitlab, file or oci)", s, scheme)
 	}
 	return t, nil
 }

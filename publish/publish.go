@@ -31,8 +31,12 @@ type Summary struct {
 	Skipped       []string `json:"skipped"`
 	Replaced      []string `json:"replaced"`
 	BytesUploaded int64    `json:"bytesUploaded"`
-	// Providers holds the URL to give clusterctl for each provider.
+	// Providers holds the URL to give clusterctl for each provider (for oci:
+	// the reference cluster-api-operator's fetchConfig.oci takes).
 	Providers []ProviderURL `json:"providers"`
+	// Digests maps a provider URL to the OCI manifest digest behind it (oci
+	// only), for pinning with tools other than the operator, which takes tags only.
+	Digests map[string]string `json:"digests,omitempty"`
 }
 
 // ProviderURL is the clusterctl provider URL of one published provider,
@@ -54,6 +58,10 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "assets: %d uploaded (%d bytes), %d skipped (unchanged), %d replaced\n",
 		len(s.Uploaded), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
 	for _, p := range s.Providers {
+		if d := s.Digests[p.URL]; d != "" {
+			fmt.Fprintf(&b, "operator fetchConfig.oci for %s (%s): %s  (digest %s)\n", p.Name, p.Type, p.URL, d)
+			continue
+		}
 		fmt.Fprintf(&b, "clusterctl provider %s (%s): %s\n", p.Name, p.Type, p.URL)
 	}
 	_, err := io.WriteString(w, b.String())
