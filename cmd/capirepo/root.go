@@ -84,6 +84,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newPublishCmd(s, g),
 		newReleaseCmd(s, g),
 		newDevCmd(s, g),
+		newMirrorCmd(s, g),
 	)
 	return root
 }
