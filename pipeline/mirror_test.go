@@ -58,7 +58,11 @@ func upstreamRelease(t *testing.T, tag string, metadata []byte, image string) []
 		case "infrastructure-components.yaml":
 			s := strings.ReplaceAll(string(data), "ghcr.io/capirepo/capi-example-controller:v0.1.0", "ghcr.io/capirepo/capi-example-controller:"+tag)
 			if image != "" {
-				s = strings.ReplaceAll(s, "ghcr.io/capirepo/capi-example-controller:"+tag, image)
+				img, extra, _ := strings.Cut(image, " ")
+				s = strings.ReplaceAll(s, "ghcr.io/capirepo/capi-example-controller:"+tag, img)
+				if extra != "" {
+					s += fmt.Sprintf(daemonSetYAML, extra)
+				}
 			}
 			data = []byte(s)
 		}
@@ -83,6 +87,30 @@ spec:
       containers:
       - name: controller
         image: %s
+`
+
+// daemonSetYAML is a DaemonSet running an image in an init container.
+const daemonSetYAML = `---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: capi-example-agent
+  namespace: capi-example-system
+spec:
+  selector:
+    matchLabels:
+      app: agent
+  template:
+    metadata:
+      labels:
+        app: agent
+    spec:
+      initContainers:
+      - name: init
+        image: %s
+      containers:
+      - name: agent
+        image: busybox-not-mirrored-because-the-init-clashes
 `
 
 type upstream struct {
