@@ -15,8 +15,9 @@ import (
 	"github.com/capirepo/capirepo/release"
 )
 
-// OCI is the kind of an oci://REGISTRY/PATH mirror target.
-const OCI = "oci"
+// ociKind is the kind of an oci://REGISTRY/PATH mirror target (the oci
+// branch names it OCI in target.go; at merge this can become that constant).
+const ociKind = "oci"
 
 // MirrorTarget is where mirror writes: file://DIR, gitlab://HOST/PROJECT or
 // oci://REGISTRY/PATH.
@@ -36,7 +37,7 @@ func ParseMirrorTarget(s string) (MirrorTarget, error) {
 		if reg, path, ok := strings.Cut(ref, "/"); !ok || reg == "" || path == "" {
 			return MirrorTarget{}, fmt.Errorf("%q: want oci://REGISTRY/PATH", s)
 		}
-		return MirrorTarget{Target: Target{Raw: s, Kind: OCI}, Ref: ref}, nil
+		return MirrorTarget{Target: Target{Raw: s, Kind: ociKind}, Ref: ref}, nil
 	}
 	t, err := ParseTarget(s)
 	if err != nil {
@@ -109,7 +110,7 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 			return MirrorSink{}, err
 		}
 		return MirrorSink{Providers: p, CertManager: cm}, nil
-	case OCI:
+	case ociKind:
 		if NewOCISink == nil {
 			return MirrorSink{}, fmt.Errorf("%s: this build of capirepo cannot write OCI registries", t.Raw)
 		}
