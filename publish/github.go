@@ -682,20 +682,14 @@ func (g *GitHub) sameBytes(ctx context.Context, a *github.ReleaseAsset, f releas
 	return sum == f.SHA256(), nil
 }
 
-// download returns the sha256 of an asset's bytes.
+// download returns the sha256 of an asset's bytes (read as the Reader reads them).
 func (g *GitHub) download(ctx context.Context, a *github.ReleaseAsset) (string, error) {
-	return DoValue(ctx, g.retry, func(ctx context.Context) (string, error) {
-		rc, _, err := g.c.Repositories.DownloadReleaseAsset(ctx, g.o.Owner, g.o.Repo, a.GetID(), g.hc)
-		if err != nil {
-			return "", g.convert(err)
-		}
-		defer func() { _ = rc.Close() }()
-		h := sha256.New()
-		if _, err := io.Copy(h, rc); err != nil {
-			return "", err
-		}
-		return hex.EncodeToString(h.Sum(nil)), nil
-	})
+	data, err := g.downloadBytes(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // doResp runs a listing call under the retry policy and keeps its response

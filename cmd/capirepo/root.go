@@ -83,6 +83,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newPublishCmd(s, g),
 		newReleaseCmd(s, g),
 		newDevCmd(s, g),
+		newMirrorCmd(s, g),
 	)
 	checkUsage(root)
 	return root

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/pipeline"
+)
+
+type mirrorOptions struct {
+	to               string
+	all              bool
+	clusterctlConfig string
+	githubAPI        string
+	gitlabURL        string
+	gitlabTokenType  string
+	images           string
+	replace          bool
+	concurrency      int
+	noVerify         bool
+	certManager      bool
+	configOut        string
+}
+
+func newMirrorCmd(s streams, g *globalOptions) *cobra.Command {
+	o := &mirrorOptions{}
+	cmd := &cobra.Command{
+		Use:   "mirror PROVIDER[:VERSION]... --to TARGET",
+		Short: "Copy upstream providers (and cert-manager, and their images) to a folder, GitLab or a registry for an air-gapped site",
+		Long: `mirror reads providers from their upstream releases, as clusterctl would, and
+writes them to TARGET: file://DIR, gitlab://HOST/PROJECT (HOST must start with
+"gitlab.", as clusterctl requires) or oci://REGISTRY/PATH.
+
+PROVIDER is a provider label (cluster-api, bootstrap-kubeadm,
+infrastructure-aws, ...) from clusterctl's provider list and the providers: of
+the clusterctl config. VERSION is vX.Y.Z, latest (the version clusterctl
+installs) or latest-N (latest and the N published versions before it).
+Drafts and tags without a release are never mirrored. Only metadata.yaml, the
+components file and the cluster-template*.yaml and clusterclass-*.yaml files
+are copied. cert-manager is mirrored at the version clusterctl would install.
+
+--images REGISTRY/PREFIX copies every image the components run (and
+cert-manager's) to REGISTRY/PREFIX/<provider-label>/<name>, all platforms, by
+digest. The clusterctl config for the site (providers:, cert-manager:, images:)
+is printed, or written with --config-out.
+
+A re-run copies only what is missing. A file that changed upstream under a
+mirrored version is refused (exit 1) unless --replace. At the end clusterctl
+reads every mirrored version back from the mirror.
+
+Tokens: GITHUB_TOKEN (optional, for rate limits and private repositories),
+GITLAB_ACCESS_TOKEN or CI_JOB_TOKEN for a GitLab target; registries use the
+docker credential helpers and ~/.docker/config.json.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMirror(cmd.Context(), s, g, o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.to, "to", "", "target: file://DIR, gitlab://HOST/PROJECT or oci://REGISTRY/PATH (required)")
+	f.BoolVar(&o.all, "all", false, "mirror every provider the clusterctl config knows, at its URL's version")
+	f.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose providers: and cert-manager: apply (default clusterctl's own)")
+	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base for github.com provider URLs (default $GITHUB_API_URL, else https://api.github.com/)")
+	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for a gitlab:// target (default https://HOST)")
+	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
+	f.StringVar(&o.images, "images", "", "copy every image to REGISTRY/PREFIX and write image overrides")
+	f.BoolVar(&o.replace, "replace", false, "let mirrored files that changed upstream be replaced")
+	f.IntVar(&o.concurrency, "concurrency", 4, "providers mirrored at once")
+	f.BoolVar(&o.noVerify, "no-verify", false, "do not read the mirror back through clusterctl")
+	f.BoolVar(&o.certManager, "cert-manager", true, "mirror cert-manager at the version clusterctl would install")
+	f.StringVar(&o.configOut, "config-out", "", "write the site's clusterctl config to this file")
+	return cmd
+}
+
+func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOptions, args []string) error {
+	if o.to == "" {
+		return usagef("mirror needs --to file://DIR, gitlab://HOST/PROJECT or oci://REGISTRY/PATH")
+	}
+	if len(args) == 0 && !o.all {
+		return usagef("name at least one PROVIDER[:VERSION] (e.g. infrastructure-aws:latest), or --all")
+	}
+	if o.all && len(args) > 0 {
+		return usagef("--all mirrors every provider of the clusterctl config: give no PROVIDER with it")
+	}
+	if o.concurrency < 1 {
+		return usagef("--concurrency must be at least 1")
+	}
+	t, err := pipeline.ParseMirrorTarget(o.to)
+	if err != nil {
+		return usagef("--to %v", err)
+	}
+	so := pipeline.SinkOptions{Replace: o.replace, GitLabURL: o.gitlabURL, HTTPClient: httpClient(), Progress: s.errOut}
+	if t.Kind == pipeline.GitLab {
+		if so.GitLabTokenType, so.GitLabToken, err = gitlabToken(s.getenv, o.gitlabTokenType); err != nil {
+			return fmt.Errorf("--to %s: %w", t.Raw, err)
+		}
+	}
+	sink, err := pipeline.NewMirrorSink(ctx, t, so)
+	if err != nil {
+		return err
+	}
+	if o.githubAPI == "" {
+		o.githubAPI = s.getenv("GITHUB_API_URL")
+	}
+	vars := tokenVariables(s.getenv)
+	if so.GitLabToken != "" {
+		vars["gitlab-access-token"] = so.GitLabToken
+	}
+	sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{
+		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
+		Target: t, Sink: sink,
+		GitHubAPI: o.githubAPI, GitHubToken: s.getenv("GITHUB_TOKEN"), GitLabToken: s.getenv("GITLAB_ACCESS_TOKEN"),
+		HTTPClient: httpClient(),
+		Images:     o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)},
+		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars,
+		Log: s.errOut,
+	})
+	if sum == nil {
+		return err
+	}
+	if err == nil && o.configOut != "" {
+		if werr := os.WriteFile(o.configOut, []byte(sum.Config), 0o644); werr != nil {
+			return werr
+		}
+	}
+	if g.output == "json" {
+		if perr := printJSON(s.out, sum); perr != nil {
+			return perr
+		}
+		return err
+	}
+	for _, p := range sum.Providers {
+		for _, v := range p.Versions {
+			fmt.Fprintf(s.errOut, "%s %s: %d copied, %d already there, %d replaced\n", p.Label, v.Version, len(v.Uploaded), len(v.Skipped), len(v.Replaced))
+		}
+	}
+	copied := 0
+	for _, i := range sum.Images {
+		if i.Copied {
+			copied++
+		}
+	}
+	if len(sum.Images) > 0 {
+		fmt.Fprintf(s.errOut, "images: %d copied, %d already there\n", copied, len(sum.Images)-copied)
+	}
+	for _, w := range sum.Warnings {
+		fmt.Fprintf(s.errOut, "warning: %s\n", w)
+	}
+	if err == nil && o.configOut == "" {
+		fmt.Fprint(s.out, sum.Config)
+	} else if err == nil {
+		fmt.Fprintf(s.errOut, "clusterctl config for the site written to %s\n", o.configOut)
+	}
+	return err
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+)
+
+// mirrorUpstream is a fake GitHub holding the example provider at v0.1.0
+// (the golden release files) and cert-manager, and a clusterctl config
+// pointing at it.
+func mirrorUpstream(t *testing.T) (*fakegh.Server, string) {
+	t.Helper()
+	srv := fakegh.New(t)
+	repo := "cli-mirror-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	srv.AddRepo("acme", repo, false)
+	dir := "../../builder/testdata/golden/infrastructure-example"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var assets []fakegh.Asset
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		assets = append(assets, fakegh.Asset{Name: e.Name(), Data: data})
+	}
+	srv.AddRelease("acme", repo, fakegh.Release{Tag: "v0.1.0", Assets: assets})
+	srv.AddRepo("cert-manager", "cert-manager", false)
+	srv.AddRelease("cert-manager", "cert-manager", fakegh.Release{Tag: "v1.16.0", Assets: []fakegh.Asset{{Name: "cert-manager.yaml", Data: []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cert-manager\n")}}})
+	cfg := filepath.Join(t.TempDir(), "clusterctl.yaml")
+	body := fmt.Sprintf("providers:\n- name: example\n  type: InfrastructureProvider\n  url: https://github.com/acme/%s/releases/latest/infrastructure-components.yaml\ncert-manager:\n  version: v1.16.0\n", repo)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv, cfg
+}
+
+func TestMirror_CLIMirrorsThenCopiesNothingThenRefusesAChangedAsset(t *testing.T) {
+	srv, cfg := mirrorUpstream(t)
+	out := t.TempDir()
+	env := map[string]string{"GITHUB_API_URL": srv.APIURL()}
+	args := []string{"mirror", "infrastructure-example", "--to", "file://" + out, "--clusterctl-config", cfg, "-o", "json"}
+	for run, wantCopied := range []int{7, 0} {
+		code, stdout, stderr := runCmd(t, env, args...)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d: %s", run, code, stderr)
+		}
+		var sum pipeline.MirrorSummary
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatalf("%v: %s", err, stdout)
+		}
+		if len(sum.Providers) != 1 || len(sum.Providers[0].Versions) != 1 {
+			t.Fatalf("run %d: summary %+v", run, sum)
+		}
+		v := sum.Providers[0].Versions[0]
+		// checksums.txt is the local tree's own; the rest is the release.
+		if got := len(v.Uploaded); got != wantCopied+1 && !(wantCopied == 0 && got == 0) {
+			t.Errorf("run %d: copied %v, want %d files", run, v.Uploaded, wantCopied)
+		}
+		if sum.Verified != 1 || !strings.Contains(sum.Config, "file://"+out+"/infrastructure-example/v0.1.0/infrastructure-components.yaml") {
+			t.Errorf("run %d: verified %d, config:\n%s", run, sum.Verified, sum.Config)
+		}
+	}
+
+	// The maintainer changes an asset under the published version.
+	g, err := publish.NewGitHub(publish.GitHubOptions{Owner: "acme", Repo: "cli-mirror-" + strings.ToLower(t.Name()), APIURL: srv.APIURL(),
+		Replace: true, HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(filepath.Join(out, "infrastructure-example/v0.1.0/cluster-template.yaml"))
+	if _, err := g.Publish(t.Context(), &release.Release{Version: "v0.1.0", Providers: []*release.Provider{{Version: "v0.1.0",
+		Files: []release.File{{Name: "cluster-template.yaml", Data: append(old, "# changed\n"...)}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd(t, env, args[:len(args)-2]...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 for a changed upstream asset: %s", code, stderr)
+	}
+	for _, s := range []string{"infrastructure-example", "v0.1.0", "cluster-template.yaml"} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("the error does not name %s: %s", s, stderr)
+		}
+	}
+}
+
+func TestMirror_CLIRefusesAGitLabHostClusterctlWouldNotRead(t *testing.T) {
+	code, _, stderr := runCmd(t, map[string]string{"GITLAB_ACCESS_TOKEN": "x"}, "mirror", "infrastructure-aws", "--to", "gitlab://code.example.com/capi/mirror")
+	if code != 2 || !strings.Contains(stderr, `"gitlab."`) {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

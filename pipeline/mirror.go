@@ -1,0 +1,454 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"k8s.io/apimachinery/pkg/util/version"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
+
+	"github.com/capirepo/capirepo/localrepo"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+)
+
+// CertManagerName is the name clusterctl gives cert-manager: its image
+// override key and the folder or package its manifest is mirrored under.
+const CertManagerName = "cert-manager"
+
+// MirrorOptions say what one mirror run copies, from where, to where.
+type MirrorOptions struct {
+	// Requests are PROVIDER[:VERSION]: a provider label (infrastructure-aws,
+	// cluster-api, ...) and a version: vX.Y.Z, latest, or latest-N (latest
+	// and the N published versions before it). No version means the
+	// provider URL's version (latest unless it names one).
+	Requests []string
+	// All mirrors every provider the clusterctl config knows, at the URL's version.
+	All bool
+	// ClusterctlConfig is the user's clusterctl config file; "" is
+	// clusterctl's default ($XDG_CONFIG_HOME/cluster-api/clusterctl.yaml).
+	ClusterctlConfig string
+	// CertManager mirrors cert-manager at the version clusterctl would install.
+	CertManager bool
+
+	Target MirrorTarget
+	Sink   MirrorSink
+
+	// GitHubAPI is the REST API base for github.com provider URLs: "" for
+	// github.com, https://HOST/api/v3/ for GitHub Enterprise (or a test server).
+	GitHubAPI   string
+	GitHubToken string
+	// GitLabToken reads providers whose URL is a GitLab package.
+	GitLabToken string
+	HTTPClient  *http.Client
+	Retry       *publish.Retry
+
+	// Images, when set, is REGISTRY/PREFIX: every image the mirrored
+	// components reference is copied below it.
+	Images string
+	// ImageOptions authenticate and route the image copies (keychain, transport).
+	ImageOptions []remote.Option
+
+	// Concurrency bounds how many providers are mirrored at once; 0 means 4.
+	Concurrency int
+	// NoVerify skips reading the mirror back through clusterctl.
+	NoVerify bool
+	// Variables are clusterctl config values for the read-back (gitlab-access-token).
+	Variables map[string]string
+
+	// Log receives one line per step; nil discards it.
+	Log io.Writer
+}
+
+// MirrorSummary is what a mirror run did.
+type MirrorSummary struct {
+	Target      string              `json:"target"`
+	Providers   []*MirroredProvider `json:"providers"`
+	CertManager *MirroredVersion    `json:"certManager,omitempty"`
+	Images      []MirroredImage     `json:"images,omitempty"`
+	// Config is the clusterctl config for the site, pointing at the mirror.
+	Config   string `json:"config,omitempty"`
+	Verified int    `json:"verified"`
+	// Warnings are things the site should know that did not stop the run.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// MirroredProvider is one provider and the versions copied.
+type MirroredProvider struct {
+	Label    string             `json:"label"`
+	Name     string             `json:"name"`
+	Type     string             `json:"type"`
+	Source   string             `json:"source"`
+	Versions []*MirroredVersion `json:"versions"`
+	Error    string             `json:"error,omitempty"`
+
+	id         provider.ID
+	components string
+	reader     publish.Reader
+	wants      []string
+	resolved   []string
+	read       map[string]*release.Provider
+}
+
+// MirroredVersion is one copied version: what was written and what was
+// already there, and the URL clusterctl reads it from at the mirror.
+type MirroredVersion struct {
+	Version  string   `json:"version"`
+	URL      string   `json:"url"`
+	Uploaded []string `json:"uploaded"`
+	Skipped  []string `json:"skipped"`
+	Replaced []string `json:"replaced"`
+	Bytes    int64    `json:"bytes"`
+
+	files []string
+}
+
+// Mirror copies providers (and cert-manager, and the images) from their
+// upstream repositories to the target, then reads every copied version
+// back through clusterctl. Providers are copied Concurrency at a time; one
+// that fails does not stop the others, and the error names each provider,
+// version and file. A re-run copies only what is missing; a file that
+// changed upstream under a version already mirrored is refused unless the
+// sink was made with Replace.
+func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.Sink.Providers == nil {
+		return nil, errors.New("mirror: no sink for the target")
+	}
+	cfg, err := config.New(ctx, o.ClusterctlConfig)
+	if err != nil {
+		return nil, fmt.Errorf("read clusterctl config %s: %w", o.ClusterctlConfig, err)
+	}
+	provs, err := selectProviders(cfg, o.Requests, o.All)
+	if err != nil {
+		return nil, err
+	}
+	m := &mirror{o: o, sum: &MirrorSummary{Target: o.Target.Raw, Providers: provs}, readers: map[string]publish.Reader{}}
+	for _, p := range provs {
+		if p.reader, err = m.source(p); err != nil {
+			return nil, err
+		}
+	}
+
+	// Every version is resolved (and read) before anything is copied, so a
+	// request that cannot be met stops the run with nothing written.
+	if err := m.each(ctx, provs, m.resolveProvider); err != nil {
+		return m.sum, err
+	}
+	errs := []error{m.each(ctx, provs, m.provider)}
+	if o.CertManager {
+		if err := m.certManager(ctx, cfg); err != nil {
+			errs = append(errs, fmt.Errorf("cert-manager: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return m.sum, err
+	}
+	if o.Images != "" {
+		if err := m.images(ctx); err != nil {
+			return m.sum, err
+		}
+	}
+	if m.sum.Config, err = m.siteConfig(); err != nil {
+		return m.sum, err
+	}
+	if !o.NoVerify {
+		if err := m.verify(ctx); err != nil {
+			return m.sum, fmt.Errorf("verify the mirror through clusterctl: %w", err)
+		}
+	}
+	return m.sum, nil
+}
+
+type mirror struct {
+	o   MirrorOptions
+	sum *MirrorSummary
+
+	mu      sync.Mutex
+	readers map[string]publish.Reader // by source repository
+	// certManagerComponents is cert-manager's manifest, for its images.
+	certManagerComponents []byte
+}
+
+func (m *mirror) logf(format string, args ...any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, _ = fmt.Fprintf(m.o.Log, "mirror: "+format+"\n", args...)
+}
+
+// selectProviders resolves the requests (or --all) through clusterctl's
+// provider list: its defaults and the user's providers: overrides.
+func selectProviders(cfg config.Client, requests []string, all bool) ([]*MirroredProvider, error) {
+	list, err := cfg.Providers().List()
+	if err != nil {
+		return nil, fmt.Errorf("clusterctl providers: %w", err)
+	}
+	byLabel := map[string]config.Provider{}
+	for _, p := range list {
+		byLabel[p.ManifestLabel()] = p
+	}
+	mk := func(p config.Provider) *MirroredProvider {
+		return &MirroredProvider{Label: p.ManifestLabel(), Name: p.Name(), Type: string(p.Type()), Source: p.URL(),
+			id: provider.ID{Name: p.Name(), Type: p.Type()}, components: path.Base(p.URL()),
+			read: map[string]*release.Provider{}}
+	}
+	var out []*MirroredProvider
+	if all {
+		if len(requests) > 0 {
+			return nil, errors.New("--all mirrors every provider of the clusterctl config: give no PROVIDER with it")
+		}
+		for _, p := range list {
+			out = append(out, mk(p))
+		}
+		return out, nil
+	}
+	if len(requests) == 0 {
+		return nil, errors.New("name at least one PROVIDER[:VERSION] (e.g. infrastructure-aws:latest), or --all")
+	}
+	// One entry per provider, with every version asked for: the versions
+	// of one provider are written one after the other.
+	byReq := map[string]*MirroredProvider{}
+	for _, r := range requests {
+		label, version, _ := strings.Cut(r, ":")
+		p, ok := byLabel[label]
+		if !ok {
+			return nil, fmt.Errorf("provider %q is not in clusterctl's provider list nor in the providers: of the clusterctl config: use a provider label such as infrastructure-aws or cluster-api, or add it under providers:", label)
+		}
+		if version != "" && version != "latest" && !isLatestN(version) {
+			if _, err := provider.ParseVersion(version); err != nil {
+				return nil, fmt.Errorf("%s: version %q: want vX.Y.Z, latest or latest-N", r, version)
+			}
+		}
+		mp, ok := byReq[label]
+		if !ok {
+			mp = mk(p)
+			byReq[label] = mp
+			out = append(out, mp)
+		}
+		if !slices.Contains(mp.wants, version) {
+			mp.wants = append(mp.wants, version)
+		}
+	}
+	return out, nil
+}
+
+func isLatestN(v string) bool {
+	n, ok := strings.CutPrefix(v, "latest-")
+	if !ok {
+		return false
+	}
+	i, err := strconv.Atoi(n)
+	return err == nil && i >= 0
+}
+
+// source returns the reader of a provider URL: a GitHub release (through
+// the API at GitHubAPI), a GitLab package or a local folder. Providers of
+// one repository share a reader.
+func (m *mirror) source(p *MirroredProvider) (publish.Reader, error) {
+	u, err := url.Parse(p.Source)
+	if err != nil {
+		return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
+	}
+	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
+	var key string
+	var mk func() (publish.Reader, error)
+	switch {
+	case u.Scheme == "https" && u.Host == "github.com" && len(seg) == 5 && seg[2] == "releases":
+		key = "github/" + seg[0] + "/" + seg[1]
+		mk = func() (publish.Reader, error) {
+			r, err := publish.NewGitHubReader(publish.GitHubOptions{Owner: seg[0], Repo: seg[1], APIURL: m.o.GitHubAPI,
+				Token: m.o.GitHubToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
+			if err != nil {
+				return nil, err
+			}
+			r.Components = map[string]string{}
+			return r, nil
+		}
+	case u.Scheme == "file" && len(seg) >= 3:
+		root := "/" + strings.Join(seg[:len(seg)-3], "/")
+		key = "file" + root
+		mk = func() (publish.Reader, error) {
+			return &localrepo.Reader{Root: root, Components: map[string]string{}}, nil
+		}
+	case u.Scheme == "https" && strings.HasPrefix(u.Host, "gitlab.") && len(seg) == 10 && seg[0] == "api" && seg[3] == "projects" && seg[5] == "packages":
+		project, err := url.PathUnescape(strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")[4])
+		if err != nil {
+			return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
+		}
+		key = "gitlab/" + u.Host + "/" + project + "/" + seg[7]
+		mk = func() (publish.Reader, error) {
+			r, err := publish.NewGitLabReader(publish.GitLabOptions{URL: "https://" + u.Host, Project: project, Package: seg[7],
+				Token: m.o.GitLabToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
+			if err != nil {
+				return nil, err
+			}
+			r.Components = map[string]string{}
+			return r, nil
+		}
+	default:
+		return nil, fmt.Errorf("%s: provider URL %s: mirror reads GitHub releases (https://github.com/OWNER/REPO/releases/...), GitLab packages and file:// folders", p.Label, p.Source)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.readers[key]
+	if !ok {
+		if r, err = mk(); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Label, err)
+		}
+		m.readers[key] = r
+	}
+	// The components file is the one the provider URL names.
+	switch r := r.(type) {
+	case *publish.GitHubReader:
+		r.Components[p.Label] = p.components
+	case *publish.GitLabReader:
+		r.Components[p.Label] = p.components
+	case *localrepo.Reader:
+		r.Components[p.Label] = p.components
+	}
+	return r, nil
+}
+
+// urlVersion is the version a provider URL names: latest or vX.Y.Z.
+func urlVersion(p *MirroredProvider) string {
+	u, err := url.Parse(p.Source)
+	if err != nil {
+		return "latest"
+	}
+	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
+	switch {
+	case u.Host == "github.com" && len(seg) == 5:
+		return seg[3]
+	case u.Scheme == "file" && len(seg) >= 3:
+		return seg[len(seg)-2]
+	case len(seg) == 10:
+		return seg[8]
+	}
+	return "latest"
+}
+
+// read reads one version once (the latest resolution reads metadata.yaml of
+// candidates, and those are mirrored afterwards).
+func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) (*release.Provider, error) {
+	if rp, ok := p.read[version]; ok {
+		return rp, nil
+	}
+	rp, err := p.reader.Read(ctx, p.Label, version)
+	if err != nil {
+		return nil, err
+	}
+	// The provider as clusterctl's config names it (a label's name may be
+	// spelled the same for another type).
+	rp.ID = p.id
+	p.read[version] = rp
+	return rp, nil
+}
+
+// each runs fn for every provider, Concurrency at a time; a provider that
+// fails does not stop the others. The errors name the provider.
+func (m *mirror) each(ctx context.Context, provs []*MirroredProvider, fn func(context.Context, *MirroredProvider) error) error {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, m.o.Concurrency)
+	errs := make([]error, len(provs))
+	for i, p := range provs {
+		wg.Go(func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			if err := fn(ctx, p); err != nil {
+				p.Error = err.Error()
+				errs[i] = fmt.Errorf("%s: %w", p.Label, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// resolveProvider resolves the versions of one provider, oldest first.
+func (m *mirror) resolveProvider(ctx context.Context, p *MirroredProvider) error {
+	wants := p.wants
+	if len(wants) == 0 {
+		wants = []string{""}
+	}
+	for _, want := range wants {
+		if want == "" {
+			want = urlVersion(p)
+		}
+		versions, err := m.resolve(ctx, p, want)
+		if err != nil {
+			return err
+		}
+		m.logf("%s: %s resolves to %s", p.Label, want, strings.Join(versions, ", "))
+		for _, v := range versions {
+			if !slices.Contains(p.resolved, v) {
+				p.resolved = append(p.resolved, v)
+			}
+		}
+	}
+	slices.SortFunc(p.resolved, compareVersions)
+	return nil
+}
+
+// compareVersions orders semantic versions, oldest first.
+func compareVersions(a, b string) int {
+	av, aerr := version.ParseSemantic(a)
+	bv, berr := version.ParseSemantic(b)
+	switch {
+	case aerr != nil || berr != nil:
+		return strings.Compare(a, b)
+	case av.LessThan(bv):
+		return -1
+	case bv.LessThan(av):
+		return 1
+	}
+	return 0
+}
+
+// provider mirrors the resolved versions of one provider, oldest first.
+func (m *mirror) provider(ctx context.Context, p *MirroredProvider) error {
+	for _, v := range p.resolved {
+		rp, err := m.read(ctx, p, v)
+		if err != nil {
+			return fmt.Errorf("read %s from %s: %w", v, p.Source, err)
+		}
+		sum, err := m.o.Sink.Providers.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
+		if err != nil {
+			return fmt.Errorf("version %s: %w", v, err)
+		}
+		mv := &MirroredVersion{Version: v, Uploaded: sum.Uploaded, Skipped: sum.Skipped, Replaced: sum.Replaced, Bytes: sum.BytesUploaded}
+		for _, pu := range sum.Providers {
+			if pu.Name == p.Name && pu.Type == p.Type {
+				mv.URL = pu.URL
+			}
+		}
+		for _, f := range rp.Files {
+			mv.files = append(mv.files, f.Name)
+		}
+		m.mu.Lock()
+		p.Versions = append(p.Versions, mv)
+		m.mu.Unlock()
+		m.logf("%s %s: %d written, %d already there, %d replaced", p.Label, v, len(mv.Uploaded), len(mv.Skipped), len(mv.Replaced))
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capirepo/capirepo/localrepo"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/verify"
+)
+
+// certManager mirrors cert-manager's manifest at the version clusterctl
+// would install with the config (config/cert_manager_client.go: the
+// config's version wins over the URL's; the default is clusterctl's).
+func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
+	cm, err := cfg.CertManager().Get()
+	if err != nil {
+		return err
+	}
+	if cm.ExternallyProvisioned() {
+		m.logf("cert-manager is provisioned outside clusterctl in this config: not mirrored")
+		return nil
+	}
+	if m.o.Sink.CertManager == nil {
+		m.sum.Warnings = append(m.sum.Warnings, fmt.Sprintf("%s cannot hold cert-manager's manifest: mirror it yourself and set cert-manager: url: in the site's config", m.o.Target.Raw))
+		return nil
+	}
+	v := cm.Version()
+	file := path.Base(cm.URL())
+	p := &MirroredProvider{Label: CertManagerName, Name: CertManagerName, Source: cm.URL()}
+	r, err := m.source(p)
+	if err != nil {
+		return err
+	}
+	var files []release.File
+	switch r := r.(type) {
+	case *publish.GitHubReader:
+		if files, err = r.Assets(ctx, v, file); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("cert-manager URL %s: mirror reads cert-manager from a GitHub release only", cm.URL())
+	}
+	m.certManagerComponents = files[0].Data
+	rp := &release.Provider{ID: provider.ID{Name: CertManagerName}, Version: v, ComponentsFile: file, Files: files}
+	sum, err := m.o.Sink.CertManager.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
+	if err != nil {
+		return fmt.Errorf("version %s: %w", v, err)
+	}
+	mv := &MirroredVersion{Version: v, Uploaded: sum.Uploaded, Skipped: sum.Skipped, Replaced: sum.Replaced, Bytes: sum.BytesUploaded}
+	if len(sum.Providers) > 0 {
+		mv.URL = sum.Providers[0].URL
+	}
+	m.sum.CertManager = mv
+	m.logf("cert-manager %s: %d written, %d already there", v, len(mv.Uploaded), len(mv.Skipped))
+	return nil
+}
+
+// siteConfig is the clusterctl config for the air-gapped site: every
+// mirrored provider at its newest mirrored version (a GitLab repository has
+// no version list, so the URL names one; the others are installed as
+// name:version), cert-manager, and the image overrides.
+func (m *mirror) siteConfig() (string, error) {
+	type repo struct {
+		Repository string `json:"repository"`
+	}
+	type certManager struct {
+		URL     string `json:"url"`
+		Version string `json:"version"`
+	}
+	var c struct {
+		Providers   []localrepo.ConfigProvider `json:"providers"`
+		CertManager *certManager               `json:"cert-manager,omitempty"`
+		Images      map[string]repo            `json:"images,omitempty"`
+	}
+	var b strings.Builder
+	b.WriteString("# clusterctl config for the mirror " + m.o.Target.Raw + ", written by capirepo mirror.\n")
+	b.WriteString("# Each provider URL names its newest mirrored version; install another mirrored\n# version as NAME:VERSION (clusterctl init --infrastructure aws:v2.5.1).\n")
+	for _, p := range m.sum.Providers {
+		if len(p.Versions) == 0 {
+			continue
+		}
+		newest := newestVersion(p.Versions)
+		c.Providers = append(c.Providers, localrepo.ConfigProvider{Name: p.Name, Type: p.Type, URL: newest.URL})
+		var vs []string
+		for _, v := range p.Versions {
+			vs = append(vs, v.Version)
+		}
+		fmt.Fprintf(&b, "#   %s: %s\n", p.Label, strings.Join(vs, ", "))
+	}
+	if cm := m.sum.CertManager; cm != nil {
+		c.CertManager = &certManager{URL: cm.URL, Version: cm.Version}
+	}
+	if len(m.sum.Images) > 0 {
+		c.Images = map[string]repo{}
+		for _, img := range m.sum.Images {
+			r := img.Target[:strings.LastIndex(img.Target, "/")]
+			c.Images[img.Provider] = repo{Repository: r}
+		}
+		fmt.Fprintf(&b, "# Images were copied to %s/<key>/<image-name>; each images: key maps\n# its provider's images there (clusterctl replaces everything before the last '/').\n",
+			strings.TrimSuffix(m.o.Images, "/"))
+	}
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	return b.String() + string(out), nil
+}
+
+func newestVersion(vs []*MirroredVersion) *MirroredVersion {
+	return slices.MaxFunc(vs, func(a, b *MirroredVersion) int { return compareVersions(a.Version, b.Version) })
+}
+
+// verify reads every mirrored version back through clusterctl's repository
+// client, as capirepo verify does. clusterctl reads file:// folders and
+// https://gitlab.* packages; it has no OCI repository, so an oci:// mirror
+// is not read back here.
+func (m *mirror) verify(ctx context.Context) error {
+	if m.o.Target.Kind == ociKind {
+		m.sum.Warnings = append(m.sum.Warnings, "clusterctl cannot read an OCI registry: the mirror was not read back through clusterctl")
+		return nil
+	}
+	var targets []verify.Target
+	for _, p := range m.sum.Providers {
+		for _, v := range p.Versions {
+			targets = append(targets, verify.Target{ID: p.id, URL: v.URL, Version: v.Version, Files: v.files})
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	rep, err := verify.Repository(ctx, targets, verify.Options{Variables: m.o.Variables})
+	if rep != nil {
+		m.sum.Verified = len(rep.Providers)
+		_ = rep.WriteText(m.o.Log)
+	}
+	return err
+}

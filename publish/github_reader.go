@@ -1,0 +1,190 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/go-github/v82/github"
+
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
+)
+
+// GitHubReader reads the published releases of one repository through the
+// REST API: the releases list for versions, the assets endpoint for the
+// bytes, so one API base URL serves github.com, GitHub Enterprise and the
+// test fakes. It shares the publisher's client, retry policy, listing and
+// download code (the publisher reads back through the same calls).
+type GitHubReader struct {
+	*GitHub
+	// Components names the components file per provider label, as the
+	// provider URL does; a label not listed gets the conventional name.
+	Components map[string]string
+
+	mu       sync.Mutex
+	versions []string // cached: one repository serves several providers (cluster-api)
+}
+
+var _ Reader = (*GitHubReader)(nil)
+
+// NewGitHubReader checks the options (Owner, Repo, APIURL, Token,
+// HTTPClient, Retry, Progress are used) and returns a reader.
+func NewGitHubReader(o GitHubOptions) (*GitHubReader, error) {
+	g, err := NewGitHub(o)
+	if err != nil {
+		return nil, err
+	}
+	return &GitHubReader{GitHub: g}, nil
+}
+
+// Versions lists the tags of the repository's published releases. Drafts
+// are left out, and tags without a release never appear in the list. The
+// list is the same for every label the repository serves and is read once.
+func (r *GitHubReader) Versions(ctx context.Context, _ string) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.versions != nil {
+		return slices.Clone(r.versions), nil
+	}
+	var out []string
+	for page := 1; page != 0; {
+		rs, next, err := r.releasesPage(ctx, page)
+		if err != nil {
+			return nil, r.readHint(fmt.Errorf("list releases of %s/%s: %w", r.o.Owner, r.o.Repo, err))
+		}
+		for _, rel := range rs {
+			if !rel.GetDraft() && rel.GetTagName() != "" {
+				out = append(out, rel.GetTagName())
+			}
+		}
+		page = next
+	}
+	r.versions = out
+	return slices.Clone(out), nil
+}
+
+// Read downloads one published release's provider files.
+func (r *GitHubReader) Read(ctx context.Context, label, version string) (*release.Provider, error) {
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := r.published(ctx, version)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(rel.assets))
+	for n := range rel.assets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	components, files, err := ReadFiles(id, names, r.Components[label])
+	if err != nil {
+		return nil, fmt.Errorf("github release %s of %s/%s: %w", version, r.o.Owner, r.o.Repo, err)
+	}
+	p := &release.Provider{ID: id, Version: version, ComponentsFile: components}
+	got, err := r.download(ctx, rel, files)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range got {
+		if err := p.Add(f.Name, f.Data); err != nil {
+			return nil, fmt.Errorf("github release %s of %s/%s: %w", version, r.o.Owner, r.o.Repo, err)
+		}
+	}
+	return p, nil
+}
+
+// Assets downloads the named assets of a published release, whatever they
+// are (cert-manager's release holds no metadata.yaml).
+func (r *GitHubReader) Assets(ctx context.Context, version string, names ...string) ([]release.File, error) {
+	rel, err := r.published(ctx, version)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if rel.assets[n] == nil {
+			return nil, fmt.Errorf("github release %s of %s/%s has no asset %s: %w", version, r.o.Owner, r.o.Repo, n, ErrNotFound)
+		}
+	}
+	return r.download(ctx, rel, names)
+}
+
+// published finds the published release of a tag with its full asset list.
+func (r *GitHubReader) published(ctx context.Context, tag string) (*ghRelease, error) {
+	rr, err := DoValue(ctx, r.retry, func(ctx context.Context) (*github.RepositoryRelease, error) {
+		rr, _, err := r.c.Repositories.GetReleaseByTag(ctx, r.o.Owner, r.o.Repo, tag)
+		return rr, r.convert(err)
+	})
+	var se *StatusError
+	switch {
+	case errors.As(err, &se) && se.Status == http.StatusNotFound:
+		return nil, fmt.Errorf("%s/%s has no published release %s: %w", r.o.Owner, r.o.Repo, tag, ErrNotFound)
+	case err != nil:
+		return nil, r.readHint(fmt.Errorf("read release %s of %s/%s: %w", tag, r.o.Owner, r.o.Repo, err))
+	}
+	rel := toRelease(rr)
+	if rel.assets == nil {
+		if err := r.listAssets(ctx, rel); err != nil {
+			return nil, err
+		}
+	}
+	return rel, nil
+}
+
+// download reads the named assets, checking each against the digest GitHub
+// reports when it reports one.
+func (r *GitHubReader) download(ctx context.Context, rel *ghRelease, names []string) ([]release.File, error) {
+	out := make([]release.File, 0, len(names))
+	for _, n := range names {
+		a := rel.assets[n]
+		data, err := r.downloadBytes(ctx, a)
+		if err != nil {
+			return nil, r.readHint(fmt.Errorf("download %s of release %s of %s/%s: %w", n, rel.tag, r.o.Owner, r.o.Repo, err))
+		}
+		if d, ok := strings.CutPrefix(a.GetDigest(), "sha256:"); ok {
+			if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != d {
+				return nil, fmt.Errorf("download %s of release %s of %s/%s: the bytes do not match the sha256 GitHub reports (%s): re-run",
+					n, rel.tag, r.o.Owner, r.o.Repo, short(d))
+			}
+		}
+		out = append(out, release.File{Name: n, Data: data})
+	}
+	return out, nil
+}
+
+// readHint says what to do about the errors of a read.
+func (r *GitHubReader) readHint(err error) error {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Status {
+	case http.StatusUnauthorized:
+		return fmt.Errorf("%w: the token was refused; set GITHUB_TOKEN to a token that can read %s/%s, or unset it for a public repository", err, r.o.Owner, r.o.Repo)
+	case http.StatusNotFound:
+		return fmt.Errorf("%w: repository %s/%s does not exist or the token cannot see it", err, r.o.Owner, r.o.Repo)
+	}
+	return err
+}
+
+// downloadBytes reads an asset's bytes through the API (octet-stream
+// Accept header), following GitHub's redirect to its storage.
+func (g *GitHub) downloadBytes(ctx context.Context, a *github.ReleaseAsset) ([]byte, error) {
+	return DoValue(ctx, g.retry, func(ctx context.Context) ([]byte, error) {
+		rc, _, err := g.c.Repositories.DownloadReleaseAsset(ctx, g.o.Owner, g.o.Repo, a.GetID(), g.hc)
+		if err != nil {
+			return nil, g.convert(err)
+		}
+		defer func() { _ = rc.Close() }()
+		return io.ReadAll(rc)
+	})
+}

@@ -1,0 +1,115 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	gl "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
+)
+
+// GitLabReader reads providers published as generic packages (name = the
+// provider label, or Package): the package list for versions, the newest
+// copy of each file for the bytes, as clusterctl downloads them. It shares
+// the publisher's client, listing and download code.
+type GitLabReader struct {
+	*GitLab
+	// Components names the components file per provider label; a label
+	// not listed gets the conventional name.
+	Components map[string]string
+}
+
+var _ Reader = (*GitLabReader)(nil)
+
+// NewGitLabReader checks the options and returns a reader.
+func NewGitLabReader(o GitLabOptions) (*GitLabReader, error) {
+	g, err := NewGitLab(o)
+	if err != nil {
+		return nil, err
+	}
+	return &GitLabReader{GitLab: g}, nil
+}
+
+func (r *GitLabReader) packageName(label string) string {
+	if r.o.Package != "" {
+		return r.o.Package
+	}
+	return label
+}
+
+// Versions lists the versions of the label's generic package. clusterctl
+// itself cannot list them (its GitLab repository has no version list);
+// the packages API can.
+func (r *GitLabReader) Versions(ctx context.Context, label string) ([]string, error) {
+	name := r.packageName(label)
+	what := fmt.Sprintf("gitlab: list versions of package %s of project %s", name, r.projectName())
+	pkgs, err := listAll(ctx, r.GitLab, what, func(ctx context.Context, page gl.RequestOptionFunc) ([]*gl.Package, *gl.Response, error) {
+		return r.c.Packages.ListProjectPackages(r.pid, &gl.ListProjectPackagesOptions{
+			ListOptions: gl.ListOptions{PerPage: 100},
+			PackageType: gl.Ptr("generic"),
+			PackageName: gl.Ptr(name),
+		}, gl.WithContext(ctx), page)
+	})
+	if err != nil {
+		return nil, r.redact(err)
+	}
+	var out []string
+	for _, p := range pkgs {
+		// package_name is a fuzzy filter; hidden and processing packages are not served.
+		if p.Name == name && p.PackageType == "generic" && (p.Status == "" || p.Status == string(gl.PackageDefault)) {
+			out = append(out, p.Version)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Read downloads the newest copy of each provider file of one package version.
+func (r *GitLabReader) Read(ctx context.Context, label, version string) (*release.Provider, error) {
+	p, err := r.read(ctx, label, version)
+	return p, r.redact(err)
+}
+
+func (r *GitLabReader) read(ctx context.Context, label, version string) (*release.Provider, error) {
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		return nil, err
+	}
+	pk := &glPackage{name: r.packageName(label), version: version}
+	copies, err := r.remoteFiles(ctx, pk)
+	if err != nil {
+		return nil, err
+	}
+	if len(copies) == 0 {
+		return nil, fmt.Errorf("gitlab project %s has no package %s %s: %w", r.projectName(), pk.name, version, ErrNotFound)
+	}
+	names := make([]string, 0, len(copies))
+	for n := range copies {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	components, files, err := ReadFiles(id, names, r.Components[label])
+	if err != nil {
+		return nil, fmt.Errorf("gitlab package %s %s of project %s: %w", pk.name, version, r.projectName(), err)
+	}
+	out := &release.Provider{ID: id, Version: version, ComponentsFile: components}
+	for _, n := range files {
+		data, err := r.download(ctx, pk, n)
+		if err != nil {
+			return nil, err
+		}
+		f := release.File{Name: n, Data: data}
+		cs := copies[n]
+		if want := cs[len(cs)-1].FileSHA256; want != "" && want != f.SHA256() {
+			return nil, fmt.Errorf("gitlab package %s %s of project %s: %s downloaded with sha256 %s, GitLab lists %s (another job writing?): re-run",
+				pk.name, version, r.projectName(), n, short(f.SHA256()), short(want))
+		}
+		if err := out.Add(n, data); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
