@@ -12,6 +12,7 @@ import (
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
 	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -142,6 +143,10 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			errs = append(errs, err)
 			continue
 		}
+		if err := devGate(r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		j.built = r.Release.Providers[0]
 		j.warning = r.Warnings
 	}
@@ -222,4 +227,22 @@ func devVersion(s source, override string) (version, from string, err error) {
 		return int(a.Minor - b.Minor)
 	})
 	return fmt.Sprintf("v%d.%d.99", newest.Major, newest.Minor), "metadata.yaml newest series", nil
+}
+
+// devImageRules are the lint's image rules, which a dev repository does not
+// follow: it keeps the image the kustomization names (e.g. :dev after
+// make docker-build and kind load), as create-local-repository.py does.
+var devImageRules = []string{contract.RuleImageFloating, contract.RuleImageVersion, contract.RuleImageQualified}
+
+// devGate refuses a dev build on the lint's errors (under the config's
+// waivers), but for the image rules: clusterctl would fail on them too.
+func devGate(r *builder.Result) error {
+	rep := contract.Lint(r.Release, contract.Options{Waivers: contract.Waivers(r.Config.Lint), Findings: r.Findings})
+	var errs []error
+	for _, f := range rep.Findings {
+		if f.Severity == contract.Error && !slices.Contains(devImageRules, f.Rule) {
+			errs = append(errs, errors.New(f.String()))
+		}
+	}
+	return errors.Join(errs...)
 }

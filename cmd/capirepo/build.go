@@ -127,7 +127,7 @@ type fileSummary struct {
 // lintBuilt runs the contract checks on a fresh build: findings are printed,
 // errors fail the build before anything is written.
 func lintBuilt(s streams, res *builder.Result) error {
-	rep := contract.Lint(res.Release, contract.Options{Disabled: contract.Disabled(res.Config.Lint)})
+	rep := contract.Lint(res.Release, contract.Options{Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings})
 	if len(rep.Findings) > 0 || len(rep.Waived) > 0 {
 		if err := rep.WriteText(s.errOut); err != nil {
 			return err
