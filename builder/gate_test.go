@@ -81,7 +81,7 @@ func TestBuild_ChecksAreLintFindings(t *testing.T) {
 // files is reported in one run, every one of them.
 func TestBuild_AllFindingsAtOnce(t *testing.T) {
 	dir := testtree.Write(t, testtree.Minimal(map[string]string{
-		"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Meta\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n",
+		"metadata.yaml":                       "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Meta\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n",
 		"templates/cluster-template.yaml":     cluster + "spec:\n  topology:\n    classRef:\n      name: quick\n",
 		"templates/cluster-template-bad.yaml": "kind: [\n",
 	}))
