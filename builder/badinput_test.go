@@ -37,16 +37,6 @@ func TestBuild_BadInput(t *testing.T) {
 			wantErr: []string{"manager.yaml"},
 		},
 		{
-			name:    "metadata wrong kind",
-			files:   map[string]string{"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Meta\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n"},
-			wantErr: []string{"metadata.yaml", "field kind", `"Meta"`},
-		},
-		{
-			name:    "metadata wrong apiVersion",
-			files:   map[string]string{"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha2\nkind: Metadata\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n"},
-			wantErr: []string{"metadata.yaml", "apiVersion", "v1alpha2"},
-		},
-		{
 			name:    "version not semver",
 			opts:    Options{Version: "v1.2"},
 			wantErr: []string{`"v1.2"`, "not semantic"},
@@ -55,35 +45,6 @@ func TestBuild_BadInput(t *testing.T) {
 			name:    "version without v",
 			opts:    Options{Version: "1.2.3"},
 			wantErr: []string{`"1.2.3"`, "must start with 'v'"},
-		},
-		{
-			name:    "version not covered by a release series",
-			opts:    Options{Version: "v1.3.0"},
-			wantErr: []string{"metadata.yaml", "no release series covers version v1.3.0", "major: 1", "minor: 3"},
-		},
-		{
-			name: "two Namespace objects",
-			files: map[string]string{
-				"config/default/kustomization.yaml": "resources:\n- namespace.yaml\n- ns2.yaml\n- ../manager\n",
-				"config/default/ns2.yaml":           "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n",
-				"capirepo.yaml":                     "providers:\n- name: infrastructure-test\n",
-			},
-			wantErr: []string{"infrastructure-components.yaml", "2 Namespace objects", "other, system"},
-		},
-		{
-			name: "namespaced object in another namespace",
-			files: map[string]string{
-				"config/default/kustomization.yaml": "resources:\n- namespace.yaml\n- ../manager\n- cm.yaml\n",
-				"config/default/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: elsewhere\n",
-				"config/manager/manager.yaml":       strings.ReplaceAll(testtree.Minimal(nil)["config/manager/manager.yaml"], "namespace: system", "namespace: system"),
-				"capirepo.yaml":                     "providers:\n- name: infrastructure-test\n",
-			},
-			wantErr: []string{"ConfigMap elsewhere/c", "field metadata.namespace", `"elsewhere"`},
-		},
-		{
-			name:    "provider label conflicts",
-			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-other\n"},
-			wantErr: []string{"Namespace test-system", "metadata.labels[cluster.x-k8s.io/provider]", `"infrastructure-test"`, `"infrastructure-other"`},
 		},
 		{
 			name:    "unknown provider type prefix",
@@ -168,21 +129,6 @@ func TestBuild_BadInput(t *testing.T) {
 				"config/manager/fn.yaml":            "apiVersion: example.com/v1\nkind: Fn\nmetadata:\n  name: f\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: /bin/touch\n",
 			},
 			wantErr: []string{"config/manager", "external plugins disabled"},
-		},
-		{
-			name:    "template that does not parse",
-			files:   map[string]string{"templates/cluster-template.yaml": "kind: [\n"},
-			wantErr: []string{"templates/cluster-template.yaml", "does not parse"},
-		},
-		{
-			name:    "template variable syntax",
-			files:   map[string]string{"templates/cluster-template.yaml": cluster + "spec:\n  x: ${BROKEN\n"},
-			wantErr: []string{"templates/cluster-template.yaml", "variables do not parse"},
-		},
-		{
-			name:    "topology class without its clusterclass file",
-			files:   map[string]string{"templates/cluster-template.yaml": cluster + "spec:\n  topology:\n    classRef:\n      name: quick\n"},
-			wantErr: []string{"templates/cluster-template.yaml", "Cluster ${CLUSTER_NAME}", "spec.topology.classRef.name", "clusterclass-quick.yaml"},
 		},
 	}
 	for _, tt := range tests {

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 
-	"github.com/Masterminds/semver/v3"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
+	"github.com/capirepo/capirepo/contract/finding"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/templates"
@@ -44,6 +45,10 @@ type Result struct {
 	Config    *provider.Config
 	Providers []ProviderResult
 	Warnings  []string
+	// Findings are what the build itself found (a missing metadata.yaml, a
+	// provider label it rewrote). They are lint findings: Lint reports
+	// them with the lint's own, under the same waivers.
+	Findings []finding.Finding
 }
 
 // ProviderResult describes one rendered provider.
@@ -79,8 +84,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if version == "" {
 		return nil, ErrNoVersion
 	}
-	sv, err := provider.ParseVersion(version)
-	if err != nil {
+	if _, err := provider.ParseVersion(version); err != nil {
 		return nil, err
 	}
 	specs := cfg.Providers
@@ -114,7 +118,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 				out[i].err = err
 				return
 			}
-			out[i] = buildProvider(fs, opts, s, version, sv)
+			out[i] = buildProvider(fs, opts, s, version)
 		})
 	}
 	wg.Wait()
@@ -127,6 +131,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		res.Release.Providers = append(res.Release.Providers, o.provider)
 		res.Providers = append(res.Providers, o.result)
 		res.Warnings = append(res.Warnings, o.warnings...)
+		res.Findings = append(res.Findings, o.findings...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -138,10 +143,11 @@ type providerOut struct {
 	provider *release.Provider
 	result   ProviderResult
 	warnings []string
+	findings []finding.Finding
 	err      error
 }
 
-func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string, sv *semver.Version) providerOut {
+func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) providerOut {
 	id, err := s.ID()
 	if err != nil {
 		return providerOut{err: err}
@@ -149,21 +155,22 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string, sv
 	p := &release.Provider{ID: id, Version: version, ComponentsFile: s.ComponentsFile}
 	r := ProviderResult{Label: id.Label()}
 
-	// Metadata first: a version it does not cover is the commonest mistake.
+	// metadata.yaml is copied as it is; the lint checks it (CAPI101 ...
+	// CAPI107), so its waivers apply and every finding is reported at once.
+	var findings []finding.Finding
 	mfile := filepath.Join(opts.Dir, filepath.FromSlash(s.Metadata))
-	mdata, err := fs.ReadFile(mfile)
-	if err != nil {
+	if mdata, err := fs.ReadFile(mfile); err == nil {
+		if err := p.Add(provider.MetadataFile, mdata); err != nil {
+			return providerOut{err: err}
+		}
+	} else if !fs.Exists(mfile) {
+		findings = append(findings, finding.Finding{
+			Rule: ruleMetadataMissing, Severity: finding.Error,
+			File:    path.Join(id.Label(), version, provider.MetadataFile),
+			Message: fmt.Sprintf("%s (metadata: in the config) does not exist: clusterctl cannot map version %s to a contract", s.Metadata, version),
+		})
+	} else {
 		return providerOut{err: fmt.Errorf("metadata: %w", err)}
-	}
-	md, err := provider.ParseMetadata(mfile, mdata)
-	if err != nil {
-		return providerOut{err: err}
-	}
-	if err := provider.CheckCovers(mfile, md, sv); err != nil {
-		return providerOut{err: err}
-	}
-	if err := p.Add(provider.MetadataFile, mdata); err != nil {
-		return providerOut{err: err}
 	}
 
 	// The templates render while the components do: they are independent.
@@ -188,6 +195,7 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string, sv
 
 	kdir := filepath.Join(opts.Dir, filepath.FromSlash(s.Kustomize))
 	components, ns, err := renderComponents(fs, kdir, opts, s, version)
+	findings = append(findings, components.findings...)
 	tmpl := <-tc
 	if err != nil {
 		return providerOut{err: err}
@@ -197,9 +205,8 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string, sv
 		return providerOut{err: err}
 	}
 	r.Objects, r.Images = components.objects, components.images
-	if r.Variables, err = variables(s.ComponentsFile, components.yaml); err != nil {
-		return providerOut{err: err}
-	}
+	// Variables that do not parse are CAPI002, reported by the lint.
+	r.Variables, _ = variables(s.ComponentsFile, components.yaml)
 
 	if tmpl.err != nil {
 		return providerOut{err: tmpl.err}
@@ -218,13 +225,14 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string, sv
 	if len(set.Files) == 0 && id.Type == clusterctlv1.InfrastructureProviderType && (s.Templates == nil || !s.Templates.None) {
 		warnings = append(warnings, noTemplates(opts.Dir, s))
 	}
-	return providerOut{provider: p, result: r, warnings: warnings}
+	return providerOut{provider: p, result: r, warnings: warnings, findings: findings}
 }
 
 type rendered struct {
-	yaml    []byte
-	objects int
-	images  []string
+	yaml     []byte
+	objects  int
+	images   []string
+	findings []finding.Finding
 }
 
 // renderComponents renders the provider's kustomization and applies the
@@ -257,6 +265,7 @@ func renderComponents(fs *treeFS, kdir string, opts Options, s provider.Spec, ve
 	if err != nil {
 		return rendered{}, "", err
 	}
+	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, s.ComponentsFile), t.relabelled)
 	data, err := asYAML(rm)
 	if err != nil {
 		return rendered{}, "", fmt.Errorf("%s: %w", t.file, err)
@@ -267,7 +276,7 @@ func renderComponents(fs *treeFS, kdir string, opts Options, s provider.Spec, ve
 			imgs[c.image()] = true
 		}
 	}
-	out := rendered{yaml: data, objects: rm.Size()}
+	out := rendered{yaml: data, objects: rm.Size(), findings: findings}
 	for i := range imgs {
 		out.images = append(out.images, i)
 	}

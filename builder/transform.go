@@ -29,6 +29,10 @@ type transformer struct {
 	file  string // names the rendered output in errors
 	label string
 	image ImageChange // Name "" means the manager container's image
+
+	// relabelled counts, by the value the tree set, the objects whose
+	// provider label setLabels rewrote (the lint reports them, CAPI203).
+	relabelled map[string][]string
 }
 
 // objName names an object in errors: Kind/name or Kind/namespace/name.
@@ -92,52 +96,30 @@ func splitImage(s string) (name, tag, digest string) {
 	return name, tag, digest
 }
 
-// apply transforms rm in place and returns the provider namespace.
-func (t transformer) apply(rm resmap.ResMap) (string, error) {
-	ns, err := t.checkNamespaces(rm)
-	if err != nil {
-		return "", err
-	}
+// apply transforms rm in place and returns the provider namespace ("" when
+// there is not exactly one Namespace: the lint reports that, CAPI201).
+func (t *transformer) apply(rm resmap.ResMap) (string, error) {
+	ns := t.namespace(rm)
 	if err := t.setImages(rm); err != nil {
 		return "", err
 	}
 	return ns, t.setLabels(rm)
 }
 
-// checkNamespaces requires exactly one Namespace object and every namespaced
-// object in it: clusterctl moves all of them into its target namespace.
-func (t transformer) checkNamespaces(rm resmap.ResMap) (string, error) {
-	var nsObjs []*resource.Resource
+// namespace returns the name of the one Namespace object, or "" when there
+// is none or several. The namespace layout is the lint's to check (CAPI201,
+// CAPI202), so that its waivers apply and every finding is reported at once.
+func (t transformer) namespace(rm resmap.ResMap) string {
+	ns := ""
 	for _, r := range rm.Resources() {
 		if r.GetKind() == "Namespace" && r.GetGvk().Group == "" {
-			nsObjs = append(nsObjs, r)
+			if ns != "" {
+				return ""
+			}
+			ns = r.GetName()
 		}
 	}
-	switch len(nsObjs) {
-	case 0:
-		return "", fmt.Errorf("%s: no Namespace object: a provider's components hold exactly one, the namespace the provider runs in (add it to the kustomization)", t.file)
-	case 1:
-	default:
-		names := make([]string, len(nsObjs))
-		for i, n := range nsObjs {
-			names[i] = n.GetName()
-		}
-		return "", fmt.Errorf("%s: %d Namespace objects (%s): clusterctl accepts exactly one", t.file, len(nsObjs), strings.Join(names, ", "))
-	}
-	ns := nsObjs[0].GetName()
-	for _, r := range rm.Resources() {
-		if r.GetGvk().IsClusterScoped() {
-			continue
-		}
-		switch got := r.GetNamespace(); got {
-		case ns:
-		case "":
-			return "", fmt.Errorf("%s: %s: field metadata.namespace is empty; every namespaced object must be in the provider namespace %q", t.file, objName(r), ns)
-		default:
-			return "", fmt.Errorf("%s: %s: field metadata.namespace is %q, not the provider namespace %q", t.file, objName(r), got, ns)
-		}
-	}
-	return ns, nil
+	return ns
 }
 
 // setImages points the selected image at the release image and tag, and sets
@@ -200,9 +182,10 @@ func (t transformer) setImages(rm resmap.ResMap) error {
 	return nil
 }
 
-// setLabels puts the provider label on every object, keeping an equal label
-// and refusing a different one.
-func (t transformer) setLabels(rm resmap.ResMap) error {
+// setLabels puts the provider label on every object. A different value the
+// tree set (e.g. kubevirt for infrastructure-kubevirt) is replaced, as
+// clusterctl replaces it on install, and recorded in relabelled.
+func (t *transformer) setLabels(rm resmap.ResMap) error {
 	for _, r := range rm.Resources() {
 		labels := r.GetLabels()
 		switch got, ok := labels[provider.ProviderLabel]; {
@@ -215,7 +198,14 @@ func (t transformer) setLabels(rm resmap.ResMap) error {
 				return fmt.Errorf("%s: %s: field metadata.labels: %w", t.file, objName(r), err)
 			}
 		case got != t.label:
-			return fmt.Errorf("%s: %s: field metadata.labels[%s] is %q, but the provider is %q", t.file, objName(r), provider.ProviderLabel, got, t.label)
+			labels[provider.ProviderLabel] = t.label
+			if err := r.SetLabels(labels); err != nil {
+				return fmt.Errorf("%s: %s: field metadata.labels: %w", t.file, objName(r), err)
+			}
+			if t.relabelled == nil {
+				t.relabelled = map[string][]string{}
+			}
+			t.relabelled[got] = append(t.relabelled[got], r.GetKind()+"/"+r.GetName())
 		}
 	}
 	return nil

@@ -41,7 +41,7 @@ var transformed = map[string]string{
 
 const injectCAAnnotation = "cert-manager.io/inject-ca-from"
 
-func (l *linter) lintComponents(v *view, f release.File) {
+func (l *linter) lintComponents(v *view, f release.File, rs refs) {
 	file := v.path(f.Name)
 	objs := l.parse(v, f, true)
 	crds := parseCRDs(objs)
@@ -111,8 +111,9 @@ func (l *linter) lintComponents(v *view, f release.File) {
 
 	l.lintWorkloads(v, file, objs)
 	l.lintInjectCA(file, objs, target)
-	l.lintCRDs(v, file, crds, ptype)
-	l.lintAggregation(file, objs, crds, ptype)
+	kinds := classifyKinds(crds, rs, ptype)
+	l.lintCRDs(v, file, crds, ptype, kinds)
+	l.lintAggregation(file, objs, crds, kinds)
 }
 
 // providerTypeAndLabel returns the provider type and label, from the view

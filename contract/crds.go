@@ -30,34 +30,6 @@ func (r role) String() string {
 	return [...]string{"", "InfraCluster", "InfraMachine", "InfraMachinePool", "BootstrapConfig", "ControlPlane"}[r]
 }
 
-// roleOf recognises the contract kinds by the naming convention of the
-// provider type: FooCluster, FooMachine, FooMachinePool for infrastructure,
-// FooConfig for bootstrap and FooControlPlane for control-plane providers,
-// each with an optional Template suffix.
-func roleOf(kind string, t provider.Type) (r role, template bool) {
-	base, template := strings.CutSuffix(kind, "Template")
-	switch t {
-	case clusterctlv1.InfrastructureProviderType:
-		switch {
-		case strings.HasSuffix(base, "MachinePool"):
-			return roleInfraMachinePool, template
-		case strings.HasSuffix(base, "Machine"):
-			return roleInfraMachine, template
-		case strings.HasSuffix(base, "Cluster"):
-			return roleInfraCluster, template
-		}
-	case clusterctlv1.BootstrapProviderType:
-		if strings.HasSuffix(base, "Config") {
-			return roleBootstrapConfig, template
-		}
-	case clusterctlv1.ControlPlaneProviderType:
-		if strings.HasSuffix(base, "ControlPlane") {
-			return roleControlPlane, template
-		}
-	}
-	return roleNone, false
-}
-
 type crdObject struct {
 	*object
 	crd *apiextensionsv1.CustomResourceDefinition
@@ -105,16 +77,31 @@ func latest(versions []string) string {
 	return slices.MaxFunc(versions, version.CompareKubeAwareVersionStrings)
 }
 
-func (l *linter) lintCRDs(v *view, file string, crds []*crdObject, ptype provider.Type) {
-	kinds := map[string]bool{}
+// resolved returns the contract label core Cluster API resolves, as
+// internal/contract.GetLatestContractAndAPIVersionFromContract does: the
+// newest contract it accepts (v1beta2, then v1beta1) whose label the CRD
+// has, and the newest API version in that label's value. Older contract
+// labels and the other versions in the value are never read by a core that
+// can run this release.
+func (c *crdObject) resolved(labels map[string][]string) (contract, version string) {
+	for _, k := range provider.Contracts {
+		if vs := labels[k]; len(vs) > 0 {
+			return k, latest(vs)
+		}
+	}
+	return "", ""
+}
+
+func (l *linter) lintCRDs(v *view, file string, crds []*crdObject, ptype provider.Type, kinds map[*crdObject]kindRole) {
+	have := map[string]bool{}
 	for _, c := range crds {
-		kinds[c.crd.Spec.Group+"/"+c.crd.Spec.Names.Kind] = true
+		have[c.crd.Spec.Group+"/"+c.crd.Spec.Names.Kind] = true
 	}
 	seriesContract := v.seriesContract()
 	for _, c := range crds {
 		spec := c.crd.Spec
 		kind := spec.Names.Kind
-		r, template := roleOf(kind, ptype)
+		r, template := kinds[c].role, kinds[c].template
 		id := c.ID()
 
 		// Every CRD.
@@ -133,22 +120,21 @@ func (l *linter) lintCRDs(v *view, file string, crds []*crdObject, ptype provide
 			}
 		}
 		labels := c.contractLabels()
-		for _, k := range sortedKeys(labels) {
-			for _, ver := range labels[k] {
-				if _, sv := c.version(ver); sv == nil || !sv.Served {
-					l.add(RuleContractServed, file, id, labelField("labels", "cluster.x-k8s.io/"+k), "version %q is not a served version of the CRD (served: %s)", ver, strings.Join(c.served(), ", "))
-				}
-			}
-		}
-		if ptype != clusterctlv1.CoreProviderType && len(labels) == 0 {
-			sev := Warning
-			if r != roleNone {
-				sev = Error
-			}
-			l.addSev(RuleContractLabel, sev, file, id, "metadata.labels", "no cluster.x-k8s.io/<contract> label (e.g. cluster.x-k8s.io/v1beta2: %s)", c.storageVersion())
+		resolved, resolvedVersion := c.resolved(labels)
+		switch {
+		case ptype == clusterctlv1.CoreProviderType:
+		case r != roleNone && resolved == "":
+			l.add(RuleContractLabel, file, id, "metadata.labels", "no cluster.x-k8s.io/v1beta2 or cluster.x-k8s.io/v1beta1 label: core Cluster API fails to resolve %s %s ('contract version label(s) are either missing or empty'); add e.g. cluster.x-k8s.io/v1beta2: %s", r, kind, c.storageVersion())
+		case len(labels) == 0:
+			l.addSev(RuleContractLabel, Warning, file, id, "metadata.labels", "no cluster.x-k8s.io/<contract> label (e.g. cluster.x-k8s.io/v1beta2: %s)", c.storageVersion())
 		}
 		if r == roleNone {
 			continue
+		}
+		if resolved != "" {
+			if _, sv := c.version(resolvedVersion); sv == nil || !sv.Served {
+				l.add(RuleContractServed, file, id, labelField("labels", "cluster.x-k8s.io/"+resolved), "core Cluster API resolves contract %s to version %q, which the CRD does not serve (served: %s): every reference to %s fails", resolved, resolvedVersion, strings.Join(c.served(), ", "), kind)
+			}
 		}
 
 		// Contract kinds and their templates.
@@ -178,10 +164,10 @@ func (l *linter) lintCRDs(v *view, file string, crds []*crdObject, ptype provide
 				l.add(RuleCRDStatus, file, id, fmt.Sprintf("spec.versions[%d].subresources.status", i), "%s %s version %s has no status subresource", what, kind, ver.Name)
 			}
 		}
-		if !kinds[spec.Group+"/"+kind+"Template"] {
+		if !have[spec.Group+"/"+kind+"Template"] {
 			l.add(RuleTemplateCRD, file, id, "spec.names.kind", "no %sTemplate CRD in group %s (needed for ClusterClass%s)", kind, spec.Group, map[bool]string{true: " and MachineDeployments"}[r == roleInfraMachine])
 		}
-		l.lintSchema(file, c, r, labels, seriesContract)
+		l.lintSchema(file, c, r, resolved, resolvedVersion, seriesContract)
 	}
 }
 
@@ -224,14 +210,14 @@ type schemaNeed struct {
 	types []string
 }
 
-// lintSchema checks, for each contract the CRD is labelled for, the schema of
-// the API version core Cluster API picks for that contract. Without labels it
-// checks the storage version against the release series' contract.
-func (l *linter) lintSchema(file string, c *crdObject, r role, labels map[string][]string, seriesContract string) {
+// lintSchema checks the schema of the API version core Cluster API resolves
+// (resolved, resolvedVersion) against that contract's needs. Without such a
+// label it checks the storage version against the release series' contract.
+func (l *linter) lintSchema(file string, c *crdObject, r role, resolved, resolvedVersion, seriesContract string) {
 	type target struct{ contract, version string }
 	var targets []target
-	for _, k := range sortedKeys(labels) {
-		targets = append(targets, target{k, latest(labels[k])})
+	if resolved != "" {
+		targets = append(targets, target{resolved, resolvedVersion})
 	}
 	if len(targets) == 0 {
 		targets = append(targets, target{cmpOr(seriesContract, provider.Contracts[0]), c.storageVersion()})

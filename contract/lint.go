@@ -9,37 +9,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/capirepo/capirepo/contract/finding"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
 
 // Finding is one rule broken at one place.
-type Finding struct {
-	Rule     string   `json:"rule"`
-	Severity Severity `json:"severity"`
-	// File is the file's path in the release: <label>/<version>/<name> for
-	// Lint, the name as given for LintFiles.
-	File string `json:"file"`
-	// Object is Kind/name, or Kind/namespace/name; empty for a whole file.
-	Object string `json:"object,omitempty"`
-	// Field is a dotted path in the object, e.g. spec.versions[1].storage.
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
-}
-
-// String renders the finding on one line: file: object: field: message [rule].
-func (f Finding) String() string {
-	var b strings.Builder
-	b.WriteString(f.File)
-	if f.Object != "" {
-		b.WriteString(": " + f.Object)
-	}
-	if f.Field != "" {
-		b.WriteString(": " + f.Field)
-	}
-	fmt.Fprintf(&b, ": %s [%s %s]", f.Message, f.Rule, f.Severity)
-	return b.String()
-}
+type Finding = finding.Finding
 
 // WaivedFinding is a finding of a disabled rule, with the waiver's reason.
 type WaivedFinding struct {
@@ -52,6 +28,57 @@ type WaivedFinding struct {
 type Report struct {
 	Findings []Finding       `json:"findings"`
 	Waived   []WaivedFinding `json:"waived"`
+	// Unmatched are the waivers that matched no finding: stale, or
+	// misspelt.
+	Unmatched []Waiver `json:"unmatched,omitempty"`
+}
+
+// Waiver waives a rule, on every finding or on those of matching objects
+// and files (capirepo.yaml lint.disable).
+type Waiver = provider.Waiver
+
+// matches says whether w waives f. Object and File are globs in which *
+// matches any text (slashes too); Object matches Kind/namespace/name or
+// Kind/name, File the path or the file name.
+func matches(w Waiver, f Finding) bool {
+	if w.Rule != f.Rule {
+		return false
+	}
+	if w.Object != "" {
+		short := f.Object
+		if k, rest, ok := strings.Cut(f.Object, "/"); ok {
+			if _, name, ok := strings.Cut(rest, "/"); ok {
+				short = k + "/" + name
+			}
+		}
+		if !glob(w.Object, f.Object) && !glob(w.Object, short) {
+			return false
+		}
+	}
+	if w.File != "" && !glob(w.File, f.File) && !glob(w.File, path.Base(f.File)) {
+		return false
+	}
+	return true
+}
+
+// glob matches s against a pattern in which * stands for any text.
+func glob(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
 // HasErrors reports whether a finding that is not waived is an error.
@@ -70,9 +97,17 @@ func (r Report) Count(s Severity) int {
 
 // Options tune a lint run.
 type Options struct {
-	// Disabled waives rules: rule ID -> reason (capirepo.yaml lint.disable, or
-	// --disable). Findings of a waived rule are kept in Report.Waived.
+	// Disabled waives rules: rule ID -> reason (--disable). Findings of a
+	// waived rule are kept in Report.Waived.
 	Disabled map[string]string
+	// Waivers waive a rule, or a rule on some objects or files only
+	// (capirepo.yaml lint.disable). Each that matches no finding is listed
+	// in Report.Unmatched.
+	Waivers []Waiver
+	// Findings were found before the lint, by the build (e.g. a provider
+	// label it rewrote, a metadata.yaml the config names but the tree lacks);
+	// they are reported and waived with the lint's own.
+	Findings []Finding
 
 	// Version and Provider describe the files given to LintFiles when they
 	// are not a whole release: the release version (vX.Y.Z) and provider
@@ -84,6 +119,14 @@ type Options struct {
 
 // Validate checks that every disabled rule exists and has a reason.
 func (o Options) Validate() error {
+	for i, w := range o.Waivers {
+		if _, ok := LookupRule(w.Rule); !ok {
+			return fmt.Errorf("lint: waiver %d: no rule %q (rules are CAPI001 ... %s; see docs/lint-rules.md)", i+1, w.Rule, catalogue[len(catalogue)-1].ID)
+		}
+		if strings.TrimSpace(w.Reason) == "" {
+			return fmt.Errorf("lint: waiver %d (%s) needs a reason", i+1, w.Rule)
+		}
+	}
 	for id, reason := range o.Disabled {
 		if _, ok := LookupRule(id); !ok {
 			return fmt.Errorf("lint: no rule %q to disable (rules are CAPI001 ... %s; see docs/lint-rules.md)", id, catalogue[len(catalogue)-1].ID)
@@ -105,14 +148,20 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Disabled turns capirepo.yaml's lint section into Options.Disabled.
+// Disabled turns the whole-rule waivers of capirepo.yaml's lint section into
+// Options.Disabled; Waivers gives all of them, the narrow ones too.
 func Disabled(l provider.Lint) map[string]string {
 	out := make(map[string]string, len(l.Disable))
 	for _, w := range l.Disable {
-		out[w.Rule] = w.Reason
+		if w.Object == "" && w.File == "" {
+			out[w.Rule] = w.Reason
+		}
 	}
 	return out
 }
+
+// Waivers returns capirepo.yaml's lint.disable as Options.Waivers.
+func Waivers(l provider.Lint) []Waiver { return slices.Clone(l.Disable) }
 
 // Lint checks every provider of a release: metadata.yaml, the components
 // file, cluster templates and ClusterClass files.
@@ -281,15 +330,28 @@ func (l *linter) lintView(v *view) {
 		}
 	}
 	l.lintMetadata(v, meta)
+	// Templates and ClusterClasses first: their references tell which
+	// kinds of the components are contract kinds.
+	rs := refs{}
+	tobjs := make([][]*object, len(templates))
+	for i, f := range templates {
+		tobjs[i] = l.parseTemplate(v, f)
+		rs.collect(tobjs[i])
+	}
+	cobjs := make([][]*object, len(classes))
+	for i, f := range classes {
+		cobjs[i] = l.parseTemplate(v, f)
+		rs.collect(cobjs[i])
+	}
 	if v.components != "" {
 		f, _ := fileNamed(v.files, v.components)
-		l.lintComponents(v, f)
+		l.lintComponents(v, f, rs)
 	}
-	for _, f := range templates {
-		l.lintTemplate(v, f, classes)
+	for i, f := range templates {
+		l.lintTemplate(v, f, tobjs[i], classes)
 	}
-	for _, f := range classes {
-		l.lintClusterClass(v, f)
+	for i, f := range classes {
+		l.lintClusterClass(v, f, cobjs[i])
 	}
 }
 
@@ -339,12 +401,42 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 
 func (l *linter) report(opts Options) Report {
 	r := Report{Findings: []Finding{}, Waived: []WaivedFinding{}}
+	used := make([]bool, len(opts.Waivers))
+	// A finding of the build stands for the lint's own on the same object
+	// (e.g. CAPI101 naming the configured metadata path).
+	type where struct{ rule, file, obj string }
+	fromBuild := map[where]bool{}
+	for _, f := range opts.Findings {
+		fromBuild[where{f.Rule, f.File, f.Object}] = true
+	}
+	all := slices.Clip(opts.Findings)
 	for _, f := range l.findings {
+		if !fromBuild[where{f.Rule, f.File, f.Object}] {
+			all = append(all, f)
+		}
+	}
+	for _, f := range all {
 		if reason, ok := opts.Disabled[f.Rule]; ok {
 			r.Waived = append(r.Waived, WaivedFinding{Finding: f, Reason: reason})
 			continue
 		}
-		r.Findings = append(r.Findings, f)
+		waived := false
+		for i, w := range opts.Waivers {
+			if matches(w, f) {
+				if !waived {
+					r.Waived = append(r.Waived, WaivedFinding{Finding: f, Reason: w.Reason})
+				}
+				waived, used[i] = true, true
+			}
+		}
+		if !waived {
+			r.Findings = append(r.Findings, f)
+		}
+	}
+	for i, w := range opts.Waivers {
+		if !used[i] {
+			r.Unmatched = append(r.Unmatched, w)
+		}
 	}
 	sort.SliceStable(r.Findings, func(i, j int) bool { return less(r.Findings[i], r.Findings[j]) })
 	sort.SliceStable(r.Waived, func(i, j int) bool { return less(r.Waived[i].Finding, r.Waived[j].Finding) })

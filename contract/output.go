@@ -27,12 +27,26 @@ func (r Report) WriteText(w io.Writer) error {
 			ew.printf("          %s (waived: %s)\n", f.Message, f.Reason)
 		}
 	}
+	for _, w := range r.Unmatched {
+		ew.printf("warning: waiver %s matched no finding (stale, or misspelt?)\n", describeWaiver(w))
+	}
 	ew.printf("%s, %s, %s", plural(r.Count(Error), "error", "errors"), plural(r.Count(Warning), "warning", "warnings"), plural(r.Count(Info), "info", "info"))
 	if len(r.Waived) > 0 {
 		ew.printf(", %d waived", len(r.Waived))
 	}
 	ew.printf("\n")
 	return ew.err
+}
+
+func describeWaiver(w Waiver) string {
+	s := w.Rule
+	if w.Object != "" {
+		s += " object " + w.Object
+	}
+	if w.File != "" {
+		s += " file " + w.File
+	}
+	return s + " (" + w.Reason + ")"
 }
 
 func location(f Finding) string {
@@ -78,10 +92,11 @@ func (r Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Findings []Finding       `json:"findings"`
-		Waived   []WaivedFinding `json:"waived"`
-		Summary  Summary         `json:"summary"`
-	}{nonNil(r.Findings), nonNil(r.Waived), r.Summary()})
+		Findings  []Finding       `json:"findings"`
+		Waived    []WaivedFinding `json:"waived"`
+		Unmatched []Waiver        `json:"unmatchedWaivers"`
+		Summary   Summary         `json:"summary"`
+	}{nonNil(r.Findings), nonNil(r.Waived), nonNil(r.Unmatched), r.Summary()})
 }
 
 func nonNil[T any](s []T) []T {

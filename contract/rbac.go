@@ -3,8 +3,6 @@ package contract
 import (
 	"slices"
 	"strings"
-
-	"github.com/capirepo/capirepo/provider"
 )
 
 const aggregateLabel = "cluster.x-k8s.io/aggregate-to-manager"
@@ -18,7 +16,7 @@ func coreGranted(group string) bool {
 	return group == "cluster.x-k8s.io" || strings.HasSuffix(group, ".cluster.x-k8s.io")
 }
 
-func (l *linter) lintAggregation(file string, objs []*object, crds []*crdObject, ptype provider.Type) {
+func (l *linter) lintAggregation(file string, objs []*object, crds []*crdObject, kinds map[*crdObject]kindRole) {
 	type rule struct{ groups, resources, verbs []string }
 	var rules []rule
 	for _, o := range objs {
@@ -31,7 +29,7 @@ func (l *linter) lintAggregation(file string, objs []*object, crds []*crdObject,
 	}
 	for _, c := range crds {
 		group := c.crd.Spec.Group
-		if r, _ := roleOf(c.crd.Spec.Names.Kind, ptype); r == roleNone || coreGranted(group) {
+		if kinds[c].role == roleNone || coreGranted(group) {
 			continue
 		}
 		res := c.crd.Spec.Names.Plural

@@ -44,8 +44,13 @@ func (l *linter) lintMetadata(v *view, f *release.File) {
 	if m.APIVersion != provider.MetadataAPIVersion {
 		l.add(RuleMetadataInvalid, file, obj, "apiVersion", "apiVersion is %q; clusterctl accepts only %q", m.APIVersion, provider.MetadataAPIVersion)
 	}
-	if m.Kind != provider.MetadataKind {
-		l.add(RuleMetadataInvalid, file, obj, "kind", "kind is %q; want %q", m.Kind, provider.MetadataKind)
+	switch m.Kind {
+	case provider.MetadataKind:
+	case "":
+		// clusterctl v1.11.0 refused it; v1.11.1 on accept it on purpose.
+		l.addSev(RuleMetadataInvalid, Warning, file, obj, "kind", "no kind: clusterctl v1.11.1 and later accept it, v1.11.0 refuses it; add kind: %s", provider.MetadataKind)
+	default:
+		l.add(RuleMetadataInvalid, file, obj, "kind", "kind is %q; clusterctl refuses any kind but %q (or none)", m.Kind, provider.MetadataKind)
 	}
 	if len(m.ReleaseSeries) == 0 {
 		l.add(RuleMetadataInvalid, file, obj, "releaseSeries", "releaseSeries is empty: add one entry per major.minor with its contract")

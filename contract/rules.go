@@ -2,20 +2,23 @@ package contract
 
 import (
 	"fmt"
+
+	"github.com/capirepo/capirepo/contract/finding"
 	"slices"
 	"strings"
 )
 
-// Severity says how much a finding matters. Errors are what the contract
-// says MUST, or what makes clusterctl, the API server or a controller fail;
-// warnings are SHOULDs; info is a MAY.
-type Severity string
+// Severity says how much a finding matters: error only where clusterctl,
+// the API server or a core Cluster API controller fails for users of the
+// release (each error rule's Why says which and how); warning for contract
+// SHOULDs and latent defects; info for a MAY.
+type Severity = finding.Severity
 
 // Severities, most severe first.
 const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
-	Info    Severity = "info"
+	Error   = finding.Error
+	Warning = finding.Warning
+	Info    = finding.Info
 )
 
 // Rule is one check in the catalogue.

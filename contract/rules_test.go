@@ -60,10 +60,10 @@ func TestLint_Rules(t *testing.T) {
 		// Files.
 		{"CAPI001 a document is a list", func(t *testing.T, fs files) {
 			fs[tmpl] += "---\n- a\n- b\n"
-		}, []key{{"CAPI001", E, tmpl, "document 3", ""}}},
+		}, []key{{"CAPI001", E, tmpl, "document 5", ""}}},
 		{"CAPI001 a document has no kind", func(t *testing.T, fs files) {
 			fs[tmpl] += "---\napiVersion: v1\nmetadata: {name: x}\n"
-		}, []key{{"CAPI001", E, tmpl, "document 3", "kind"}}},
+		}, []key{{"CAPI001", E, tmpl, "document 5", "kind"}}},
 		{"CAPI002 a default written ${V-d}", func(t *testing.T, fs files) {
 			fs.replace(t, tmpl, "${FOO_REGION:=west}", "${FOO_REGION-west}")
 		}, []key{{"CAPI002", E, tmpl, "", ""}}},

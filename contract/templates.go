@@ -14,9 +14,13 @@ const clusterGroup = "cluster.x-k8s.io"
 // classFile is the file clusterctl fetches for a topology class.
 func classFile(class string) string { return "clusterclass-" + class + ".yaml" }
 
-func (l *linter) lintTemplate(v *view, f release.File, classes []release.File) {
+// parseTemplate parses a template or ClusterClass file.
+func (l *linter) parseTemplate(v *view, f release.File) []*object {
+	return l.parse(v, f, false)
+}
+
+func (l *linter) lintTemplate(v *view, f release.File, objs []*object, classes []release.File) {
 	file := v.path(f.Name)
-	objs := l.parse(v, f, false)
 	clusters := 0
 	for _, o := range objs {
 		if o.kind == "Namespace" && o.group() == "" {
@@ -51,9 +55,8 @@ func (l *linter) lintTemplate(v *view, f release.File, classes []release.File) {
 	}
 }
 
-func (l *linter) lintClusterClass(v *view, f release.File) {
+func (l *linter) lintClusterClass(v *view, f release.File, objs []*object) {
 	file := v.path(f.Name)
-	objs := l.parse(v, f, false)
 	want, _ := strings.CutSuffix(strings.TrimPrefix(f.Name, "clusterclass-"), ".yaml")
 	var classes []string
 	for _, o := range objs {

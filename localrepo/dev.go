@@ -15,6 +15,7 @@ import (
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -156,6 +157,10 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			errs = append(errs, err)
 			continue
 		}
+		if err := devGate(r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		j.built = r.Release.Providers[0]
 		j.warning = r.Warnings
 	}
@@ -253,4 +258,22 @@ func cleanAtomicLeftovers(dir string, names ...string) {
 			}
 		}
 	}
+}
+
+// devImageRules are the lint's image rules, which a dev repository does not
+// follow: it keeps the image the kustomization names (e.g. :dev after
+// make docker-build and kind load), as create-local-repository.py does.
+var devImageRules = []string{contract.RuleImageFloating, contract.RuleImageVersion, contract.RuleImageQualified}
+
+// devGate refuses a dev build on the lint's errors (under the config's
+// waivers), but for the image rules: clusterctl would fail on them too.
+func devGate(r *builder.Result) error {
+	rep := contract.Lint(r.Release, contract.Options{Waivers: contract.Waivers(r.Config.Lint), Findings: r.Findings})
+	var errs []error
+	for _, f := range rep.Findings {
+		if f.Severity == contract.Error && !slices.Contains(devImageRules, f.Rule) {
+			errs = append(errs, errors.New(f.String()))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -36,7 +36,7 @@ func Lint(b *Built, w io.Writer) (contract.Report, error) {
 	if w == nil {
 		w = io.Discard
 	}
-	rep := contract.Lint(b.Result.Release, contract.Options{Disabled: contract.Disabled(b.Config.Lint)})
+	rep := contract.Lint(b.Result.Release, contract.Options{Waivers: contract.Waivers(b.Config.Lint), Findings: b.Result.Findings})
 	if len(rep.Findings) > 0 || len(rep.Waived) > 0 {
 		if err := rep.WriteText(w); err != nil {
 			return rep, err

@@ -70,8 +70,16 @@ type Lint struct {
 }
 
 // Waiver turns a lint rule off, with the reason printed whenever it applies.
+// Object and File narrow it to findings on matching objects and files
+// (globs, * matching any text); a waiver that matches nothing is reported.
 type Waiver struct {
-	Rule   string `json:"rule"`
+	Rule string `json:"rule"`
+	// Object is Kind/name or Kind/namespace/name, e.g.
+	// CustomResourceDefinition/awsclustercontrolleridentities.*.
+	Object string `json:"object,omitempty"`
+	// File is the release file name (cluster-template-*.yaml) or its path
+	// <label>/<version>/<name>.
+	File   string `json:"file,omitempty"`
 	Reason string `json:"reason"`
 }
 

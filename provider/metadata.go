@@ -28,7 +28,8 @@ type Metadata = clusterctlv1.Metadata
 
 // ParseMetadata decodes a metadata.yaml and checks what clusterctl checks:
 // apiVersion, kind and at least one complete release series. file names the
-// file in errors.
+// file in errors. An empty kind is accepted, as clusterctl (v1.11.1 on)
+// accepts it: several providers ship metadata.yaml without one.
 func ParseMetadata(file string, data []byte) (*Metadata, error) {
 	var m Metadata
 	if err := yaml.Unmarshal(data, &m); err != nil {
@@ -37,7 +38,7 @@ func ParseMetadata(file string, data []byte) (*Metadata, error) {
 	if m.APIVersion != MetadataAPIVersion {
 		return nil, fmt.Errorf("%s: Metadata field apiVersion is %q, want %q", file, m.APIVersion, MetadataAPIVersion)
 	}
-	if m.Kind != MetadataKind {
+	if m.Kind != MetadataKind && m.Kind != "" {
 		return nil, fmt.Errorf("%s: field kind is %q, want %q", file, m.Kind, MetadataKind)
 	}
 	if len(m.ReleaseSeries) == 0 {

@@ -71,48 +71,19 @@ func checkName(file string) error {
 	return nil
 }
 
-// Check parses every file and checks the rules clusterctl relies on. It
-// returns warnings for what the contract only advises against. dir names the
-// source folder in messages.
+// Check refuses a file that is unsafe to read at all: YAML whose aliases
+// expand past yamlsafe.MaxExpandedNodes. Everything clusterctl relies on
+// (YAML that parses, no Namespace, a ClusterClass file for each class, the
+// variables) is a lint rule in package contract, so that waivers apply and
+// every finding of a build is reported at once; Check returns no warnings of
+// its own for the same reason. dir names the source folder in messages.
 func Check(dir string, files []release.File) ([]string, error) {
-	var warnings []string
-	have := map[string]bool{}
 	for _, f := range files {
-		have[f.Name] = true
-	}
-	for _, f := range files {
-		where := filepath.Join(dir, f.Name)
-		objs, err := Parse(where, f.Data)
-		if err != nil {
+		if err := yamlsafe.CheckAliases(filepath.Join(dir, f.Name), f.Data); err != nil {
 			return nil, err
 		}
-		vars, err := yamlprocessor.NewSimpleProcessor().GetVariables(f.Data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: variables do not parse as clusterctl reads them: %w", where, err)
-		}
-		if strings.HasPrefix(f.Name, ClusterClassPrefix) {
-			warnings = append(warnings, checkClass(where, vars, objs)...)
-			continue
-		}
-		for _, o := range objs {
-			if o.GetKind() == "Namespace" {
-				return nil, fmt.Errorf("%s: Namespace %s: a cluster template must not create namespaces; clusterctl puts every object in the target namespace", where, o.GetName())
-			}
-			class, field := topologyClass(o)
-			if class == "" {
-				continue
-			}
-			if strings.Contains(class, "${") {
-				warnings = append(warnings, fmt.Sprintf("%s: Cluster %s: field %s is a variable (%s); clusterctl cannot ship a ClusterClass for it", where, o.GetName(), field, class))
-				continue
-			}
-			want := ClusterClassPrefix + class + ".yaml"
-			if !have[want] {
-				return nil, fmt.Errorf("%s: Cluster %s: field %s names ClusterClass %q, but the release has no %s (clusterctl generate cluster fetches it)", where, o.GetName(), field, class, want)
-			}
-		}
 	}
-	return warnings, nil
+	return nil, nil
 }
 
 // Parse decodes a multi-document YAML file; each document must be an object
@@ -159,19 +130,4 @@ func topologyClass(o *yaml.RNode) (string, string) {
 		return yaml.GetValue(n), "spec.topology.class"
 	}
 	return "", ""
-}
-
-// checkClass warns where a ClusterClass file does what the clusterctl
-// contract says it SHOULD NOT: variables and namespaces.
-func checkClass(where string, vars []string, objs []*yaml.RNode) []string {
-	var warnings []string
-	if len(vars) > 0 {
-		warnings = append(warnings, fmt.Sprintf("%s: holds variables %s; ClusterClass files should not (clusterctl contract)", where, strings.Join(vars, ", ")))
-	}
-	for _, o := range objs {
-		if ns := o.GetNamespace(); ns != "" {
-			warnings = append(warnings, fmt.Sprintf("%s: %s %s: field metadata.namespace is %q; ClusterClass objects should not set a namespace", where, o.GetKind(), o.GetName(), ns))
-		}
-	}
-	return warnings
 }

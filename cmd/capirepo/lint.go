@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,9 +118,7 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 	if err != nil {
 		return contract.Report{}, err
 	}
-	all := contract.Disabled(res.Config.Lint)
-	maps.Copy(all, disabled)
-	return contract.Lint(res.Release, contract.Options{Disabled: all}), nil
+	return contract.Lint(res.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings}), nil
 }
 
 // isReleaseFolder tells a dist folder or repository tree (it holds

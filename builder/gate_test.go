@@ -1,0 +1,148 @@
+package builder
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/testtree"
+)
+
+// lintBuilt is the one gate build, release and lint share: the lint's
+// rules and the build's own findings under the config's waivers.
+func lintBuilt(res *Result, opts contract.Options) contract.Report {
+	opts.Waivers = append(contract.Waivers(res.Config.Lint), opts.Waivers...)
+	opts.Findings = res.Findings
+	return contract.Lint(res.Release, opts)
+}
+
+// TestBuild_ChecksAreLintFindings: what the build used to refuse on its own,
+// one problem per run and whatever the waivers, is now a lint finding: the
+// build renders, the report names the rule, file, object and field, and a
+// waiver of the rule clears it.
+func TestBuild_ChecksAreLintFindings(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		opts  Options
+		rule  string
+		want  []string // in the finding's text
+	}{
+		{"metadata wrong kind", map[string]string{"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Meta\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n"},
+			Options{}, "CAPI102", []string{"metadata.yaml", "kind", `"Meta"`}},
+		{"metadata wrong apiVersion", map[string]string{"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha2\nkind: Metadata\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n"},
+			Options{}, "CAPI102", []string{"metadata.yaml", "apiVersion", "v1alpha2"}},
+		{"version not covered by a release series", nil, Options{Version: "v1.3.0"}, "CAPI105", []string{"metadata.yaml", "v1.3.0", "major: 1, minor: 3"}},
+		{"metadata file missing", map[string]string{"metadata.yaml": ""}, Options{}, "CAPI101", []string{"metadata.yaml", "does not exist"}},
+		{"two Namespace objects", map[string]string{
+			"config/default/kustomization.yaml": "resources:\n- namespace.yaml\n- ns2.yaml\n- ../manager\n",
+			"config/default/ns2.yaml":           "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n",
+			"capirepo.yaml":                     "providers:\n- name: infrastructure-test\n",
+		}, Options{}, "CAPI201", []string{"infrastructure-components.yaml", "Namespace/other", "no more than one Namespace"}},
+		{"namespaced object in another namespace", map[string]string{
+			"config/default/kustomization.yaml": "resources:\n- namespace.yaml\n- ../manager\n- cm.yaml\n",
+			"config/default/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: elsewhere\n",
+			"capirepo.yaml":                     "providers:\n- name: infrastructure-test\n",
+		}, Options{}, "CAPI202", []string{"ConfigMap/elsewhere/c", "metadata.namespace", `"elsewhere"`}},
+		{"template that does not parse", map[string]string{"templates/cluster-template.yaml": "kind: [\n"},
+			Options{}, "CAPI001", []string{"cluster-template.yaml", "does not parse"}},
+		{"template variable syntax", map[string]string{"templates/cluster-template.yaml": cluster + "spec:\n  x: ${BROKEN\n"},
+			Options{}, "CAPI002", []string{"cluster-template.yaml", "variables do not parse"}},
+		{"topology class without its clusterclass file", map[string]string{"templates/cluster-template.yaml": cluster + "spec:\n  topology:\n    classRef:\n      name: quick\n"},
+			Options{}, "CAPI504", []string{"cluster-template.yaml", "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name", "clusterclass-quick.yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := testtree.Write(t, testtree.Minimal(tt.files))
+			res, err := build(t, dir, tt.opts)
+			if err != nil {
+				t.Fatalf("build stopped on its own: %v", err)
+			}
+			rep := lintBuilt(res, contract.Options{})
+			i := slices.IndexFunc(rep.Findings, func(f contract.Finding) bool { return f.Rule == tt.rule && f.Severity == contract.Error })
+			if i < 0 {
+				t.Fatalf("no %s error; report:\n%v", tt.rule, rep.Findings)
+			}
+			for _, w := range tt.want {
+				if s := rep.Findings[i].String(); !strings.Contains(s, w) {
+					t.Errorf("%s does not mention %q", s, w)
+				}
+			}
+			waived := lintBuilt(res, contract.Options{Waivers: []contract.Waiver{{Rule: tt.rule, Reason: "test"}}})
+			if slices.ContainsFunc(waived.Findings, func(f contract.Finding) bool { return f.Rule == tt.rule }) || len(waived.Waived) == 0 {
+				t.Errorf("waiving %s did not waive it: %v", tt.rule, waived.Findings)
+			}
+		})
+	}
+}
+
+// TestBuild_AllFindingsAtOnce: a tree with several problems in several
+// files is reported in one run, every one of them.
+func TestBuild_AllFindingsAtOnce(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"metadata.yaml":                       "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Meta\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n",
+		"templates/cluster-template.yaml":     cluster + "spec:\n  topology:\n    classRef:\n      name: quick\n",
+		"templates/cluster-template-bad.yaml": "kind: [\n",
+	}))
+	res, err := build(t, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := lintBuilt(res, contract.Options{})
+	var got []string
+	for _, f := range rep.Findings {
+		if f.Severity == contract.Error {
+			got = append(got, f.Rule)
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"CAPI001", "CAPI102", "CAPI504"}; !slices.Equal(got, want) {
+		t.Errorf("errors %v, want %v:\n%v", got, want, rep.Findings)
+	}
+}
+
+// TestBuild_ProviderLabelOfTheTreeIsReplaced: a tree that labels its objects
+// kubevirt for infrastructure-kubevirt (some only on CRDs) builds with the
+// provider label, as clusterctl relabels on install, and a CAPI203 warning
+// names the kustomization that set the old value.
+func TestBuild_ProviderLabelOfTheTreeIsReplaced(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"capirepo.yaml": "providers:\n- name: infrastructure-kubevirt\n",
+		"config/default/kustomization.yaml": `namespace: test-system
+resources:
+- namespace.yaml
+- ../manager
+- ../crd
+`,
+		"config/crd/kustomization.yaml": "labels:\n- pairs:\n    cluster.x-k8s.io/provider: kubevirt\nresources:\n- crd.yaml\n",
+		"config/crd/crd.yaml":           "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: kvclusters.infrastructure.cluster.x-k8s.io\nspec:\n  group: infrastructure.cluster.x-k8s.io\n  names: {kind: KVCluster, plural: kvclusters}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n",
+	}))
+	res, err := build(t, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comps := res.Release.Providers[0].Components().Data
+	if strings.Contains(string(comps), "cluster.x-k8s.io/provider: kubevirt\n") {
+		t.Errorf("the tree's label kubevirt is still in the components:\n%s", comps)
+	}
+	i := slices.IndexFunc(res.Findings, func(f contract.Finding) bool { return f.Rule == "CAPI203" })
+	if i < 0 {
+		t.Fatalf("no CAPI203 finding: %v", res.Findings)
+	}
+	f := res.Findings[i]
+	for _, w := range []string{"config/crd/kustomization.yaml", "kubevirt", "CustomResourceDefinition/kvclusters.infrastructure.cluster.x-k8s.io", "infrastructure-kubevirt"} {
+		if !strings.Contains(f.Message, w) {
+			t.Errorf("%s does not mention %q", f, w)
+		}
+	}
+	if f.Severity != contract.Warning {
+		t.Errorf("severity %s, want warning", f.Severity)
+	}
+	if _, ok := contract.LookupRule(ruleProviderLabel); !ok {
+		t.Errorf("rule %s is not in the catalogue", ruleProviderLabel)
+	}
+	if _, ok := contract.LookupRule(ruleMetadataMissing); !ok {
+		t.Errorf("rule %s is not in the catalogue", ruleMetadataMissing)
+	}
+}

@@ -1,0 +1,50 @@
+// Package finding holds the lint's finding type, so that the builder can
+// report what it finds while rendering (a provider label it rewrote, a
+// metadata.yaml the config names but the tree lacks) as lint findings,
+// under the same waivers, without importing the rules.
+package finding
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Severity says how much a finding matters: error where clusterctl, the API
+// server or a core Cluster API controller fails for users of the release;
+// warning for contract SHOULDs and latent defects; info for a MAY.
+type Severity string
+
+// Severities, most severe first.
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+// Finding is one rule broken at one place.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	// File is the file's path in the release: <label>/<version>/<name> for
+	// a release, the name as given for loose files.
+	File string `json:"file"`
+	// Object is Kind/name, or Kind/namespace/name; empty for a whole file.
+	Object string `json:"object,omitempty"`
+	// Field is a dotted path in the object, e.g. spec.versions[1].storage.
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// String renders the finding on one line: file: object: field: message [rule].
+func (f Finding) String() string {
+	var b strings.Builder
+	b.WriteString(f.File)
+	if f.Object != "" {
+		b.WriteString(": " + f.Object)
+	}
+	if f.Field != "" {
+		b.WriteString(": " + f.Field)
+	}
+	fmt.Fprintf(&b, ": %s [%s %s]", f.Message, f.Rule, f.Severity)
+	return b.String()
+}
