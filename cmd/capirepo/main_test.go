@@ -117,11 +117,11 @@ func TestRun_BadInputExitsOneAndWritesNothing(t *testing.T) {
 					t.Errorf("stderr = %q", stderr)
 				}
 			case strings.Contains(name, "metadata"): // one gate: a lint finding, waivable
-				if !strings.Contains(stderr, "error   CAPI102 Metadata kind\n") || !strings.Contains(stderr, "\nError: lint: 1 contract errors") {
+				if !strings.Contains(stderr, "error   CAPI102 Metadata kind\n") || !strings.Contains(stderr, "\nError: lint: 1 error, 0 warnings") {
 					t.Errorf("stderr = %q", stderr)
 				}
 			case strings.Contains(name, "template"):
-				if !strings.Contains(stderr, "error   CAPI001 document 1\n") || !strings.Contains(stderr, "\nError: lint: 1 contract errors") {
+				if !strings.Contains(stderr, "error   CAPI001 document 1\n") || !strings.Contains(stderr, "\nError: lint: 1 error, 0 warnings") {
 					t.Errorf("stderr = %q", stderr)
 				}
 			case !strings.HasPrefix(stderr, "Error: "):
