@@ -322,13 +322,15 @@ func TestBuild_Layout_NestedFlavors(t *testing.T) {
 		"templates/flavors/ubuntu/ha/p.yaml":                  replicasPatch,
 		"templates/flavors/flatcar/v1/x/kustomization.yaml":   "resources:\n- ../../../base\n",
 		"templates/flavors/base-old/kustomization.yaml":       "resources:\n- ../base\n",
+		// inside a flavor, used by nothing
+		"templates/flavors/ubuntu/ha/old/kustomization.yaml": "resources:\n- ../../../base\n",
 	}
 	dir := testtree.Write(t, testtree.Minimal(files))
 	res := mustBuild(t, dir, Options{})
 	if diff := cmp.Diff([]string{"cluster-template-ubuntu-default.yaml", "cluster-template-ubuntu-ha.yaml"}, templateNames(res.Release.Providers[0])); diff != "" {
 		t.Errorf("templates (-want +got):\n%s", diff)
 	}
-	for _, unused := range []string{"templates/flavors/flatcar/v1/x", "templates/flavors/base-old"} {
+	for _, unused := range []string{"templates/flavors/flatcar/v1/x", "templates/flavors/base-old", "templates/flavors/ubuntu/ha/old"} {
 		if !hasWarning(res.Warnings, unused+": kustomization is not published") {
 			t.Errorf("no warning about %s: %v", unused, res.Warnings)
 		}
