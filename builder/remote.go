@@ -61,8 +61,9 @@ func checkLocal(fs *treeFS, dir string, seen map[string]bool) error {
 	if len(k.HelmCharts) > 0 {
 		return fmt.Errorf("%s: field helmCharts: helm chart inflation is off in capirepo; render the chart into the tree", kfile)
 	}
-	// kustomize reads an absolute path as it is, even with root-only loading
-	// off: a release names files by their place in the tree.
+	// kustomize loads an absolute path as it stands, which with
+	// loadRestrictor none nothing else stops: a release names files by
+	// their place in the tree.
 	for i, p := range k.Patches {
 		if filepath.IsAbs(p.Path) {
 			return fmt.Errorf("%s: field patches[%d].path: %q is absolute; name it relative to the kustomization", kfile, i, p.Path)

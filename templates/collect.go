@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -135,17 +136,16 @@ func (c *collector) collect() error {
 		c.hintFlavorSources(dir)
 	}
 	var jobs []flavor
-	var unused []string // kustomizations under a flavors folder that are not flavors
+	skipped := map[string]bool{} // flavors the config excludes
 	for i, fd := range flavorDirs {
 		if !c.fs.IsDir(fd) {
 			return fmt.Errorf("%s: templates.flavors[%d] is not a folder of the provider tree", fd, i)
 		}
-		j, u, err := c.discover(fd)
+		j, err := c.discover(fd, skipped)
 		if err != nil {
 			return err
 		}
 		jobs = append(jobs, j...)
-		unused = append(unused, u...)
 	}
 	if err := c.renderFlavors(jobs); err != nil {
 		return err
@@ -155,7 +155,7 @@ func (c *collector) collect() error {
 	}
 	// A kustomization under a flavors folder that no flavor renders or
 	// uses ships nothing: say so rather than drop it without a word.
-	used := map[string]bool{}
+	used := maps.Clone(skipped)
 	for _, j := range jobs {
 		kustomizationDirs(c.fs, j.dir, used)
 	}
@@ -164,10 +164,13 @@ func (c *collector) collect() error {
 			kustomizationDirs(c.fs, p, used)
 		}
 	}
-	for _, u := range unused {
-		if !used[u] {
-			c.warn("%s: kustomization is not published: it is not a flavor capirepo renders (<flavors>/<name>/ or <flavors>/<group>/<name>/) nor used by one; map it with templates.files or leave it out with templates.exclude", u)
-		}
+	for _, fd := range flavorDirs {
+		_ = c.fs.Walk(fd, func(p string, info os.FileInfo, err error) error {
+			if err == nil && info.IsDir() && p != fd && !used[p] && hasKustomization(c.fs, p) {
+				c.warn("%s: kustomization is not published: it is not a flavor capirepo renders (<flavors>/<name>/ or <flavors>/<group>/<name>/) nor used by one; map it with templates.files or leave it out with templates.exclude", p)
+			}
+			return nil
+		})
 	}
 	for _, p := range c.t.Exclude {
 		if !c.excluded[p] {
@@ -221,54 +224,36 @@ func (c *collector) hintFlavorSources(dir string) {
 // discover lists the flavors of one flavors folder: every sub-folder with a
 // kustomization, and one level deeper for sub-folders without one
 // (<flavors>/<group>/<name>/ renders as flavor <group>-<name>). Shared
-// bases (base, base-*) and kustomizations that a flavor of the same folder
-// uses are not flavors; the rest are returned as unused.
-func (c *collector) discover(fd string) ([]flavor, []string, error) {
+// bases (base, base-*) and nested kustomizations that a flavor of the same
+// folder uses are not flavors. Flavors the config excludes go to skipped.
+func (c *collector) discover(fd string, skipped map[string]bool) ([]flavor, error) {
 	names, err := c.fs.ReadDir(fd)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	sort.Strings(names)
 	var top, nested []flavor
-	var unused []string
 	for _, n := range names {
 		d := filepath.Join(fd, n)
 		if !c.fs.IsDir(d) {
 			continue
 		}
 		if hasKustomization(c.fs, d) {
-			if isBase(n) {
-				unused = append(unused, d)
-				continue
+			if !isBase(n) {
+				top = append(top, flavor{name: n, dir: d})
 			}
-			top = append(top, flavor{name: n, dir: d})
 			continue
 		}
 		subs, err := c.fs.ReadDir(d)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		sort.Strings(subs)
 		for _, s := range subs {
 			sd := filepath.Join(d, s)
-			if !c.fs.IsDir(sd) {
-				continue
-			}
-			if hasKustomization(c.fs, sd) {
-				if isBase(n) || isBase(s) {
-					unused = append(unused, sd)
-					continue
-				}
+			if c.fs.IsDir(sd) && hasKustomization(c.fs, sd) && !isBase(n) && !isBase(s) {
 				nested = append(nested, flavor{name: n + "-" + s, dir: sd})
-				continue
 			}
-			// Two levels down is no flavor layout capirepo knows.
-			_ = c.fs.Walk(sd, func(p string, info os.FileInfo, err error) error {
-				if err == nil && info.IsDir() && hasKustomization(c.fs, p) {
-					unused = append(unused, p)
-				}
-				return nil
-			})
 		}
 	}
 	// A nested kustomization a top-level flavor uses is a base (a tree
@@ -278,25 +263,24 @@ func (c *collector) discover(fd string) ([]flavor, []string, error) {
 		kustomizationDirs(c.fs, f.dir, used)
 	}
 	for _, f := range nested {
-		if used[f.dir] {
-			unused = append(unused, f.dir)
-			continue
+		if !used[f.dir] {
+			top = append(top, f)
 		}
-		top = append(top, f)
 	}
 	var out []flavor
 	for _, f := range top {
 		file, class, err := flavorFile(f.name)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", f.dir, err)
+			return nil, fmt.Errorf("%s: %w", f.dir, err)
 		}
 		f.file, f.class = file, class
 		if c.exclude(file) || class && c.exclude(TemplateName(f.name)) {
+			skipped[f.dir] = true
 			continue
 		}
 		out = append(out, f)
 	}
-	return out, unused, nil
+	return out, nil
 }
 
 func isBase(name string) bool { return name == BaseFlavor || strings.HasPrefix(name, BaseFlavor+"-") }
