@@ -23,6 +23,7 @@ type releaseOptions struct {
 	gitlabURL string
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
 	gitlabTokenType string
+	oci             ociFlags
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -37,7 +38,8 @@ back through clusterctl. It stops at the first failure and prints what was
 and was not done. --dry-run does everything except publishing.
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
-(GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree).`,
+(GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
+oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRelease(cmd.Context(), s, g, o)
@@ -45,12 +47,13 @@ Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 	}
 	o.build.bind(cmd)
 	f := cmd.Flags()
-	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT or file://DIR (repeatable)")
+	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH (repeatable)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
 	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// targets (default https://HOST)")
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
+	o.oci.bind(cmd, true, "oci-")
 	return cmd
 }
 
@@ -119,6 +122,8 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut})
 	case pipeline.File:
 		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace}, nil
+	case pipeline.OCI:
+		return newOCIPublisher(context.Background(), s, t.Repository, o.oci, o.replace, o.build.dir)
 	}
 	return nil, usagef("--publish %s: unknown target", t.Raw)
 }
