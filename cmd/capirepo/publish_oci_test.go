@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"io"
 	"log"
 	"net/http"
@@ -139,5 +140,23 @@ func TestPublishConfigMap_WriteThenVerify(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, nil, "verify", "--configmaps", bad); code != 1 || !strings.Contains(stderr, "no ConfigMaps found") {
 		t.Errorf("ConfigMap in another namespace: exit %d: %s", code, stderr)
+	}
+}
+
+func TestPublishOCI_CredentialsFromTheDockerConfig(t *testing.T) {
+	dist := buildExampleDist(t)
+	host := authRegistry(t, "docker-user", "from-docker-config")
+	cfg := t.TempDir()
+	auth := base64.StdEncoding.EncodeToString([]byte("docker-user:from-docker-config"))
+	if err := os.WriteFile(filepath.Join(cfg, "config.json"), []byte(`{"auths":{"`+host+`":{"auth":"`+auth+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", cfg) // read by go-containerregistry's default keychain
+	code, _, stderr := runCmd(t, nil, "publish", "oci", "--repo", host+"/capi", "--from", dist)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, "from-docker-config") {
+		t.Error("the password was printed")
 	}
 }

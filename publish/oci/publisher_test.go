@@ -612,3 +612,54 @@ func TestNew_RefusesAReferenceTheOperatorWouldMisread(t *testing.T) {
 		t.Error("single artifact in the proposal layout accepted")
 	}
 }
+
+func TestReadOCI_CredentialsNeverFollowARedirectToAnotherHost(t *testing.T) {
+	reg := newTestRegistry(t)
+	reg.user, reg.pass = "robot", "s3cret-passw0rd"
+	kc := staticKeychain{authn.FromConfig(authn.AuthConfig{Username: "robot", Password: reg.pass})}
+	p := newPublisher(t, reg, func(o *Options) { o.Keychain = kc })
+	if _, err := p.Publish(context.Background(), exampleRelease(t)); err != nil {
+		t.Fatal(err)
+	}
+	// Blob downloads are redirected to another host (as registries do to
+	// object storage), which serves them without asking for credentials.
+	var mu sync.Mutex
+	var auth []string
+	storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		req, _ := http.NewRequest(http.MethodGet, reg.URL+r.URL.Path+"?direct=1", nil)
+		req.SetBasicAuth(reg.user, reg.pass)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer storage.Close()
+	reg.fail = func(r *http.Request) (int, http.Header) {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") && r.URL.Query().Get("direct") == "" {
+			return http.StatusTemporaryRedirect, http.Header{"Location": {storage.URL + r.URL.Path}}
+		}
+		return 0, nil
+	}
+	got, err := p.Read(context.Background(), "infrastructure-example", "v0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Files) != 7 {
+		t.Errorf("read %d files", len(got.Files))
+	}
+	if len(auth) == 0 {
+		t.Fatal("no blob was fetched through the redirect")
+	}
+	for _, a := range auth {
+		if a != "" {
+			t.Errorf("the other host got Authorization %q", a)
+		}
+	}
+}
