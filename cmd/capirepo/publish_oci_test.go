@@ -160,3 +160,24 @@ func TestPublishOCI_CredentialsFromTheDockerConfig(t *testing.T) {
 		t.Error("the password was printed")
 	}
 }
+
+func TestRelease_PublishOCIPrintsTheProviderResources(t *testing.T) {
+	host := authRegistry(t, "u", "secret-for-release")
+	env := map[string]string{"OCI_USERNAME": "u", "OCI_PASSWORD": "secret-for-release"}
+	out := filepath.Join(t.TempDir(), "dist")
+	code, stdout, stderr := runCmd(t, env, "release", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out,
+		"--publish", "oci://"+host+"/capi", "--oci-plain-http")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	ref := "http://" + host + "/capi/infrastructure-example:v0.1.0"
+	for _, want := range []string{"operator fetchConfig.oci for example (InfrastructureProvider): " + ref + "  (digest sha256:",
+		"kind: InfrastructureProvider", "oci: " + ref} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "verify oci://"+host+"/capi") || strings.Contains(stdout+stderr, "secret-for-release") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"github.com/capirepo/capirepo/localrepo"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/release"
 )
 
 type releaseOptions struct {
@@ -24,6 +26,9 @@ type releaseOptions struct {
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
 	gitlabTokenType string
 	oci             ociFlags
+	// ociPublishers are the publishers of oci:// targets, for the Provider
+	// resources printed after the run.
+	ociPublishers []*oci.Publisher
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -98,6 +103,9 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		for _, p := range sum.Published {
 			_ = p.WriteText(s.out)
 		}
+		if err == nil {
+			err = o.printOCIResources(s, sum.Version)
+		}
 	}
 	return err
 }
@@ -123,9 +131,32 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 	case pipeline.File:
 		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace}, nil
 	case pipeline.OCI:
-		return newOCIPublisher(context.Background(), s, t.Repository, o.oci, o.replace, o.build.dir)
+		p, err := newOCIPublisher(context.Background(), s, t.Repository, o.oci, o.replace, o.build.dir)
+		if err != nil {
+			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
+		}
+		o.ociPublishers = append(o.ociPublishers, p)
+		return p, nil
 	}
 	return nil, usagef("--publish %s: unknown target", t.Raw)
+}
+
+// printOCIResources prints the operator's Provider resources for each
+// oci:// target, from the dist folder the run wrote.
+func (o *releaseOptions) printOCIResources(s streams, version string) error {
+	if len(o.ociPublishers) == 0 {
+		return nil
+	}
+	rel, err := release.Load(o.build.out, version)
+	if err != nil {
+		return err
+	}
+	for _, p := range o.ociPublishers {
+		if err := printOCIResources(s, p, rel, "", o.oci.format); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeSteps(w io.Writer, steps []pipeline.StepResult) {
