@@ -105,10 +105,16 @@ func Build(p *release.Provider, namespace string) (*ConfigMap, error) {
 		return nil, fmt.Errorf("%s %s: no %s", p.Label(), p.Version, operator.MetadataFile)
 	}
 	comp := p.Components()
+	if strings.Contains(p.Version, "+") || len(p.Version) > 63 {
+		return nil, fmt.Errorf("%s %s: the version cannot be a label value (%s: at most 63 letters, digits, '-', '_' and '.'), and the operator reads the version from that label", p.Label(), p.Version, LabelVersion)
+	}
 	labels := Selector(p.ID)
 	labels[LabelVersion] = p.Version
+	// The name the operator gives its own ConfigMaps, lower-cased to be a
+	// valid object name (v1.0.0-RC.1): the version label keeps the version.
+	name := strings.ToLower(fmt.Sprintf("%s-%s-%s", operator.Type(p.ID.Type), p.ID.Name, p.Version))
 	cm := &ConfigMap{APIVersion: "v1", Kind: "ConfigMap",
-		Metadata: Meta{Name: fmt.Sprintf("%s-%s-%s", operator.Type(p.ID.Type), p.ID.Name, p.Version), Namespace: namespace, Labels: labels},
+		Metadata: Meta{Name: name, Namespace: namespace, Labels: labels},
 		Data:     map[string]string{KeyMetadata: string(md.Data)},
 	}
 	raw := len(md.Data) + len(comp.Data)

@@ -238,3 +238,16 @@ func TestRender_ExampleProviderRoundTrip(t *testing.T) {
 		t.Errorf("(-rendered +read)\n%s", diff)
 	}
 }
+
+func TestBuild_VersionsThatAreNoObjectName(t *testing.T) {
+	cm, err := Build(newProvider(t, infra, "v1.2.0-RC.1", []byte("#\n")), "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Metadata.Name != "infrastructure-example-v1.2.0-rc.1" || cm.Metadata.Labels[LabelVersion] != "v1.2.0-RC.1" {
+		t.Errorf("name %s, version label %s", cm.Metadata.Name, cm.Metadata.Labels[LabelVersion])
+	}
+	if _, err := Build(newProvider(t, infra, "v1.2.0+build.7", []byte("#\n")), "ns"); err == nil || !strings.Contains(err.Error(), "label value") {
+		t.Errorf("build metadata: err = %v", err)
+	}
+}
