@@ -181,3 +181,27 @@ func TestRelease_PublishOCIPrintsTheProviderResources(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
+
+func TestPublishOCI_AccessTokenAsTheOperatorReadsIt(t *testing.T) {
+	dist := buildExampleDist(t)
+	const token = "registry-access-token-123"
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+srv.URL+`/token",service="test"`)
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"token required"}]}`, http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	code, _, stderr := runCmd(t, map[string]string{"OCI_ACCESS_TOKEN": token}, "publish", "oci", "--repo", host+"/capi", "--from", dist)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, token) {
+		t.Error("the token was printed")
+	}
+}
