@@ -52,12 +52,14 @@ func printSummary(s streams, g *globalOptions, sum *publish.Summary) error {
 func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "publish",
-		Short: "Publish a built release: to GitHub, GitLab generic packages or a local folder tree",
+		Short: "Publish a built release: to GitHub, GitLab generic packages, a local folder tree, an OCI registry or operator ConfigMaps",
 	}
 	cmd.AddCommand(
 		newPublishGitHubCmd(s, g),
 		newPublishGitLabCmd(s, g),
 		newPublishLocalCmd(s, g),
+		newPublishOCICmd(s, g),
+		newPublishConfigMapCmd(s, g),
 	)
 	return cmd
 }

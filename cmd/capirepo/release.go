@@ -12,6 +12,8 @@ import (
 	"github.com/capirepo/capirepo/localrepo"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/release"
 )
 
 type releaseOptions struct {
@@ -23,6 +25,10 @@ type releaseOptions struct {
 	gitlabURL string
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
 	gitlabTokenType string
+	oci             ociFlags
+	// ociPublishers are the publishers of oci:// targets, for the Provider
+	// resources printed after the run.
+	ociPublishers []*oci.Publisher
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -37,7 +43,8 @@ back through clusterctl. It stops at the first failure and prints what was
 and was not done. --dry-run does everything except publishing.
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
-(GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree).`,
+(GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
+oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.build.validate(cmd, args); err != nil {
@@ -48,12 +55,13 @@ Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 	}
 	o.build.bind(cmd)
 	f := cmd.Flags()
-	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT or file://DIR (repeatable)")
+	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH (repeatable)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
 	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// targets (default https://HOST)")
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
+	o.oci.bind(cmd, true, "oci-")
 	return cmd
 }
 
@@ -101,6 +109,9 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 			}
 			fmt.Fprintf(s.out, "# %s %s\n%s", p.Target, p.URL, publish.ClusterctlProvidersYAML(p.Providers))
 		}
+		if err == nil {
+			err = o.printOCIResources(s, sum.Version)
+		}
 	}
 	return err
 }
@@ -125,8 +136,33 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut})
 	case pipeline.File:
 		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace}, nil
+	case pipeline.OCI:
+		p, err := newOCIPublisher(context.Background(), s, t.Repository, o.oci, o.replace, o.build.dir)
+		if err != nil {
+			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
+		}
+		o.ociPublishers = append(o.ociPublishers, p)
+		return p, nil
 	}
 	return nil, usagef("--publish %s: unknown target", t.Raw)
+}
+
+// printOCIResources prints the operator's Provider resources for each
+// oci:// target, from the dist folder the run wrote.
+func (o *releaseOptions) printOCIResources(s streams, version string) error {
+	if len(o.ociPublishers) == 0 {
+		return nil
+	}
+	rel, err := release.Load(o.build.out, version)
+	if err != nil {
+		return err
+	}
+	for _, p := range o.ociPublishers {
+		if err := printOCIResources(s, p, rel, "", o.oci.format); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeSteps(w io.Writer, steps []pipeline.StepResult) {

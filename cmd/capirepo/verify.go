@@ -1,25 +1,47 @@
 package main
 
 import (
+	"context"
+	"strings"
+
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/verify"
 )
 
 func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
-	var version, k8s string
+	var version, k8s, configMaps string
+	var of ociFlags
 	cmd := &cobra.Command{
-		Use:   "verify DIR",
+		Use:   "verify DIR | oci://REGISTRY/PATH/NAME:VERSION | --configmaps FILE",
 		Short: "Read a built or published provider repository back through clusterctl's client",
 		Long: `Reads DIR (a dist folder, a clusterctl local repository tree or one
 <label>/<version> folder) the way clusterctl init and clusterctl generate
 cluster do: versions, metadata.yaml, components with and without a target
 namespace, every cluster-template flavor with its ClusterClasses, and every
-clusterclass file. Fails where clusterctl would fail, with its message.`,
-		Args: cobra.ExactArgs(1),
+clusterclass file. Fails where clusterctl would fail, with its message.
+
+oci://REGISTRY/PATH/NAME:VERSION (the reference cluster-api-operator takes,
+with --plain-http for a plain-HTTP registry) and --configmaps FILE (the
+output of publish configmap) are first read by cluster-api-operator's rules:
+the files it would pick, or its error; then those files go through
+clusterctl's client the same way.`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := verify.Options{Version: version, KubernetesVersion: k8s, Variables: tokenVariables(s.getenv)}
-			rep, err := verify.Dir(cmd.Context(), args[0], opts)
+			var rep *verify.Report
+			var err error
+			switch {
+			case configMaps != "" && len(args) == 0:
+				rep, err = verifyConfigMaps(cmd.Context(), configMaps, opts)
+			case len(args) == 1 && configMaps == "" && strings.HasPrefix(args[0], "oci://"):
+				rep, err = verifyOCI(cmd.Context(), s, args[0], of, opts)
+			case len(args) == 1 && configMaps == "":
+				rep, err = verify.Dir(cmd.Context(), args[0], opts)
+			default:
+				return usagef("verify takes one DIR or oci:// reference, or --configmaps FILE")
+			}
 			if rep != nil {
 				var werr error
 				if g.output == "json" {
@@ -36,7 +58,31 @@ clusterclass file. Fails where clusterctl would fail, with its message.`,
 	}
 	cmd.Flags().StringVar(&version, "version", "", "version to verify (default: the newest in DIR)")
 	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+verify.KubernetesVersion+")")
+	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
+	of.bind(cmd, false, "")
 	return cmd
+}
+
+// verifyOCI reads an artifact back by the operator's rules and hands its
+// files to clusterctl's client.
+func verifyOCI(ctx context.Context, s streams, arg string, f ociFlags, opts verify.Options) (*verify.Report, error) {
+	ref := strings.TrimPrefix(arg, "oci://")
+	if r, ok := strings.CutPrefix(ref, "http://"); ok { // the operator's plain-HTTP form
+		ref, f.plainHTTP = r, true
+	}
+	kc, secrets := ociKeychain(s.getenv)
+	rd, err := oci.New(oci.Options{PlainHTTP: f.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	provs, err := rd.ReadReference(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Version != "" && opts.Version != provs[0].Version {
+		return nil, usagef("%s holds version %s, not %s", arg, provs[0].Version, opts.Version)
+	}
+	return verify.Providers(ctx, provs, arg, opts)
 }
 
 // tokenVariables passes the tokens clusterctl reads to its config, only when set.

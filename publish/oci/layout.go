@@ -275,10 +275,13 @@ func ProposalArtifact(repo string, p *release.Provider, meta Meta) (*Artifact, e
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", p.Label(), p.Version, err)
 	}
-	cfg := v1.ConfigFile{RootFS: v1.RootFS{Type: "layers", DiffIDs: []v1.Hash{diffID}}}
+	// An image config's created is the Unix epoch without SOURCE_DATE_EPOCH
+	// (as image/ does), not Go's year 1.
+	created := time.Unix(0, 0).UTC()
 	if !meta.Created.IsZero() {
-		cfg.Created = v1.Time{Time: meta.Created.UTC()}
+		created = meta.Created.UTC()
 	}
+	cfg := v1.ConfigFile{Created: v1.Time{Time: created}, RootFS: v1.RootFS{Type: "layers", DiffIDs: []v1.Hash{diffID}}}
 	config, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err

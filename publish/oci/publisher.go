@@ -3,6 +3,7 @@ package oci
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -94,8 +95,11 @@ func New(o Options) (*Publisher, error) {
 		}
 	}
 	p.c = newClient(o.Keychain, o.Transport, &r, o.PlainHTTP, o.Secrets)
-	if _, err := p.c.repository(o.Repository); err != nil {
-		return nil, fmt.Errorf("repository %w", err)
+	// Without a repository the publisher can only ReadReference.
+	if o.Repository != "" {
+		if _, err := p.c.repository(o.Repository); err != nil {
+			return nil, fmt.Errorf("repository %w", err)
+		}
 	}
 	return p, nil
 }
@@ -171,6 +175,9 @@ type plan struct {
 // error lists what differs. A tag that already holds the same files is left
 // alone without sending anything.
 func (p *Publisher) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
+	if p.o.Repository == "" {
+		return nil, errors.New("oci: no repository to publish to")
+	}
 	arts, err := p.Artifacts(rel)
 	if err != nil {
 		return nil, err

@@ -612,3 +612,105 @@ func TestNew_RefusesAReferenceTheOperatorWouldMisread(t *testing.T) {
 		t.Error("single artifact in the proposal layout accepted")
 	}
 }
+
+func TestReadOCI_CredentialsNeverFollowARedirectToAnotherHost(t *testing.T) {
+	reg := newTestRegistry(t)
+	reg.user, reg.pass = "robot", "s3cret-passw0rd"
+	kc := staticKeychain{authn.FromConfig(authn.AuthConfig{Username: "robot", Password: reg.pass})}
+	p := newPublisher(t, reg, func(o *Options) { o.Keychain = kc })
+	if _, err := p.Publish(context.Background(), exampleRelease(t)); err != nil {
+		t.Fatal(err)
+	}
+	// Blob downloads are redirected to another host (as registries do to
+	// object storage), which serves them without asking for credentials.
+	var mu sync.Mutex
+	var auth []string
+	storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		req, _ := http.NewRequest(http.MethodGet, reg.URL+r.URL.Path+"?direct=1", nil)
+		req.SetBasicAuth(reg.user, reg.pass)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer storage.Close()
+	reg.fail = func(r *http.Request) (int, http.Header) {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") && r.URL.Query().Get("direct") == "" {
+			return http.StatusTemporaryRedirect, http.Header{"Location": {storage.URL + r.URL.Path}}
+		}
+		return 0, nil
+	}
+	got, err := p.Read(context.Background(), "infrastructure-example", "v0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Files) != 7 {
+		t.Errorf("read %d files", len(got.Files))
+	}
+	if len(auth) == 0 {
+		t.Fatal("no blob was fetched through the redirect")
+	}
+	for _, a := range auth {
+		if a != "" {
+			t.Errorf("the other host got Authorization %q", a)
+		}
+	}
+}
+
+// operatorParse splits a fetchConfig.oci value as cluster-api-operator's
+// parseOCISource does: an http:// prefix switches to plain HTTP; the
+// reference is split at ':' into at most three parts, and the last part is
+// the tag when it holds no '/'.
+func operatorParse(ref, version string) (repo, tag string, plain bool) {
+	ref, plain = strings.CutPrefix(ref, "http://")
+	parts := strings.SplitN(ref, ":", 3)
+	switch {
+	case len(parts) == 2 && !strings.Contains(parts[1], "/"):
+		return parts[0], parts[1], plain
+	case len(parts) == 3:
+		return parts[0] + ":" + parts[1], parts[2], plain
+	}
+	return ref, version, plain
+}
+
+func TestReference_IsWhatTheOperatorParses(t *testing.T) {
+	pr := &release.Provider{ID: provider.ID{Name: "x", Type: clusterctlv1.InfrastructureProviderType}, Version: "v1.2.3-rc.1"}
+	_ = pr.Add("metadata.yaml", []byte("m"))
+	_ = pr.Add("infrastructure-components.yaml", []byte("c"))
+	pr.ComponentsFile = "infrastructure-components.yaml"
+	for _, tc := range []struct {
+		repo  string
+		plain bool
+	}{
+		{"registry.example.com/capi", false},
+		{"registry.example.com:5000/capi/providers", false},
+		{"127.0.0.1:5000/capi", true},
+		{"localhost/capi", true},
+	} {
+		p, err := New(Options{Repository: tc.repo, PlainHTTP: tc.plain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		arts, err := p.Artifacts(&release.Release{Version: pr.Version, Providers: []*release.Provider{pr}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := p.Reference(arts[0])
+		repo, tag, plain := operatorParse(ref, "spec-version")
+		if repo != tc.repo+"/infrastructure-x" || tag != "v1.2.3-rc.1" || plain != tc.plain {
+			t.Errorf("%s: the operator reads repository %q, tag %q, plain HTTP %v", ref, repo, tag, plain)
+		}
+		// A digest reference is what it cannot read: it must never be printed.
+		d, _ := arts[0].Digest()
+		if r, tg, _ := operatorParse(arts[0].Repository+"@"+d.String(), ""); r == arts[0].Repository {
+			t.Errorf("the operator would read the digest reference as %s : %s", r, tg)
+		}
+	}
+}

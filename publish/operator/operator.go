@@ -19,7 +19,7 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
-	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
+	"sigs.k8s.io/yaml"
 )
 
 // APIVersion is the operator API the Provider resources use.
@@ -125,25 +125,29 @@ func Select(files map[string][]byte, id provider.ID, version string) (metadata, 
 
 // Namespace is the namespace the provider's components create (the one
 // Namespace object clusterctl also takes as the default target namespace);
-// "" when there is none or several.
+// "" when there is none or several. Only the documents that hold a
+// "kind: Namespace" line are parsed: most of a large components file is
+// CRD schema.
 func Namespace(components []byte) string {
-	// A cheap test first: most of a large components file is CRD schema.
-	if !bytes.Contains(components, []byte("kind: Namespace")) {
-		return ""
-	}
-	objs, err := utilyaml.ToUnstructured(components)
-	if err != nil {
-		return ""
-	}
 	var found string
-	for _, o := range objs {
-		if o.GetKind() != "Namespace" || o.GetAPIVersion() != "v1" {
+	for _, doc := range bytes.Split(components, []byte("\n---")) {
+		if !bytes.HasPrefix(doc, []byte("kind: Namespace")) && !bytes.Contains(doc, []byte("\nkind: Namespace")) {
+			continue
+		}
+		var o struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(doc, &o); err != nil || o.Kind != "Namespace" || o.APIVersion != "v1" {
 			continue
 		}
 		if found != "" {
 			return ""
 		}
-		found = o.GetName()
+		found = o.Metadata.Name
 	}
 	return found
 }

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/publish/configmap"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/verify"
+)
+
+type publishConfigMapOptions struct {
+	fromOptions
+	namespace string
+	out       string
+}
+
+func newPublishConfigMapCmd(s streams, g *globalOptions) *cobra.Command {
+	o := &publishConfigMapOptions{}
+	cmd := &cobra.Command{
+		Use:   "configmap [--out FILE]",
+		Short: "Write the ConfigMaps and Provider resources cluster-api-operator installs a built release from",
+		Long: `Writes, as multi-document YAML for kubectl apply --server-side or a GitOps
+repository, each provider's namespace, one ConfigMap per provider version
+(labels provider.cluster.x-k8s.io/name, /type and /version; data.metadata and
+data.components) and the Provider resource (InfrastructureProvider, ...)
+whose spec.fetchConfig.selector selects it. When metadata and components
+exceed 1048576 bytes the components are gzipped into binaryData with the
+annotation provider.cluster.x-k8s.io/compressed: "true", as the operator
+expects; a provider still too large compressed is an error.
+
+The operator reads ConfigMaps only from the Provider's namespace: --namespace
+puts everything in one; the default is each provider's own (the namespace
+its components create). ConfigMaps over 256 KiB cannot be applied with
+client-side kubectl apply: use kubectl apply --server-side.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rel, err := o.load()
+			if err != nil {
+				return err
+			}
+			return runPublishConfigMap(s, g, rel, o)
+		},
+	}
+	o.bind(cmd)
+	cmd.Flags().StringVar(&o.namespace, "namespace", "", "namespace of every ConfigMap and Provider resource (default: each provider's own)")
+	cmd.Flags().StringVar(&o.out, "out", "", "file to write (default: stdout)")
+	return cmd
+}
+
+// configMapSummary is the -o json result.
+type configMapSummary struct {
+	Out        string           `json:"out,omitempty"`
+	ConfigMaps []configMapEntry `json:"configMaps"`
+}
+
+type configMapEntry struct {
+	Provider   string `json:"provider"`
+	Version    string `json:"version"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	Compressed bool   `json:"compressed"`
+	Bytes      int    `json:"bytes"`
+}
+
+func runPublishConfigMap(s streams, g *globalOptions, rel *release.Release, o *publishConfigMapOptions) error {
+	data, items, err := configmap.Render(rel, configmap.Options{Namespace: o.namespace})
+	if err != nil {
+		return err
+	}
+	sum := configMapSummary{Out: o.out}
+	large := false
+	for _, it := range items {
+		sum.ConfigMaps = append(sum.ConfigMaps, configMapEntry{Provider: it.ID.Label(), Version: it.Version, Namespace: it.Namespace,
+			Name: it.Name, Compressed: it.Compressed, Bytes: it.Size})
+		state := ""
+		if it.Compressed {
+			state = fmt.Sprintf(", components gzipped (%d bytes of metadata + components)", it.RawSize)
+		}
+		fmt.Fprintf(s.errOut, "ConfigMap %s/%s: %d bytes%s\n", it.Namespace, it.Name, it.Size, state)
+		large = large || it.Size > configmap.ClientSideApplyLimit
+	}
+	if o.out == "" {
+		if g.output == "json" {
+			return usagef("-o json needs --out FILE: the YAML goes to stdout otherwise")
+		}
+		if _, err := s.out.Write(data); err != nil {
+			return err
+		}
+	} else if err := writeFileAtomic(o.out, data); err != nil {
+		return err
+	}
+	target := o.out
+	if target == "" {
+		target = "-"
+	}
+	hint := fmt.Sprintf("apply with: kubectl apply --server-side -f %s", target)
+	if large {
+		hint += "  (client-side apply fails on ConfigMaps over 256 KiB)"
+	}
+	fmt.Fprintln(s.errOut, hint)
+	if g.output == "json" {
+		return printJSON(s.out, sum)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file beside name and renames
+// it into place, so a reader never sees half a file.
+func writeFileAtomic(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// verifyConfigMaps reads a file of ConfigMaps and Provider resources back by
+// the operator's rules and hands each provider's files to clusterctl's client.
+func verifyConfigMaps(ctx context.Context, file string, opts verify.Options) (*verify.Report, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	f, err := configmap.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	var provs []*release.Provider
+	for _, r := range f.Resources {
+		if opts.Version != "" {
+			r.Version = opts.Version
+		}
+		p, err := configmap.Load(f, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		provs = append(provs, p)
+	}
+	opts.Version = ""
+	return verify.Providers(ctx, provs, file, opts)
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/release"
+)
+
+// ociFlags are the flags of every command that talks to an OCI registry.
+type ociFlags struct {
+	plainHTTP bool
+	format    string
+	single    bool
+}
+
+// bind binds the flags; prefix names them apart in commands with other
+// targets (release: --oci-format, ...).
+func (f *ociFlags) bind(cmd *cobra.Command, write bool, prefix string) {
+	cmd.Flags().BoolVar(&f.plainHTTP, prefix+"plain-http", false, "talk plain HTTP to the registry (printed references then start with http://, the operator's plain-HTTP switch)")
+	if !write {
+		return
+	}
+	cmd.Flags().StringVar(&f.format, prefix+"format", string(oci.FormatOperator),
+		"artifact layout: operator (what cluster-api-operator reads) or proposal (the Cluster API proposal's single tar+gzip layer, which the operator CANNOT read)")
+	cmd.Flags().BoolVar(&f.single, prefix+"single-artifact", false, "one artifact at REGISTRY/PATH:<version> for all providers of a monorepo release, under the operator's versioned file names")
+}
+
+type publishOCIOptions struct {
+	fromOptions
+	ociFlags
+	repo      string
+	replace   bool
+	namespace string
+}
+
+func newPublishOCICmd(s streams, g *globalOptions) *cobra.Command {
+	o := &publishOCIOptions{}
+	cmd := &cobra.Command{
+		Use:   "oci --repo REGISTRY/PATH",
+		Short: "Push each provider of a built release as an OCI artifact cluster-api-operator installs from",
+		Long: `Pushes one artifact per provider and version to REGISTRY/PATH/<label>:<version>
+in the layout cluster-api-operator reads (spec.fetchConfig.oci): one
+application/yaml layer per file, titled with the operator's file names
+(metadata.yaml, <type>-components.yaml with the operator's type names core,
+bootstrap, controlplane, infrastructure, ipam, runtimeextension, addon),
+templates and ClusterClasses as further layers.
+
+A tag is never moved: the same files again send nothing; other files are an
+error unless --replace. SOURCE_DATE_EPOCH sets the created annotation, so a
+rebuild gives the same digest. Prints the reference the operator takes
+(never a digest: the operator cannot parse one), the digest beside it, and
+the Provider resources (on stdout) that install it.
+
+--format proposal writes the layout of Cluster API's provisional proposal for
+clusterctl (one tar+gzip layer). cluster-api-operator CANNOT read it: it never
+unpacks a layer.
+
+Credentials: OCI_USERNAME/OCI_PASSWORD, OCI_ACCESS_TOKEN or OCI_REFRESH_TOKEN
+(the variables the operator reads from its configSecret), else the docker
+config and its credential helpers (docker login). They are never printed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rel, err := o.load()
+			if err != nil {
+				return err
+			}
+			p, err := newOCIPublisher(cmd.Context(), s, o.repo, o.ociFlags, o.replace, ".")
+			if err != nil {
+				return err
+			}
+			sum, err := p.Publish(cmd.Context(), rel)
+			if err != nil {
+				return err
+			}
+			if err := printSummary(s, g, sum); err != nil || g.output == "json" {
+				return err
+			}
+			return printOCIResources(s, p, rel, o.namespace, o.format)
+		},
+	}
+	o.fromOptions.bind(cmd)
+	o.ociFlags.bind(cmd, true, "")
+	f := cmd.Flags()
+	f.StringVar(&o.repo, "repo", "", "registry and path, e.g. registry.example.com/capi (each provider goes to REPO/<label>)")
+	f.BoolVar(&o.replace, "replace", false, "move a tag that holds other content to the new artifact")
+	f.StringVar(&o.namespace, "namespace", "", "namespace of the printed Provider resources (default: the namespace each provider's components create)")
+	_ = cmd.MarkFlagRequired("repo")
+	return cmd
+}
+
+// printOCIResources prints the operator's Provider resources for what was
+// pushed, or says why there are none.
+func printOCIResources(s streams, p *oci.Publisher, rel *release.Release, namespace, format string) error {
+	if format == string(oci.FormatProposal) {
+		_, err := io.WriteString(s.errOut, "format proposal: cluster-api-operator cannot read these artifacts (it never unpacks a layer); no Provider resources printed\n")
+		return err
+	}
+	res, err := p.Resources(rel, namespace)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, r := range res {
+		y, err := r.YAML()
+		if err != nil {
+			return err
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	if _, err := io.WriteString(s.out, b.String()); err != nil {
+		return err
+	}
+	_, err = io.WriteString(s.errOut, "Provider resources on stdout: apply them where cluster-api-operator runs; a private registry needs OCI_USERNAME/OCI_PASSWORD (or OCI_ACCESS_TOKEN) in the provider's configSecret\n")
+	return err
+}
+
+// newOCIPublisher makes the OCI publisher from the flags and the
+// environment: credentials, the source URL and SOURCE_DATE_EPOCH.
+func newOCIPublisher(ctx context.Context, s streams, repo string, f ociFlags, replace bool, sourceDir string) (*oci.Publisher, error) {
+	created, err := sourceDateEpoch(s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	kc, secrets := ociKeychain(s.getenv)
+	p, err := oci.New(oci.Options{
+		Repository: repo, Format: oci.Format(f.format), SingleArtifact: f.single, PlainHTTP: f.plainHTTP, Replace: replace,
+		Meta:     oci.Meta{Source: ociSource(ctx, s.getenv, sourceDir), Created: created},
+		Keychain: kc, Secrets: secrets, Progress: s.errOut,
+	})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return p, nil
+}
+
+// ociKeychain gives the credentials the operator reads (OCI_USERNAME,
+// OCI_PASSWORD, OCI_ACCESS_TOKEN, OCI_REFRESH_TOKEN) when any is set, else
+// the docker config with its credential helpers. It returns the secret
+// values too, for redaction.
+func ociKeychain(getenv env) (authn.Keychain, []string) {
+	user, pass := getenv("OCI_USERNAME"), getenv("OCI_PASSWORD")
+	access, refresh := getenv("OCI_ACCESS_TOKEN"), getenv("OCI_REFRESH_TOKEN")
+	if user == "" && pass == "" && access == "" && refresh == "" {
+		return authn.DefaultKeychain, nil
+	}
+	a := authn.FromConfig(authn.AuthConfig{Username: user, Password: pass, RegistryToken: access, IdentityToken: refresh})
+	return staticKeychain{a}, []string{pass, access, refresh}
+}
+
+// staticKeychain gives the same credentials for the one registry a command talks to.
+type staticKeychain struct{ a authn.Authenticator }
+
+func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.a, nil }
+
+// ociSource is the org.opencontainers.image.source of the artifacts: the
+// repository CI builds (GitHub Actions, GitLab CI), else dir's git origin.
+func ociSource(ctx context.Context, getenv env, dir string) string {
+	if server, repo := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"); server != "" && repo != "" {
+		return strings.TrimSuffix(server, "/") + "/" + repo
+	}
+	if u := getenv("CI_PROJECT_URL"); u != "" {
+		return u
+	}
+	return pipeline.SourceURL(ctx, dir)
+}
+
+// sourceDateEpoch reads SOURCE_DATE_EPOCH; the zero time when unset.
+func sourceDateEpoch(getenv env) (time.Time, error) {
+	v := strings.TrimSpace(getenv("SOURCE_DATE_EPOCH"))
+	if v == "" {
+		return time.Time{}, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return time.Time{}, usagef("SOURCE_DATE_EPOCH=%q: want seconds since 1970 (e.g. git log -1 --format=%%ct)", v)
+	}
+	return time.Unix(n, 0).UTC(), nil
+}
