@@ -45,9 +45,17 @@ func printSummary(s streams, g *globalOptions, sum *publish.Summary) error {
 	if err := sum.WriteText(s.errOut); err != nil {
 		return err
 	}
+	if !clusterctlReads(sum) {
+		return nil
+	}
 	_, err := io.WriteString(s.out, publish.ClusterctlProvidersYAML(sum.Providers))
 	return err
 }
+
+// clusterctlReads says whether clusterctl itself can install from what a
+// summary describes: not from an OCI registry (cluster-api-operator reads
+// those; publish oci prints its Provider resources instead).
+func clusterctlReads(sum *publish.Summary) bool { return sum.Target != "oci" }
 
 func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{

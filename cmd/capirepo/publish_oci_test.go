@@ -64,9 +64,9 @@ func TestPublishOCI_PushPrintVerifyRepush(t *testing.T) {
 		t.Error("the password was printed")
 	}
 
-	code, _, stderr = runCmd(t, env, "verify", "oci://"+host+"/capi/infrastructure-example:v0.1.0", "--plain-http")
-	if code != 0 || !strings.Contains(stderr, "infrastructure-example") {
-		t.Fatalf("verify: exit %d: %s", code, stderr)
+	code, stdout, stderr = runCmd(t, env, "verify", "oci://"+host+"/capi/infrastructure-example:v0.1.0", "--plain-http")
+	if code != 0 || !strings.Contains(stdout, "infrastructure-example") {
+		t.Fatalf("verify: exit %d: %s%s", code, stdout, stderr)
 	}
 	// The operator's own plain-HTTP form is taken too.
 	if code, _, stderr := runCmd(t, env, "verify", "oci://"+ref); code != 0 {
@@ -125,8 +125,8 @@ func TestPublishConfigMap_WriteThenVerify(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	if code, _, stderr := runCmd(t, nil, "verify", "--configmaps", out); code != 0 || !strings.Contains(stderr, "infrastructure-example") {
-		t.Fatalf("verify --configmaps: exit %d: %s", code, stderr)
+	if code, stdout, stderr := runCmd(t, nil, "verify", "--configmaps", out); code != 0 || !strings.Contains(stdout, "infrastructure-example") {
+		t.Fatalf("verify --configmaps: exit %d: %s%s", code, stdout, stderr)
 	}
 	// A ConfigMap in another namespace than its Provider is not read.
 	cmMeta := "  name: infrastructure-example-v0.1.0\n  namespace: capi-example-system\n"
@@ -171,8 +171,11 @@ func TestRelease_PublishOCIPrintsTheProviderResources(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	ref := "http://" + host + "/capi/infrastructure-example:v0.1.0"
-	for _, want := range []string{"operator fetchConfig.oci for example (InfrastructureProvider): " + ref + "  (digest sha256:",
-		"kind: InfrastructureProvider", "oci: " + ref} {
+	// The summary (with the digest) is progress on stderr; the resources are the result, on stdout.
+	if want := "operator fetchConfig.oci for example (InfrastructureProvider): " + ref + "  (digest sha256:"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	for _, want := range []string{"kind: InfrastructureProvider", "oci: " + ref} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}

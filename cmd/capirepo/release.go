@@ -104,6 +104,9 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		// one YAML document per target.
 		for i, p := range sum.Published {
 			_ = p.WriteText(s.errOut)
+			if !clusterctlReads(p) {
+				continue
+			}
 			if i > 0 {
 				fmt.Fprintln(s.out, "---")
 			}
