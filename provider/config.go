@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/template"
 
 	"sigs.k8s.io/yaml"
 )
@@ -28,6 +29,10 @@ type Config struct {
 	Version   string `json:"version,omitempty"`
 	Providers []Spec `json:"providers"`
 	Lint      Lint   `json:"lint,omitempty"`
+	// Before lists commands run in the tree before rendering (GoReleaser's
+	// before.hooks): make targets that write git-ignored inputs the
+	// kustomizations read. Opt-in; each is printed before it runs.
+	Before []string `json:"before,omitempty"`
 }
 
 // Spec describes one provider in a tree. Paths are slash-separated and
@@ -41,17 +46,89 @@ type Spec struct {
 	Templates      string `json:"templates,omitempty"`
 	Image          *Image `json:"image,omitempty"`
 	Build          Build  `json:"build,omitempty"`
+	// Components lists more components files of the provider, each rendered
+	// from its own kustomization (e.g. config/supervisor ->
+	// infrastructure-components-supervisor.yaml), beside ComponentsFile.
+	Components []Components `json:"components,omitempty"`
+	// Patches are kustomize patches applied to the rendered components after
+	// the tree's kustomization, for the release only: what a Makefile's sed
+	// over the release output did. Path is relative to the tree.
+	Patches []Patch `json:"patches,omitempty"`
 	// NextVersion is the version `capirepo dev` builds (clusterctl-settings.json config.nextVersion).
 	NextVersion string `json:"nextVersion,omitempty"`
+
+	// ImageHint is the manager image a built-in table expects: tried first
+	// when image.name is not set, and checked after rendering. Never read
+	// from a file.
+	ImageHint string `json:"-"`
 }
 
-// Image takes kustomize's images fields. Name selects the image to change
-// (default: the image of the manager container); NewTag defaults to the version.
+// Components is one more components file and the kustomization it renders from.
+type Components struct {
+	Kustomize string `json:"kustomize"`
+	File      string `json:"file"`
+}
+
+// Patch is a kustomize patches: entry: a strategic-merge or JSON 6902
+// patch from a file in the tree (Path) or inline (Patch), for the objects
+// Target selects (a JSON 6902 patch needs a target).
+type Patch struct {
+	Path   string       `json:"path,omitempty"`
+	Patch  string       `json:"patch,omitempty"`
+	Target *PatchTarget `json:"target,omitempty"`
+}
+
+// PatchTarget is kustomize's patch selector.
+type PatchTarget struct {
+	Group              string `json:"group,omitempty"`
+	Version            string `json:"version,omitempty"`
+	Kind               string `json:"kind,omitempty"`
+	Name               string `json:"name,omitempty"`
+	Namespace          string `json:"namespace,omitempty"`
+	LabelSelector      string `json:"labelSelector,omitempty"`
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
+}
+
+// Image takes kustomize's images fields. Name selects the image to change,
+// as a kustomization's images: entry does: the entry's name (a placeholder
+// such as controller) or the image name it renders to; default: the image of
+// the provider's manager container. The tag is NewTag, else the Tag template,
+// else the version.
 type Image struct {
 	Name    string `json:"name,omitempty"`
 	NewName string `json:"newName,omitempty"`
 	NewTag  string `json:"newTag,omitempty"`
 	Digest  string `json:"digest,omitempty"`
+	// Tag is a Go template for the tag: "{{ .Version }}" (v1.2.3, the
+	// default) or "{{ .VersionNoV }}" (1.2.3).
+	Tag string `json:"tag,omitempty"`
+	// PullPolicy, when set, becomes the provider's manager container's
+	// imagePullPolicy; by default the policy the tree sets is kept.
+	PullPolicy string `json:"pullPolicy,omitempty"`
+}
+
+// TagFor returns the tag the release image gets for version: NewTag, else
+// the Tag template, else the version.
+func (i Image) TagFor(version string) (string, error) {
+	if i.NewTag != "" {
+		return i.NewTag, nil
+	}
+	if i.Tag == "" {
+		return version, nil
+	}
+	t, err := template.New("image.tag").Option("missingkey=error").Parse(i.Tag)
+	if err != nil {
+		return "", fmt.Errorf("image.tag %q: %w", i.Tag, err)
+	}
+	var b strings.Builder
+	data := struct{ Version, VersionNoV string }{version, strings.TrimPrefix(version, "v")}
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("image.tag %q: %w (use {{ .Version }} or {{ .VersionNoV }})", i.Tag, err)
+	}
+	if b.Len() == 0 {
+		return "", fmt.Errorf("image.tag %q gives an empty tag", i.Tag)
+	}
+	return b.String(), nil
 }
 
 // Build says how to compile the manager binary.
@@ -210,19 +287,36 @@ func ParseSettings(file string, data []byte) (*Config, error) {
 
 // clusterAPIProviders mirrors the providers create-local-repository.py knows
 // for a cluster-api checkout (without the test providers).
+// The image hints are the images the trees' manager_image_patch.yaml name;
+// a tree that names others is still built right (the hint is checked).
 var clusterAPIProviders = []Spec{
-	{Name: "cluster-api", Kustomize: "core/config/default", ComponentsFile: "core-components.yaml"},
-	{Name: "bootstrap-kubeadm", Kustomize: "bootstrap/kubeadm/config/default", ComponentsFile: "bootstrap-components.yaml"},
-	{Name: "control-plane-kubeadm", Kustomize: "controlplane/kubeadm/config/default", ComponentsFile: "control-plane-components.yaml"},
+	{Name: "cluster-api", Kustomize: "core/config/default", ComponentsFile: "core-components.yaml",
+		ImageHint: "gcr.io/k8s-staging-cluster-api/cluster-api-controller"},
+	{Name: "bootstrap-kubeadm", Kustomize: "bootstrap/kubeadm/config/default", ComponentsFile: "bootstrap-components.yaml",
+		ImageHint: "gcr.io/k8s-staging-cluster-api/kubeadm-bootstrap-controller"},
+	{Name: "control-plane-kubeadm", Kustomize: "controlplane/kubeadm/config/default", ComponentsFile: "control-plane-components.yaml",
+		ImageHint: "gcr.io/k8s-staging-cluster-api/kubeadm-control-plane-controller"},
 }
 
-// ClusterAPIProvider returns the spec of one of cluster-api's own providers.
+// clusterAPIDevProviders are the test providers of a cluster-api checkout
+// that create-local-repository.py also knows: CAPD, with its development
+// components file, cluster-api's metadata.yaml and its templates.
+var clusterAPIDevProviders = []Spec{
+	{Name: "infrastructure-docker", Kustomize: "test/infrastructure/docker/config/default",
+		ComponentsFile: "infrastructure-components-development.yaml", Templates: "test/infrastructure/docker/templates",
+		ImageHint: "gcr.io/k8s-staging-cluster-api/capd-manager"},
+}
+
+// ClusterAPIProvider returns the spec of one of the providers a cluster-api
+// checkout holds (the core trio and CAPD), as create-local-repository.py's
+// built-in table has them.
 func ClusterAPIProvider(label string) (Spec, bool) {
-	i := slices.IndexFunc(clusterAPIProviders, func(s Spec) bool { return s.Name == label })
-	if i < 0 {
-		return Spec{}, false
+	for _, s := range slices.Concat(clusterAPIProviders, clusterAPIDevProviders) {
+		if s.Name == label {
+			return s, true
+		}
 	}
-	return clusterAPIProviders[i], true
+	return Spec{}, false
 }
 
 // conventionalConfig derives a config from the tree's layout: a cluster-api
@@ -331,6 +425,9 @@ func (c *Config) defaultAndValidate(dir string) error {
 				return fmt.Errorf("%s: %w", field(name), err)
 			}
 		}
+		if err := s.validateExtras(dir, field); err != nil {
+			return err
+		}
 		if s.NextVersion != "" {
 			if _, err := ParseVersion(s.NextVersion); err != nil {
 				return fmt.Errorf("%s: %w", field("nextVersion"), err)
@@ -340,6 +437,11 @@ func (c *Config) defaultAndValidate(dir string) error {
 	if c.Version != "" {
 		if _, err := ParseVersion(c.Version); err != nil {
 			return fmt.Errorf("%s: field version: %w", c.describe(), err)
+		}
+	}
+	for i, b := range c.Before {
+		if strings.TrimSpace(b) == "" {
+			return fmt.Errorf("%s: before[%d] is empty: write the command to run, e.g. make generate-manifests", c.describe(), i)
 		}
 	}
 	for i, w := range c.Lint.Disable {
@@ -363,4 +465,66 @@ func CheckRelPath(p string) error {
 		return fmt.Errorf("path %q leaves the provider tree", p)
 	}
 	return nil
+}
+
+// PullPolicies are the imagePullPolicy values Kubernetes accepts.
+var PullPolicies = []string{"Always", "IfNotPresent", "Never"}
+
+// validateExtras checks image, components and patches of one provider.
+func (s *Spec) validateExtras(dir string, field func(string) string) error {
+	if img := s.Image; img != nil {
+		if img.NewTag != "" && img.Tag != "" {
+			return fmt.Errorf("%s: newTag and tag are both set: keep tag (a template such as \"{{ .VersionNoV }}\") or newTag (a literal), not both", field("image"))
+		}
+		if img.Digest != "" && (img.NewTag != "" || img.Tag != "") {
+			return fmt.Errorf("%s: digest and a tag are both set: an image is pinned by one of them", field("image"))
+		}
+		if _, err := img.TagFor("v0.0.0"); err != nil {
+			return fmt.Errorf("%s: %w", field("image.tag"), err)
+		}
+		if img.PullPolicy != "" && !slices.Contains(PullPolicies, img.PullPolicy) {
+			return fmt.Errorf("%s: %q is not one of %s", field("image.pullPolicy"), img.PullPolicy, strings.Join(PullPolicies, ", "))
+		}
+	}
+	files := map[string]bool{s.ComponentsFile: true}
+	for i, c := range s.Components {
+		f := func(n string) string { return field(fmt.Sprintf("components[%d].%s", i, n)) }
+		if c.Kustomize == "" {
+			return fmt.Errorf("%s: empty: name the folder of the kustomization to render, e.g. config/supervisor", f("kustomize"))
+		}
+		if err := CheckRelPath(c.Kustomize); err != nil {
+			return fmt.Errorf("%s: %w", f("kustomize"), err)
+		}
+		if err := CheckFileName("file", c.File); err != nil {
+			return fmt.Errorf("%s: %w", f("file"), err)
+		}
+		if !strings.HasSuffix(c.File, ".yaml") {
+			return fmt.Errorf("%s: %q must end in .yaml", f("file"), c.File)
+		}
+		if files[c.File] {
+			return fmt.Errorf("%s: %q is already a components file of this provider", f("file"), c.File)
+		}
+		files[c.File] = true
+	}
+	for i, p := range s.Patches {
+		f := func(n string) string { return field(fmt.Sprintf("patches[%d]%s", i, n)) }
+		switch {
+		case p.Path == "" && p.Patch == "":
+			return fmt.Errorf("%s: neither path nor patch is set: give the patch file (relative to the tree) or the patch inline", f(""))
+		case p.Path != "" && p.Patch != "":
+			return fmt.Errorf("%s: both path and patch are set: keep one", f(""))
+		}
+		if err := CheckRelPath(p.Path); err != nil {
+			return fmt.Errorf("%s: %w", f(".path"), err)
+		}
+		if p.Path != "" && !isFile(filepath.Join(dir, filepath.FromSlash(p.Path))) {
+			return fmt.Errorf("%s: %s is not a file in the provider tree %s", f(".path"), p.Path, dir)
+		}
+	}
+	return nil
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
