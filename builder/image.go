@@ -27,9 +27,9 @@ type imagePlan struct {
 	name       string
 	configured bool
 	// hint is a name to try first when name is "" (a built-in table's).
-	hint                string
+	hint                 string
 	newName, tag, digest string
-	pullPolicy          string
+	pullPolicy           string
 }
 
 // imageEntry is one images: entry of a kustomization in the tree.

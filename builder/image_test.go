@@ -234,7 +234,7 @@ func TestBuild_OneImageForProvidersWithDifferentImagesIsAUsageError(t *testing.T
 
 func TestBuild_SeveralComponentsFilesEachRenderedAndChecked(t *testing.T) {
 	files := testtree.Minimal(map[string]string{
-		"capirepo.yaml": "providers:\n- name: infrastructure-test\n  components:\n  - {kustomize: config/supervisor, file: infrastructure-components-supervisor.yaml}\n",
+		"capirepo.yaml":                        "providers:\n- name: infrastructure-test\n  components:\n  - {kustomize: config/supervisor, file: infrastructure-components-supervisor.yaml}\n",
 		"config/supervisor/kustomization.yaml": "resources:\n- ../default\npatches:\n- patch: |\n    - op: add\n      path: /spec/template/spec/containers/0/args/-\n      value: --mode=supervisor\n  target: {kind: Deployment, name: test-controller-manager}\n",
 	})
 	res := mustBuild(t, testtree.Write(t, files), Options{})
