@@ -158,7 +158,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		}
 	}
 	bo := builder.Options{Dir: o.Dir, ConfigPath: o.ConfigPath, Image: o.Image, AllowRemote: o.AllowRemote,
-		Config: b.Config, Version: version}
+		Config: b.Config, Version: version, Log: log}
 	if b.Result, err = builder.Build(ctx, bo); err != nil {
 		return nil, err
 	}

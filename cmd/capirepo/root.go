@@ -100,7 +100,8 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) 
 	fmt.Fprintf(errOut, "Error: %v\n", err)
 	var ue usageError
 	var mismatch *pipeline.ManagerMismatchError
-	if errors.As(err, &ue) || errors.As(err, &mismatch) || errors.Is(err, builder.ErrNoVersion) || isCobraUsage(err) {
+	var oneImage *builder.ImageUsageError
+	if errors.As(err, &ue) || errors.As(err, &mismatch) || errors.As(err, &oneImage) || errors.Is(err, builder.ErrNoVersion) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitFailure
