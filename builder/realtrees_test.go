@@ -169,7 +169,7 @@ var realTrees = []realTree{
 			return map[string][]byte{"infrastructure-gcp/infrastructure-components.yaml": sedPipeline(t, dir, "config/default",
 				"registry.k8s.io/cluster-api-gcp/cluster-api-gcp-controller:v1.13.1", "IfNotPresent")}
 		},
-		copied: [2]string{"templates", "cluster-template*"},
+		copied:       [2]string{"templates", "cluster-template*"},
 		unverifiable: []string{"cluster-template-topology.yaml", "cluster-template-gke-topology.yaml", "cluster-template-gke-autopilot-topology.yaml"}},
 }
 
