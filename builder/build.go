@@ -305,7 +305,7 @@ func plan(opts Options, s provider.Spec, version string) (*imagePlan, error) {
 	if opts.KeepImage && opts.Image == "" {
 		return nil, nil
 	}
-	p := &imagePlan{name: img.Name, configured: img.Name != "", hint: s.ImageHint, newName: img.NewName, digest: img.Digest, pullPolicy: img.PullPolicy}
+	p := &imagePlan{name: img.Name, configured: img.Name != "", newName: img.NewName, digest: img.Digest, pullPolicy: img.PullPolicy}
 	if opts.Image != "" {
 		p.newName = opts.Image
 	}

@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -24,10 +26,8 @@ type imagePlan struct {
 	// name selects the image as a kustomization images: entry does; ""
 	// finds the provider's manager. configured says it came from config,
 	// so a name that matches nothing is an error, not a reason to look.
-	name       string
-	configured bool
-	// hint is a name to try first when name is "" (a built-in table's).
-	hint                 string
+	name                 string
+	configured           bool
 	newName, tag, digest string
 	pullPolicy           string
 }
@@ -207,10 +207,20 @@ func (p imagePlan) releaseImage(renderedName string) string {
 // managerCandidate is one Deployment container named manager.
 type managerCandidate struct {
 	c    container
-	name string // image name without tag or digest
+	name string // image name without tag or digest, as the tree names it
+	was  bool   // the release image replaced name
 }
 
-func managerContainers(rm resmap.ResMap) []managerCandidate {
+func (m managerCandidate) shown() string {
+	if m.was {
+		return m.name
+	}
+	return m.c.image()
+}
+
+// managerContainers lists the manager containers; those in changed had the
+// image name from before the release image replaced it.
+func managerContainers(rm resmap.ResMap, changed []container, from string) []managerCandidate {
 	var out []managerCandidate
 	for _, r := range rm.Resources() {
 		if r.GetKind() != "Deployment" {
@@ -218,6 +228,10 @@ func managerContainers(rm resmap.ResMap) []managerCandidate {
 		}
 		for _, c := range containers(r) {
 			if c.name() == ManagerContainer {
+				if slices.ContainsFunc(changed, func(x container) bool { return x.node.YNode() == c.node.YNode() }) {
+					out = append(out, managerCandidate{c: c, name: from, was: true})
+					continue
+				}
 				name, _, _ := splitImage(c.image())
 				out = append(out, managerCandidate{c: c, name: name})
 			}
@@ -226,15 +240,14 @@ func managerContainers(rm resmap.ResMap) []managerCandidate {
 	return out
 }
 
-// pickManager finds the provider's own manager image in a render without
-// release changes: the only manager, or the only one whose image a
+// pickManager finds the provider's own manager image among the Deployment
+// containers named manager: the only one, or the only one whose image a
 // kustomization's images: entry names. Anything else is refused with the
 // candidates: capirepo never guesses which image is the provider's.
-func pickManager(file string, rm resmap.ResMap, entries []imageEntry, field string) (string, error) {
-	ms := managerContainers(rm)
+func pickManager(file string, ms []managerCandidate, entries []imageEntry, field string) (string, error) {
 	names := map[string][]string{}
 	for _, m := range ms {
-		names[m.name] = append(names[m.name], fmt.Sprintf("%s container %s (%s)", objName(m.c.owner), ManagerContainer, m.c.image()))
+		names[m.name] = append(names[m.name], fmt.Sprintf("%s container %s (%s)", objName(m.c.owner), ManagerContainer, m.shown()))
 	}
 	switch len(names) {
 	case 0:
@@ -324,8 +337,8 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 		}
 		if len(distinct) == 1 {
 			target = entries[0].name
-		} else {
-			target = p.hint
+		} else if target, err = scanManagerImage(fs, kdir); err != nil {
+			return nil, nil, "", err
 		}
 	}
 	var probe resmap.ResMap
@@ -334,18 +347,29 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 		if err != nil {
 			return nil, nil, "", err
 		}
-		if len(changed) > 0 && (p.configured || slices.ContainsFunc(changed, isManager)) {
+		if p.configured {
+			if len(changed) == 0 {
+				var have []string
+				for _, m := range managerContainers(rm, nil, "") {
+					have = append(have, m.c.image())
+				}
+				return nil, nil, "", fmt.Errorf("%s: image.name %q selects no container image (kustomize matches an images: entry's name, or the image name a container has); the manager containers have %v: set image.name to one of those names",
+					desc, target, have)
+			}
 			return rm, changed, from, nil
 		}
-		if p.configured {
-			var have []string
-			for _, m := range managerContainers(rm) {
-				have = append(have, m.c.image())
+		if slices.ContainsFunc(changed, isManager) {
+			// The first guess hit a manager; it stands only if it is the
+			// manager the rules pick.
+			chosen, err := pickManager(desc, managerContainers(rm, changed, from), entries, "image.name")
+			if err != nil {
+				return nil, nil, "", err
 			}
-			return nil, nil, "", fmt.Errorf("%s: image.name %q selects no container image (kustomize matches an images: entry's name, or the image name a container has); the manager containers have %v: set image.name to one of those names",
-				desc, target, have)
-		}
-		if len(changed) == 0 {
+			if chosen == from {
+				return rm, changed, from, nil
+			}
+			return tryOnly(try, desc, chosen)
+		} else if len(changed) == 0 {
 			probe = rm // nothing changed: the render is the tree's own
 		}
 	}
@@ -354,7 +378,7 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 			return nil, nil, "", kustomizeErr(fs, kdir, err)
 		}
 	}
-	target, err = pickManager(desc, probe, entries, "image.name")
+	target, err = pickManager(desc, managerContainers(probe, nil, ""), entries, "image.name")
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -364,6 +388,11 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 		}
 		return nil, nil, "", fmt.Errorf("%s: no Deployment has a container named %q whose image the release image replaces; name the image in capirepo.yaml image.name", desc, ManagerContainer)
 	}
+	return tryOnly(try, desc, target)
+}
+
+// tryOnly renders with target, which must change a container.
+func tryOnly(try func(string) (resmap.ResMap, []container, string, error), desc, target string) (resmap.ResMap, []container, string, error) {
 	rm, changed, from, err := try(target)
 	if err != nil {
 		return nil, nil, "", err
@@ -372,6 +401,95 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 		return nil, nil, "", fmt.Errorf("%s: setting image %q in the kustomization changed no container; name the image in capirepo.yaml image.name", desc, target)
 	}
 	return rm, changed, from, nil
+}
+
+// scanManagerImage guesses the manager's image name from the tree's
+// sources, so that most trees render once: the image of a container named
+// manager in a Deployment, in a patch or resource file of the nearest
+// kustomization that has one (patches before resources, as they apply
+// later). It is only a first guess: renderImage checks it against the
+// rendered objects and renders again when it was wrong.
+func scanManagerImage(fs filesys.FileSystem, dir string) (string, error) {
+	seen := map[string]bool{}
+	queue := []string{dir}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		kfile := findKustomizationFile(fs, d)
+		if kfile == "" {
+			continue
+		}
+		data, err := fs.ReadFile(kfile)
+		if err != nil {
+			return "", err
+		}
+		var k struct {
+			kustomization
+			Patches []struct {
+				Path string `json:"path"`
+			} `json:"patches"`
+			PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
+		}
+		if err := sigsyaml.Unmarshal(data, &k); err != nil {
+			return "", fmt.Errorf("%s: %w", kfile, err)
+		}
+		var files []string
+		for i := len(k.Patches) - 1; i >= 0; i-- {
+			files = append(files, k.Patches[i].Path)
+		}
+		for i := len(k.PatchesStrategicMerge) - 1; i >= 0; i-- {
+			files = append(files, k.PatchesStrategicMerge[i])
+		}
+		for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
+			if remoteRef.MatchString(e) {
+				continue
+			}
+			if p := filepath.Join(d, e); fs.IsDir(p) {
+				queue = append(queue, p)
+			} else {
+				files = append(files, e)
+			}
+		}
+		for _, f := range files {
+			if f == "" || strings.Contains(f, "\n") {
+				continue // an inline patch
+			}
+			if img := managerImageIn(fs, filepath.Join(d, f)); img != "" {
+				return img, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// managerImageIn returns the image name of a Deployment's manager
+// container in a YAML file, or "".
+func managerImageIn(fs filesys.FileSystem, file string) string {
+	data, err := fs.ReadFile(file)
+	if err != nil || !bytes.Contains(data, []byte("Deployment")) || !bytes.Contains(data, []byte(ManagerContainer)) {
+		return ""
+	}
+	nodes, err := kio.FromBytes(data)
+	if err != nil {
+		return ""
+	}
+	for _, n := range nodes {
+		if n.GetKind() != "Deployment" {
+			continue
+		}
+		c, err := n.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name="+ManagerContainer+"]", "image"))
+		if err != nil || c == nil {
+			continue
+		}
+		if name, _, _ := splitImage(yaml.GetValue(c)); name != "" {
+			return name
+		}
+	}
+	return ""
 }
 
 func isManager(c container) bool {

@@ -62,7 +62,7 @@ func TestBuild_BundledOperatorManagerAmbiguousIsRefusedWithCandidates(t *testing
 		t.Fatal("built without knowing which manager is the provider's")
 	}
 	for _, want := range []string{"Deployment test-system/test-bundled-operator", "Deployment test-system/test-controller-manager",
-		"quay.io/other/operator:v2.0.0", "registry.example.com/test/manager:dev", "image.name: quay.io/other/operator", "capirepo.yaml"} {
+		"quay.io/other/operator:v2.0.0", "(registry.example.com/test/manager", "image.name: quay.io/other/operator", "capirepo.yaml"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not name %q:\n%v", want, err)
 		}
@@ -320,5 +320,50 @@ func TestBuild_GeneratedPatchMissingNamesTheFileAndBefore(t *testing.T) {
 	testtree.WriteInto(t, dir, map[string]string{"capirepo.yaml": "before:\n- exit 3\nproviders:\n- name: infrastructure-test\n"})
 	if _, err := build(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), `before[0] "exit 3" failed`) || !strings.Contains(err.Error(), "exit 3)") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBuild_FirstGuessFromTheSourcesIsCheckedAgainstTheRender(t *testing.T) {
+	// The sources name the bundled operator's manager first, but the
+	// kustomizations' images: entries name the provider's (and a sidecar):
+	// the release image goes on the provider's manager only.
+	dir := testtree.Write(t, bundledOperator(map[string]string{
+		"config/default/kustomization.yaml": `namespace: test-system
+namePrefix: test-
+labels:
+- includeSelectors: true
+  pairs:
+    cluster.x-k8s.io/provider: infrastructure-test
+resources:
+- namespace.yaml
+- ../operator
+- ../manager
+`,
+		"config/manager/kustomization.yaml": "resources:\n- manager.yaml\nimages:\n- name: registry.example.com/test/manager\n  newTag: main\n- name: registry.example.com/test/sidecar\n  newTag: '1.1'\n",
+	}))
+	res := mustBuild(t, dir, Options{Image: "ghcr.io/acme/manager"})
+	if got := containerField(t, res, "test-controller-manager", "manager", "image"); got != "ghcr.io/acme/manager:v1.2.3" {
+		t.Errorf("provider manager image = %s", got)
+	}
+	if got := containerField(t, res, "test-bundled-operator", "manager", "image"); got != "quay.io/other/operator:v2.0.0" {
+		t.Errorf("bundled operator image changed: %s", got)
+	}
+	if got := containerField(t, res, "test-controller-manager", "sidecar", "image"); got != "registry.example.com/test/sidecar:1.1" {
+		t.Errorf("sidecar image = %s, want the tree's own entry applied", got)
+	}
+}
+
+func TestScanManagerImage_NearestPatchFirst(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"config/default/kustomization.yaml": strings.Replace(testtree.Minimal(nil)["config/default/kustomization.yaml"], "resources:", "patches:\n- path: image.yaml\nresources:", 1),
+		"config/default/image.yaml":         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: controller-manager\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        image: registry.example.com/test/patched:main\n",
+	}))
+	fs, err := newTreeFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := scanManagerImage(fs, dir+"/config/default")
+	if err != nil || got != "registry.example.com/test/patched" {
+		t.Errorf("scan = %q, %v; want the top kustomization's patch, which applies last", got, err)
 	}
 }

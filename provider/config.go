@@ -56,11 +56,6 @@ type Spec struct {
 	Patches []Patch `json:"patches,omitempty"`
 	// NextVersion is the version `capirepo dev` builds (clusterctl-settings.json config.nextVersion).
 	NextVersion string `json:"nextVersion,omitempty"`
-
-	// ImageHint is the manager image a built-in table expects: tried first
-	// when image.name is not set, and checked after rendering. Never read
-	// from a file.
-	ImageHint string `json:"-"`
 }
 
 // Components is one more components file and the kustomization it renders from.
@@ -287,15 +282,10 @@ func ParseSettings(file string, data []byte) (*Config, error) {
 
 // clusterAPIProviders mirrors the providers create-local-repository.py knows
 // for a cluster-api checkout (without the test providers).
-// The image hints are the images the trees' manager_image_patch.yaml name;
-// a tree that names others is still built right (the hint is checked).
 var clusterAPIProviders = []Spec{
-	{Name: "cluster-api", Kustomize: "core/config/default", ComponentsFile: "core-components.yaml",
-		ImageHint: "gcr.io/k8s-staging-cluster-api/cluster-api-controller"},
-	{Name: "bootstrap-kubeadm", Kustomize: "bootstrap/kubeadm/config/default", ComponentsFile: "bootstrap-components.yaml",
-		ImageHint: "gcr.io/k8s-staging-cluster-api/kubeadm-bootstrap-controller"},
-	{Name: "control-plane-kubeadm", Kustomize: "controlplane/kubeadm/config/default", ComponentsFile: "control-plane-components.yaml",
-		ImageHint: "gcr.io/k8s-staging-cluster-api/kubeadm-control-plane-controller"},
+	{Name: "cluster-api", Kustomize: "core/config/default", ComponentsFile: "core-components.yaml"},
+	{Name: "bootstrap-kubeadm", Kustomize: "bootstrap/kubeadm/config/default", ComponentsFile: "bootstrap-components.yaml"},
+	{Name: "control-plane-kubeadm", Kustomize: "controlplane/kubeadm/config/default", ComponentsFile: "control-plane-components.yaml"},
 }
 
 // clusterAPIDevProviders are the test providers of a cluster-api checkout
@@ -303,8 +293,7 @@ var clusterAPIProviders = []Spec{
 // components file, cluster-api's metadata.yaml and its templates.
 var clusterAPIDevProviders = []Spec{
 	{Name: "infrastructure-docker", Kustomize: "test/infrastructure/docker/config/default",
-		ComponentsFile: "infrastructure-components-development.yaml", Templates: "test/infrastructure/docker/templates",
-		ImageHint: "gcr.io/k8s-staging-cluster-api/capd-manager"},
+		ComponentsFile: "infrastructure-components-development.yaml", Templates: "test/infrastructure/docker/templates"},
 }
 
 // ClusterAPIProvider returns the spec of one of the providers a cluster-api

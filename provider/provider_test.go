@@ -152,9 +152,9 @@ func TestLoadConfig(t *testing.T) {
 			name:  "cluster-api checkout",
 			files: map[string]string{"core/config/default/kustomization.yaml": "", "bootstrap/kubeadm/config/default/kustomization.yaml": ""},
 			want: []Spec{
-				{Name: "cluster-api", Kustomize: "core/config/default", ComponentsFile: "core-components.yaml", ImageHint: "gcr.io/k8s-staging-cluster-api/cluster-api-controller", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
-				{Name: "bootstrap-kubeadm", Kustomize: "bootstrap/kubeadm/config/default", ComponentsFile: "bootstrap-components.yaml", ImageHint: "gcr.io/k8s-staging-cluster-api/kubeadm-bootstrap-controller", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
-				{Name: "control-plane-kubeadm", Kustomize: "controlplane/kubeadm/config/default", ComponentsFile: "control-plane-components.yaml", ImageHint: "gcr.io/k8s-staging-cluster-api/kubeadm-control-plane-controller", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "cluster-api", Kustomize: "core/config/default", ComponentsFile: "core-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "bootstrap-kubeadm", Kustomize: "bootstrap/kubeadm/config/default", ComponentsFile: "bootstrap-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "control-plane-kubeadm", Kustomize: "controlplane/kubeadm/config/default", ComponentsFile: "control-plane-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
 			},
 		},
 		{
