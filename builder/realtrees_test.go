@@ -127,7 +127,7 @@ func readYAML(t *testing.T, file string, v any) {
 // realTree is one real provider tree with the documented config
 // (docs/configs) and what its maintainers' release holds.
 type realTree struct {
-	name, module, sub, config, version string
+	name, module, config, version string
 	// components: file -> the maintainers' pipeline output.
 	components func(t *testing.T, dir string) map[string][]byte
 	// copied are the templates the Makefile copies as they are (folder, glob).
