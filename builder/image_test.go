@@ -367,3 +367,18 @@ func TestScanManagerImage_NearestPatchFirst(t *testing.T) {
 		t.Errorf("scan = %q, %v; want the top kustomization's patch, which applies last", got, err)
 	}
 }
+
+func TestBuild_MissingFileOutsideGitNamesTheFileAndTheFix(t *testing.T) {
+	files := testtree.Minimal(map[string]string{
+		"config/manager/kustomization.yaml": "resources:\n- manager.yaml\n- generated-rbac.yaml\n",
+	})
+	_, err := build(t, testtree.Write(t, files), Options{})
+	if err == nil {
+		t.Fatal("built without config/manager/generated-rbac.yaml")
+	}
+	for _, want := range []string{"config/manager/generated-rbac.yaml is missing", "the kustomization names it", "before:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q: %v", want, err)
+		}
+	}
+}
