@@ -123,6 +123,11 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 	if _, err := provider.ParseVersion(version); err != nil {
 		return nil, err
 	}
+	// The config's before: commands run first, as GoReleaser's before
+	// hooks do: what they generate may be needed by go build too.
+	if err := builder.RunBefore(ctx, o.Dir, cfg, log); err != nil {
+		return nil, err
+	}
 	b := &Built{Config: cfg}
 	var commit, date string
 	if o.Binaries || o.buildsImage() {
@@ -158,7 +163,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		}
 	}
 	bo := builder.Options{Dir: o.Dir, ConfigPath: o.ConfigPath, Image: o.Image, AllowRemote: o.AllowRemote,
-		Config: b.Config, Version: version, Log: log}
+		Config: b.Config, Version: version, Log: log, SkipBefore: true}
 	if b.Result, err = builder.Build(ctx, bo); err != nil {
 		return nil, err
 	}
