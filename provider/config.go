@@ -185,6 +185,9 @@ func LoadConfig(dir, configPath string) (*Config, error) {
 		}
 		if strings.HasSuffix(configPath, ".json") {
 			cfg, err = ParseSettings(configPath, data)
+			if err == nil {
+				cfg.Providers = clusterAPILayout(dir, cfg.Providers)
+			}
 		} else {
 			cfg, err = ParseConfig(configPath, data)
 		}
@@ -296,6 +299,20 @@ var clusterAPIDevProviders = []Spec{
 		ComponentsFile: "infrastructure-components-development.yaml", Templates: "test/infrastructure/docker/templates"},
 }
 
+// clusterAPILayout finds core's kustomization as the checkout has it:
+// core/config/default, or config/default in trees from before core moved
+// (where create-local-repository.py still looks).
+func clusterAPILayout(dir string, specs []Spec) []Spec {
+	out := slices.Clone(specs)
+	for i := range out {
+		if out[i].Name == CoreProviderName && out[i].Kustomize == "core/config/default" &&
+			!isDir(filepath.Join(dir, "core", "config", "default")) && isDir(filepath.Join(dir, "config", "default")) {
+			out[i].Kustomize = DefaultKustomize
+		}
+	}
+	return out
+}
+
 // ClusterAPIProvider returns the spec of one of the providers a cluster-api
 // checkout holds (the core trio and CAPD), as create-local-repository.py's
 // built-in table has them.
@@ -313,8 +330,9 @@ func ClusterAPIProvider(label string) (Spec, bool) {
 // one provider whose label comes from the kustomization's
 // cluster.x-k8s.io/provider label.
 func conventionalConfig(dir string) (*Config, error) {
-	if isDir(filepath.Join(dir, "core", "config", "default")) && isDir(filepath.Join(dir, "bootstrap", "kubeadm", "config", "default")) {
-		return &Config{Providers: slices.Clone(clusterAPIProviders)}, nil
+	if isDir(filepath.Join(dir, "bootstrap", "kubeadm", "config", "default")) &&
+		(isDir(filepath.Join(dir, "core", "config", "default")) || isDir(filepath.Join(dir, "controlplane", "kubeadm", "config", "default"))) {
+		return &Config{Providers: clusterAPILayout(dir, clusterAPIProviders)}, nil
 	}
 	kfile, err := findKustomization(filepath.Join(dir, filepath.FromSlash(DefaultKustomize)))
 	if err != nil {

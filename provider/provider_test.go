@@ -158,6 +158,27 @@ func TestLoadConfig(t *testing.T) {
 			},
 		},
 		{
+			name:  "cluster-api checkout from before core moved, conventions",
+			files: map[string]string{"config/default/kustomization.yaml": "", "bootstrap/kubeadm/config/default/kustomization.yaml": "", "controlplane/kubeadm/config/default/kustomization.yaml": ""},
+			want: []Spec{
+				{Name: "cluster-api", Kustomize: "config/default", ComponentsFile: "core-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "bootstrap-kubeadm", Kustomize: "bootstrap/kubeadm/config/default", ComponentsFile: "bootstrap-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "control-plane-kubeadm", Kustomize: "controlplane/kubeadm/config/default", ComponentsFile: "control-plane-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+			},
+		},
+		{
+			name: "cluster-api checkout from before core moved, top-level settings naming CAPD",
+			files: map[string]string{
+				"config/default/kustomization.yaml": "", "bootstrap/kubeadm/config/default/kustomization.yaml": "", "controlplane/kubeadm/config/default/kustomization.yaml": "",
+				"clusterctl-settings.json": `{"providers": ["cluster-api", "infrastructure-docker"]}`,
+			},
+			want: []Spec{
+				{Name: "cluster-api", Kustomize: "config/default", ComponentsFile: "core-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "infrastructure-docker", Kustomize: "test/infrastructure/docker/config/default", ComponentsFile: "infrastructure-components-development.yaml",
+					Templates: "test/infrastructure/docker/templates", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+			},
+		},
+		{
 			name:  "clusterctl-settings.json",
 			files: map[string]string{"clusterctl-settings.json": `{"name": "infrastructure-docker", "config": {"componentsFile": "infrastructure-components-development.yaml", "nextVersion": "v1.14.99", "configFolder": "test/config/default"}}`},
 			want:  []Spec{{Name: "infrastructure-docker", Kustomize: "test/config/default", ComponentsFile: "infrastructure-components-development.yaml", NextVersion: "v1.14.99", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}}},
