@@ -7,7 +7,7 @@
 #
 #   bash bench/run.sh            # or: make bench
 #   ROUNDS=7 bash bench/run.sh   # more rounds
-#   SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 bash bench/run.sh
+#   SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 SKIP_REALTREES=1 bash bench/run.sh
 #   SETS=cluster-api ROUNDS=11 SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 bash bench/run.sh
 #
 # Results: bench/out/results-<UTC date>.txt (and the raw samples beside it).
@@ -244,6 +244,12 @@ if [ -z "${SKIP_SHM:-}" ] && [ -d /dev/shm ] && ! grep -q '\[always\]\|\[within_
 		echo
 	done
 	rm -rf "$SHM"
+fi
+
+if [ -z "${SKIP_REALTREES:-}" ]; then
+	# The real trees against their maintainers' pipelines (kustomize CLI): same bytes, and the time of each.
+	BIN=$BIN bash bench/realtrees.sh
+	echo
 fi
 
 if [ -z "${SKIP_GROWTH:-}" ]; then

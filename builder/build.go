@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
@@ -37,6 +40,13 @@ type Options struct {
 	Providers []string
 	// AllowRemote lets kustomizations pull remote bases.
 	AllowRemote bool
+	// KeepImage keeps the image the kustomization names unless Image is
+	// set (capirepo dev: the developer's locally built image).
+	KeepImage bool
+	// Log receives the before: commands and their output; nil discards.
+	Log io.Writer
+	// SkipBefore does not run the config's before: commands (the caller ran them).
+	SkipBefore bool
 }
 
 // Result is a built release with what was learnt on the way.
@@ -59,6 +69,8 @@ type ProviderResult struct {
 	Objects   int        `json:"objects"`
 	Variables []Variable `json:"variables"`
 	Templates []string   `json:"templates"`
+	// MoreComponents are the provider's other components files (config components:).
+	MoreComponents []string `json:"moreComponents,omitempty"`
 }
 
 // Variable is a ${VAR} in the components, as clusterctl lists it.
@@ -103,6 +115,11 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if opts.AllowRemote {
 		extra = append(extra, filepath.Clean(osTempDir()))
 	}
+	if !opts.SkipBefore {
+		if err := RunBefore(ctx, opts.Dir, cfg, opts.Log); err != nil {
+			return nil, err
+		}
+	}
 	fs, err := newTreeFS(opts.Dir, extra...)
 	if err != nil {
 		return nil, err
@@ -136,7 +153,51 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if err := oneImage(cfg, opts.Image, specs, out); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// ImageUsageError says one --image was given for providers whose
+// kustomizations name different manager images: each needs its own.
+type ImageUsageError struct {
+	Image  string
+	Images map[string]string // provider label -> image its kustomization names
+	File   string
+}
+
+func (e *ImageUsageError) Error() string {
+	var parts []string
+	for _, l := range slices.Sorted(maps.Keys(e.Images)) {
+		parts = append(parts, fmt.Sprintf("%s (%s)", l, e.Images[l]))
+	}
+	where := e.File
+	if where == "" {
+		where = provider.ConfigFile
+	}
+	return fmt.Sprintf("--image %s would replace the manager image of providers whose kustomizations name different images: %s; give each provider its image with providers[].image.newName in %s instead of --image",
+		e.Image, strings.Join(parts, ", "), where)
+}
+
+// oneImage refuses one --image for providers with different manager images;
+// providers that share one image (several types from one binary) pass.
+func oneImage(cfg *provider.Config, image string, specs []provider.Spec, out []providerOut) error {
+	if image == "" || len(specs) < 2 {
+		return nil
+	}
+	images := map[string]string{}
+	distinct := map[string]bool{}
+	for i, o := range out {
+		if o.imageFrom != "" {
+			images[specs[i].Name] = o.imageFrom
+			distinct[o.imageFrom] = true
+		}
+	}
+	if len(distinct) < 2 {
+		return nil
+	}
+	return &ImageUsageError{Image: image, Images: images, File: cfg.File}
 }
 
 type providerOut struct {
@@ -145,6 +206,9 @@ type providerOut struct {
 	warnings []string
 	findings []finding.Finding
 	err      error
+	// imageFrom is the image name the kustomization gave the manager
+	// before the release image replaced it ("" when nothing was replaced).
+	imageFrom string
 }
 
 func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) providerOut {
@@ -193,20 +257,28 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		}()
 	}
 
-	kdir := filepath.Join(opts.Dir, filepath.FromSlash(s.Kustomize))
-	components, ns, err := renderComponents(fs, kdir, opts, s, version)
-	findings = append(findings, components.findings...)
+	files := append([]provider.Components{{Kustomize: s.Kustomize, File: s.ComponentsFile}}, s.Components...)
+	var imageFrom string
+	for i, c := range files {
+		kdir := filepath.Join(opts.Dir, filepath.FromSlash(c.Kustomize))
+		components, err := renderComponents(fs, kdir, c.File, opts, s, version)
+		if err != nil {
+			return providerOut{err: err}
+		}
+		findings = append(findings, components.findings...)
+		if err := p.Add(c.File, components.yaml); err != nil {
+			return providerOut{err: err}
+		}
+		// Variables that do not parse are CAPI002, reported by the lint.
+		vars, _ := variables(c.File, components.yaml)
+		if i > 0 {
+			r.MoreComponents = append(r.MoreComponents, c.File)
+			continue
+		}
+		r.Namespace, r.Objects, r.Images, r.Variables = components.namespace, components.objects, components.images, vars
+		imageFrom = components.imageFrom
+	}
 	tmpl := <-tc
-	if err != nil {
-		return providerOut{err: err}
-	}
-	r.Namespace = ns
-	if err := p.Add(s.ComponentsFile, components.yaml); err != nil {
-		return providerOut{err: err}
-	}
-	r.Objects, r.Images = components.objects, components.images
-	// Variables that do not parse are CAPI002, reported by the lint.
-	r.Variables, _ = variables(s.ComponentsFile, components.yaml)
 
 	if tmpl.err != nil {
 		return providerOut{err: tmpl.err}
@@ -225,50 +297,79 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 	if len(set.Files) == 0 && id.Type == clusterctlv1.InfrastructureProviderType && (s.Templates == nil || !s.Templates.None) {
 		warnings = append(warnings, noTemplates(opts.Dir, s))
 	}
-	return providerOut{provider: p, result: r, warnings: warnings, findings: findings}
+	return providerOut{provider: p, result: r, warnings: warnings, findings: findings, imageFrom: imageFrom}
 }
 
 type rendered struct {
-	yaml     []byte
-	objects  int
-	images   []string
-	findings []finding.Finding
+	yaml      []byte
+	objects   int
+	images    []string
+	namespace string
+	imageFrom string
+	findings  []finding.Finding
 }
 
-// renderComponents renders the provider's kustomization and applies the
-// release transforms.
-func renderComponents(fs *treeFS, kdir string, opts Options, s provider.Spec, version string) (rendered, string, error) {
-	if !opts.AllowRemote {
-		if err := checkLocal(fs, kdir, map[string]bool{}); err != nil {
-			return rendered{}, "", err
-		}
-	}
-	rm, err := Kustomize(fs, kdir)
-	if err != nil {
-		if v := fs.Violation(); v != nil {
-			return rendered{}, "", fmt.Errorf("kustomize %s: %w", kdir, v)
-		}
-		return rendered{}, "", fmt.Errorf("kustomize %s: %w", kdir, explainYAML(fs, kdir, err))
-	}
+// plan turns the options and the provider's image settings into what the
+// release image of this build is; nil when the image is kept as it is.
+func plan(opts Options, s provider.Spec, version string) (*imagePlan, error) {
 	img := provider.Image{}
 	if s.Image != nil {
 		img = *s.Image
 	}
+	if opts.KeepImage && opts.Image == "" {
+		return nil, nil
+	}
+	p := &imagePlan{name: img.Name, configured: img.Name != "", newName: img.NewName, digest: img.Digest, pullPolicy: img.PullPolicy}
 	if opts.Image != "" {
-		img.NewName = opts.Image
+		p.newName = opts.Image
 	}
-	if img.NewTag == "" && img.Digest == "" {
-		img.NewTag = version
+	if p.digest == "" {
+		tag, err := img.TagFor(version)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", s.Name, err)
+		}
+		p.tag = tag
 	}
-	t := transformer{file: fmt.Sprintf("%s (rendered from %s)", s.ComponentsFile, kdir), label: s.Name, image: img}
-	ns, err := t.apply(rm)
+	return p, nil
+}
+
+// renderComponents renders one kustomization of the provider with the
+// release image set before kustomize runs, applies the release patches and
+// the release transforms.
+func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Spec, version string) (rendered, error) {
+	if !opts.AllowRemote {
+		if err := checkLocal(fs, kdir, map[string]bool{}); err != nil {
+			return rendered{}, err
+		}
+	}
+	desc := fmt.Sprintf("%s (rendered from %s)", file, kdir)
+	ip, err := plan(opts, s, version)
 	if err != nil {
-		return rendered{}, "", err
+		return rendered{}, err
 	}
-	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, s.ComponentsFile), t.relabelled)
+	rm, changed, from, err := renderImage(fs, kdir, desc, ip)
+	if err != nil {
+		return rendered{}, err
+	}
+	if len(s.Patches) > 0 {
+		if rm, err = applyPatches(fs, opts.Dir, rm, s.Patches); err != nil {
+			return rendered{}, fmt.Errorf("%s: release patches: %w", desc, err)
+		}
+		// A patch may replace a container; find the changed ones again.
+		changed = withImage(rm, changed)
+	}
+	t := transformer{file: desc, label: s.Name}
+	if ip != nil {
+		t.pullPolicy = ip.pullPolicy
+	}
+	ns, err := t.apply(rm, changed)
+	if err != nil {
+		return rendered{}, err
+	}
+	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, file), t.relabelled)
 	data, err := asYAML(rm)
 	if err != nil {
-		return rendered{}, "", fmt.Errorf("%s: %w", t.file, err)
+		return rendered{}, fmt.Errorf("%s: %w", t.file, err)
 	}
 	imgs := map[string]bool{}
 	for _, r := range rm.Resources() {
@@ -276,12 +377,21 @@ func renderComponents(fs *treeFS, kdir string, opts Options, s provider.Spec, ve
 			imgs[c.image()] = true
 		}
 	}
-	out := rendered{yaml: data, objects: rm.Size(), findings: findings}
+	out := rendered{yaml: data, objects: rm.Size(), namespace: ns, imageFrom: from, findings: findings}
 	for i := range imgs {
 		out.images = append(out.images, i)
 	}
 	sort.Strings(out.images)
-	return out, ns, nil
+	return out, nil
+}
+
+// kustomizeErr explains a failed render: a path outside the tree, or a file
+// the kustomization reads that is missing (often generated by make).
+func kustomizeErr(fs *treeFS, kdir string, err error) error {
+	if v := fs.Violation(); v != nil {
+		return fmt.Errorf("kustomize %s: %w", kdir, v)
+	}
+	return fmt.Errorf("kustomize %s: %w", kdir, explainMissing(fs.roots[0], explainYAML(fs, kdir, err)))
 }
 
 // renderPlain renders a kustomization without release transforms (flavors).

@@ -15,20 +15,14 @@ import (
 // contract look for in a provider's Deployment.
 const ManagerContainer = "manager"
 
-// PullPolicy is what the manager container gets in a release, as cluster-api's
-// own release manifests set it.
-const PullPolicy = "IfNotPresent"
-
-// ImageChange is a kustomize images entry: containers whose image name is
-// Name get NewName (if set) and NewTag or Digest.
-type ImageChange = provider.Image
-
 // transformer applies the documented release transforms to one rendered
 // provider and checks its namespace layout.
 type transformer struct {
 	file  string // names the rendered output in errors
 	label string
-	image ImageChange // Name "" means the manager container's image
+	// pullPolicy, when set, goes on the containers that carry the release
+	// image (the provider's own manager); "" keeps what the tree sets.
+	pullPolicy string
 
 	// relabelled counts, by the value the tree set, the objects whose
 	// provider label setLabels rewrote (the lint reports them, CAPI203).
@@ -98,9 +92,10 @@ func splitImage(s string) (name, tag, digest string) {
 
 // apply transforms rm in place and returns the provider namespace ("" when
 // there is not exactly one Namespace: the lint reports that, CAPI201).
-func (t *transformer) apply(rm resmap.ResMap) (string, error) {
+// release are the containers that carry the release image.
+func (t *transformer) apply(rm resmap.ResMap, release []container) (string, error) {
 	ns := t.namespace(rm)
-	if err := t.setImages(rm); err != nil {
+	if err := t.setPullPolicy(release); err != nil {
 		return "", err
 	}
 	return ns, t.setLabels(rm)
@@ -122,60 +117,15 @@ func (t transformer) namespace(rm resmap.ResMap) string {
 	return ns
 }
 
-// setImages points the selected image at the release image and tag, and sets
-// the manager container's pull policy.
-func (t transformer) setImages(rm resmap.ResMap) error {
-	var all, managers []container
-	for _, r := range rm.Resources() {
-		for _, c := range containers(r) {
-			all = append(all, c)
-			if c.name() == ManagerContainer && r.GetKind() == "Deployment" {
-				managers = append(managers, c)
-			}
-		}
+// setPullPolicy sets the configured pull policy on the release image's
+// containers only: bundled third-party containers keep theirs, and without
+// image.pullPolicy the tree's own policy stays (some ship Always on purpose).
+func (t transformer) setPullPolicy(release []container) error {
+	if t.pullPolicy == "" {
+		return nil
 	}
-	want := t.image
-	if want.Name == "" {
-		if len(managers) == 0 {
-			if want.NewName == "" && want.NewTag == "" && want.Digest == "" {
-				return nil // nothing asked for; lint reports the missing manager
-			}
-			return fmt.Errorf("%s: no Deployment has a container named %q whose image the release image replaces; name the image in capirepo.yaml image.name", t.file, ManagerContainer)
-		}
-		want.Name, _, _ = splitImage(managers[0].image())
-	}
-	matched := false
-	for _, c := range all {
-		name, tag, digest := splitImage(c.image())
-		if name != want.Name {
-			continue
-		}
-		matched = true
-		if want.NewName != "" {
-			name = want.NewName
-		}
-		switch {
-		case want.Digest != "":
-			tag, digest = "", want.Digest
-		case want.NewTag != "":
-			tag, digest = want.NewTag, ""
-		}
-		img := name
-		if tag != "" {
-			img += ":" + tag
-		}
-		if digest != "" {
-			img += "@" + digest
-		}
-		if err := c.node.PipeE(yaml.SetField("image", yaml.NewStringRNode(img))); err != nil {
-			return fmt.Errorf("%s: %s: field %s.image: %w", t.file, objName(c.owner), c.field, err)
-		}
-	}
-	if !matched {
-		return fmt.Errorf("%s: no container image is named %q (capirepo.yaml image.name)", t.file, want.Name)
-	}
-	for _, c := range managers {
-		if err := c.node.PipeE(yaml.SetField("imagePullPolicy", yaml.NewStringRNode(PullPolicy))); err != nil {
+	for _, c := range release {
+		if err := c.node.PipeE(yaml.SetField("imagePullPolicy", yaml.NewStringRNode(t.pullPolicy))); err != nil {
 			return fmt.Errorf("%s: %s: field %s.imagePullPolicy: %w", t.file, objName(c.owner), c.field, err)
 		}
 	}

@@ -40,7 +40,8 @@ type DevOptions struct {
 	Root string
 	// Version, when set, is built for every provider instead of its nextVersion.
 	Version string
-	// Image sets the repository of the manager image (tag = version).
+	// Image sets the repository of the manager image (tag = version);
+	// without it the image the kustomization names is kept.
 	Image string
 	// BuildID identifies the capirepo build; a different one re-renders
 	// everything, since rendering may have changed.
@@ -101,6 +102,17 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each tree's before: commands run once, before its inputs are hashed.
+	ran := map[*provider.Config]bool{}
+	for _, s := range srcs {
+		if ran[s.cfg] {
+			continue
+		}
+		ran[s.cfg] = true
+		if err := builder.RunBefore(ctx, s.dir, s.cfg, opts.Progress); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(root, DevOverrides), 0o755); err != nil {
 		return nil, err
 	}
@@ -152,6 +164,10 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 		r, err := builder.Build(ctx, builder.Options{
 			Dir: j.src.dir, Config: j.src.cfg, Version: j.dp.Version,
 			Image: opts.Image, Providers: []string{j.src.spec.Name},
+			// The developer's image (e.g. :dev after make docker-build and
+			// kind load) stays unless --image asks for another, as
+			// create-local-repository.py leaves it.
+			KeepImage: true, SkipBefore: true,
 		})
 		if err != nil {
 			errs = append(errs, err)

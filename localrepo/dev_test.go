@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -243,7 +244,7 @@ func TestDev_RerunRendersOnlyWhenAnInputChanged(t *testing.T) {
 		{"template", "templates/cluster-template-topology.yaml", "", "# template edit\n", "cluster-template-topology.yaml", "# template edit"},
 		{"flavor kustomization", "templates/flavors/ha/kustomization.yaml", "", "commonAnnotations:\n  capirepo.test/edit: flavor\n", "cluster-template-ha.yaml", "capirepo.test/edit: flavor"},
 		{"metadata", "metadata.yaml", "", "# metadata edit\n", "metadata.yaml", "# metadata edit"},
-		{"config file", "capirepo.yaml", "  nextVersion: v0.1.99\n", "  nextVersion: v0.1.99\n  image: {newName: registry.test/edited}\n", "infrastructure-components.yaml", "registry.test/edited:v0.1.99"},
+		{"config file", "capirepo.yaml", "  nextVersion: v0.1.99\n", "  nextVersion: v0.1.99\n  patches:\n  - {patch: '{\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\", \"metadata\": {\"name\": \"any\", \"annotations\": {\"capirepo.test/edit\": \"config\"}}}', target: {kind: Deployment}}\n", "infrastructure-components.yaml", "capirepo.test/edit: config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			edit(tc.file, tc.old, tc.new)
@@ -369,3 +370,82 @@ func BenchmarkDev_Cold(b *testing.B) { benchDev(b, false) }
 
 // BenchmarkDev_Rerun re-runs over an unchanged example.
 func BenchmarkDev_Rerun(b *testing.B) { benchDev(b, true) }
+
+// copyInto copies the folder src (read-only module cache files) to dst.
+func copyInto(t testing.TB, src, dst string) {
+	t.Helper()
+	tmp := copyTree(t, src)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDev_ClusterAPIDeveloperSetupWithCAPD is cluster-api's developer setup
+// as its docs show it: a clusterctl-settings.json at the checkout's root
+// naming the core trio and CAPD, no provider_repos. The in-tree providers
+// come from the built-in table as in create-local-repository.py, CAPD with
+// its development components file and templates; the images the
+// kustomizations name are kept (the developer loads them into kind).
+func TestDev_ClusterAPIDeveloperSetupWithCAPD(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders cluster-api")
+	}
+	capi := testtree.ModuleDir(t, testtree.ClusterAPIModule)
+	capd := filepath.Join(testtree.ModuleDir(t, testtree.CAPDModule), "infrastructure", "docker")
+	checkout := t.TempDir()
+	for _, d := range []string{"core/config", "bootstrap/kubeadm/config", "controlplane/kubeadm/config"} {
+		copyInto(t, filepath.Join(capi, filepath.FromSlash(d)), filepath.Join(checkout, filepath.FromSlash(d)))
+	}
+	for _, d := range []string{"config", "templates"} {
+		copyInto(t, filepath.Join(capd, d), filepath.Join(checkout, "test", "infrastructure", "docker", d))
+	}
+	md, err := os.ReadFile(filepath.Join(capi, "metadata.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testtree.WriteInto(t, checkout, map[string]string{
+		"metadata.yaml":            string(md),
+		"clusterctl-settings.json": `{"providers": ["cluster-api", "bootstrap-kubeadm", "control-plane-kubeadm", "infrastructure-docker"]}`,
+	})
+	root := filepath.Join(t.TempDir(), "dev")
+	res, err := Dev(context.Background(), DevOptions{Dir: checkout, Root: root, BuildID: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(root, "config.yaml")
+	want := "clusterctl init --core cluster-api:v1.14.99 --bootstrap kubeadm:v1.14.99 --control-plane kubeadm:v1.14.99 --infrastructure docker:v1.14.99 --config " + cfgFile
+	if res.Init != want {
+		t.Errorf("init line\n got %s\nwant %s", res.Init, want)
+	}
+	dir := filepath.Join(root, "infrastructure-docker", "v1.14.99")
+	got := names(t, dir)
+	for _, f := range []string{"infrastructure-components-development.yaml", "metadata.yaml", "cluster-template-development.yaml", "clusterclass-quick-start.yaml"} {
+		if !slices.Contains(got, f) {
+			t.Errorf("%s lacks %s: %v", dir, f, got)
+		}
+	}
+	for label, image := range map[string]string{
+		"cluster-api/v1.14.99/core-components.yaml":                                 "image: gcr.io/k8s-staging-cluster-api/cluster-api-controller:main",
+		"infrastructure-docker/v1.14.99/infrastructure-components-development.yaml": "image: gcr.io/k8s-staging-cluster-api/capd-manager:main",
+	} {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(label)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), image) {
+			t.Errorf("%s: the image the kustomization names (%s) was not kept", label, image)
+		}
+		if strings.Contains(string(data), ":v1.14.99") {
+			t.Errorf("%s: an image was set to the dev version, which no registry holds", label)
+		}
+	}
+	c := readConfig(t, cfgFile)
+	c.Providers = c.Providers[3:] // CAPD: components, flavors and clusterclasses read back
+	rep := verifyConfig(t, c)
+	if n := len(rep.Providers[0].Flavors); n < 3 {
+		t.Errorf("clusterctl read %d CAPD flavors", n)
+	}
+}

@@ -123,6 +123,11 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 	if _, err := provider.ParseVersion(version); err != nil {
 		return nil, err
 	}
+	// The config's before: commands run first, as GoReleaser's before
+	// hooks do: what they generate may be needed by go build too.
+	if err := builder.RunBefore(ctx, o.Dir, cfg, log); err != nil {
+		return nil, err
+	}
 	b := &Built{Config: cfg}
 	var commit, date string
 	if o.Binaries || o.buildsImage() {
@@ -148,7 +153,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		if source == "" {
 			source = gitSource(ctx, o.Dir)
 		}
-		img, err := buildImage(ctx, log, &o, b.Artifacts.Binaries, version, commit, date, source)
+		img, err := buildImage(ctx, log, &o, b.Artifacts.Binaries, version, imageTag(cfg, version), commit, date, source)
 		if err != nil {
 			return nil, err
 		}
@@ -158,12 +163,12 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		}
 	}
 	bo := builder.Options{Dir: o.Dir, ConfigPath: o.ConfigPath, Image: o.Image, AllowRemote: o.AllowRemote,
-		Config: b.Config, Version: version}
+		Config: b.Config, Version: version, Log: log, SkipBefore: true}
 	if b.Result, err = builder.Build(ctx, bo); err != nil {
 		return nil, err
 	}
 	if img := b.Artifacts.Image; img != nil {
-		img.Components = o.Image + ":" + version
+		img.Components = o.Image + ":" + imageTag(cfg, version)
 		if o.ImageRef == ImageRefDigest {
 			img.Components = o.Image + "@" + img.Digest
 		}
@@ -204,7 +209,18 @@ func withDigest(cfg *provider.Config, digest string) *provider.Config {
 	return &c
 }
 
-func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []builder.Binary, version, commit, date, source string) (*Image, error) {
+// imageTag is the tag the components give the built image: the version, or
+// what the first provider's image.tag template / newTag makes of it.
+func imageTag(cfg *provider.Config, version string) string {
+	if len(cfg.Providers) > 0 && cfg.Providers[0].Image != nil {
+		if tag, err := cfg.Providers[0].Image.TagFor(version); err == nil {
+			return tag
+		}
+	}
+	return version
+}
+
+func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []builder.Binary, version, tag, commit, date, source string) (*Image, error) {
 	created := time.Unix(0, 0)
 	if date != "" {
 		if t, err := time.Parse(time.RFC3339, date); err == nil {
@@ -217,7 +233,7 @@ func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []buil
 	}
 	remoteOpts := []remote.Option{remote.WithAuthFromKeychain(keychain), remote.WithUserAgent("capirepo")}
 	in := make([]image.Binary, len(bins))
-	sum := &Image{Tag: o.Image + ":" + version}
+	sum := &Image{Tag: o.Image + ":" + tag}
 	for i, b := range bins {
 		in[i] = image.Binary{OS: b.Platform.OS, Arch: b.Platform.Arch, Variant: b.Platform.Variant, Path: b.Path}
 		sum.Platforms = append(sum.Platforms, b.Platform.String())
@@ -238,14 +254,14 @@ func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []buil
 	}
 	sum.Digest = d.String()
 	if o.ImageLayout != "" {
-		if err := image.WriteLayout(o.ImageLayout, idx, version); err != nil {
+		if err := image.WriteLayout(o.ImageLayout, idx, tag); err != nil {
 			return nil, err
 		}
 		sum.Layout = o.ImageLayout
 		fmt.Fprintf(log, "  OCI layout %s (%s)\n", o.ImageLayout, sum.Digest)
 	}
 	if o.ImagePush {
-		if _, err := image.Push(ctx, idx, o.Image, version, remoteOpts...); err != nil {
+		if _, err := image.Push(ctx, idx, o.Image, tag, remoteOpts...); err != nil {
 			return nil, err
 		}
 		sum.Pushed = true

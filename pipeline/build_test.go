@@ -157,3 +157,28 @@ func TestBuild_ImageLayoutBuildsTheBinariesItNeeds(t *testing.T) {
 		t.Error("Build wrote the release; writing is the caller's step")
 	}
 }
+
+// TestBuild_ImageTagTemplateIsTheTagPushedAndNamed checks image.tag
+// "{{ .VersionNoV }}": the pushed tag and the components agree on 0.1.0.
+func TestBuild_ImageTagTemplateIsTheTagPushedAndNamed(t *testing.T) {
+	host := newRegistryHost(t)
+	repo := host + "/example/capi-example-controller"
+	cfg := filepath.Join(t.TempDir(), "capirepo.yaml")
+	if err := os.WriteFile(cfg, []byte("providers:\n- name: infrastructure-example\n  image: {tag: '{{ .VersionNoV }}'}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := pipeline.Build(context.Background(), pipeline.BuildOptions{
+		Dir: exampleDir(t), ConfigPath: cfg, Version: "v0.1.0", Out: filepath.Join(t.TempDir(), "dist"), Image: repo,
+		ImagePush: true, ImageRef: pipeline.ImageRefTag, SourceDateEpoch: "1700000000",
+	}, io.Discard)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	if want := repo + ":0.1.0"; b.Artifacts.Image.Components != want || !strings.Contains(componentsOf(t, b.Result.Release), "image: "+want) {
+		t.Errorf("components name %s, want %s", b.Artifacts.Image.Components, want)
+	}
+	tag, _ := name.NewTag(repo + ":0.1.0")
+	if _, err := remote.Index(tag); err != nil {
+		t.Errorf("the registry has no %s: %v", tag, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/template"
 
 	"sigs.k8s.io/yaml"
 )
@@ -28,6 +29,10 @@ type Config struct {
 	Version   string `json:"version,omitempty"`
 	Providers []Spec `json:"providers"`
 	Lint      Lint   `json:"lint,omitempty"`
+	// Before lists commands run in the tree before rendering (GoReleaser's
+	// before.hooks): make targets that write git-ignored inputs the
+	// kustomizations read. Opt-in; each is printed before it runs.
+	Before []string `json:"before,omitempty"`
 }
 
 // Spec describes one provider in a tree. Paths are slash-separated and
@@ -40,6 +45,14 @@ type Spec struct {
 	Metadata       string `json:"metadata,omitempty"`
 	Image          *Image `json:"image,omitempty"`
 	Build          Build  `json:"build,omitempty"`
+	// Components lists more components files of the provider, each rendered
+	// from its own kustomization (e.g. config/supervisor ->
+	// infrastructure-components-supervisor.yaml), beside ComponentsFile.
+	Components []Components `json:"components,omitempty"`
+	// Patches are kustomize patches applied to the rendered components after
+	// the tree's kustomization, for the release only: what a Makefile's sed
+	// over the release output did. Path is relative to the tree.
+	Patches []Patch `json:"patches,omitempty"`
 	// NextVersion is the version `capirepo dev` builds (clusterctl-settings.json config.nextVersion).
 	NextVersion string `json:"nextVersion,omitempty"`
 
@@ -48,13 +61,72 @@ type Spec struct {
 	Templates *Templates `json:"templates,omitempty"`
 }
 
-// Image takes kustomize's images fields. Name selects the image to change
-// (default: the image of the manager container); NewTag defaults to the version.
+// Components is one more components file and the kustomization it renders from.
+type Components struct {
+	Kustomize string `json:"kustomize"`
+	File      string `json:"file"`
+}
+
+// Patch is a kustomize patches: entry: a strategic-merge or JSON 6902
+// patch from a file in the tree (Path) or inline (Patch), for the objects
+// Target selects (a JSON 6902 patch needs a target).
+type Patch struct {
+	Path   string       `json:"path,omitempty"`
+	Patch  string       `json:"patch,omitempty"`
+	Target *PatchTarget `json:"target,omitempty"`
+}
+
+// PatchTarget is kustomize's patch selector.
+type PatchTarget struct {
+	Group              string `json:"group,omitempty"`
+	Version            string `json:"version,omitempty"`
+	Kind               string `json:"kind,omitempty"`
+	Name               string `json:"name,omitempty"`
+	Namespace          string `json:"namespace,omitempty"`
+	LabelSelector      string `json:"labelSelector,omitempty"`
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
+}
+
+// Image takes kustomize's images fields. Name selects the image to change,
+// as a kustomization's images: entry does: the entry's name (a placeholder
+// such as controller) or the image name it renders to; default: the image of
+// the provider's manager container. The tag is NewTag, else the Tag template,
+// else the version.
 type Image struct {
 	Name    string `json:"name,omitempty"`
 	NewName string `json:"newName,omitempty"`
 	NewTag  string `json:"newTag,omitempty"`
 	Digest  string `json:"digest,omitempty"`
+	// Tag is a Go template for the tag: "{{ .Version }}" (v1.2.3, the
+	// default) or "{{ .VersionNoV }}" (1.2.3).
+	Tag string `json:"tag,omitempty"`
+	// PullPolicy, when set, becomes the provider's manager container's
+	// imagePullPolicy; by default the policy the tree sets is kept.
+	PullPolicy string `json:"pullPolicy,omitempty"`
+}
+
+// TagFor returns the tag the release image gets for version: NewTag, else
+// the Tag template, else the version.
+func (i Image) TagFor(version string) (string, error) {
+	if i.NewTag != "" {
+		return i.NewTag, nil
+	}
+	if i.Tag == "" {
+		return version, nil
+	}
+	t, err := template.New("image.tag").Option("missingkey=error").Parse(i.Tag)
+	if err != nil {
+		return "", fmt.Errorf("image.tag %q: %w", i.Tag, err)
+	}
+	var b strings.Builder
+	data := struct{ Version, VersionNoV string }{version, strings.TrimPrefix(version, "v")}
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("image.tag %q: %w (use {{ .Version }} or {{ .VersionNoV }})", i.Tag, err)
+	}
+	if b.Len() == 0 {
+		return "", fmt.Errorf("image.tag %q gives an empty tag", i.Tag)
+	}
+	return b.String(), nil
 }
 
 // Build says how to compile the manager binary.
@@ -124,6 +196,9 @@ func LoadConfig(dir, configPath string) (*Config, error) {
 		}
 		if strings.HasSuffix(configPath, ".json") {
 			cfg, err = ParseSettings(configPath, data)
+			if err == nil {
+				cfg.Providers = clusterAPILayout(dir, cfg.Providers)
+			}
 		} else {
 			cfg, err = ParseConfig(configPath, data)
 		}
@@ -227,13 +302,38 @@ var clusterAPIProviders = []Spec{
 	{Name: "control-plane-kubeadm", Kustomize: "controlplane/kubeadm/config/default", ComponentsFile: "control-plane-components.yaml"},
 }
 
-// ClusterAPIProvider returns the spec of one of cluster-api's own providers.
-func ClusterAPIProvider(label string) (Spec, bool) {
-	i := slices.IndexFunc(clusterAPIProviders, func(s Spec) bool { return s.Name == label })
-	if i < 0 {
-		return Spec{}, false
+// clusterAPIDevProviders are the test providers of a cluster-api checkout
+// that create-local-repository.py also knows: CAPD, with its development
+// components file, cluster-api's metadata.yaml and its templates.
+var clusterAPIDevProviders = []Spec{
+	{Name: "infrastructure-docker", Kustomize: "test/infrastructure/docker/config/default",
+		ComponentsFile: "infrastructure-components-development.yaml", Templates: &Templates{Dir: "test/infrastructure/docker/templates"}},
+}
+
+// clusterAPILayout finds core's kustomization as the checkout has it:
+// core/config/default, or config/default in trees from before core moved
+// (where create-local-repository.py still looks).
+func clusterAPILayout(dir string, specs []Spec) []Spec {
+	out := slices.Clone(specs)
+	for i := range out {
+		if out[i].Name == CoreProviderName && out[i].Kustomize == "core/config/default" &&
+			!isDir(filepath.Join(dir, "core", "config", "default")) && isDir(filepath.Join(dir, "config", "default")) {
+			out[i].Kustomize = DefaultKustomize
+		}
 	}
-	return clusterAPIProviders[i], true
+	return out
+}
+
+// ClusterAPIProvider returns the spec of one of the providers a cluster-api
+// checkout holds (the core trio and CAPD), as create-local-repository.py's
+// built-in table has them.
+func ClusterAPIProvider(label string) (Spec, bool) {
+	for _, s := range slices.Concat(clusterAPIProviders, clusterAPIDevProviders) {
+		if s.Name == label {
+			return s, true
+		}
+	}
+	return Spec{}, false
 }
 
 // conventionalConfig derives a config from the tree's layout: a cluster-api
@@ -241,8 +341,9 @@ func ClusterAPIProvider(label string) (Spec, bool) {
 // one provider whose label comes from the kustomization's
 // cluster.x-k8s.io/provider label.
 func conventionalConfig(dir string) (*Config, error) {
-	if isDir(filepath.Join(dir, "core", "config", "default")) && isDir(filepath.Join(dir, "bootstrap", "kubeadm", "config", "default")) {
-		return &Config{Providers: slices.Clone(clusterAPIProviders)}, nil
+	if isDir(filepath.Join(dir, "bootstrap", "kubeadm", "config", "default")) &&
+		(isDir(filepath.Join(dir, "core", "config", "default")) || isDir(filepath.Join(dir, "controlplane", "kubeadm", "config", "default"))) {
+		return &Config{Providers: clusterAPILayout(dir, clusterAPIProviders)}, nil
 	}
 	kfile, err := findKustomization(filepath.Join(dir, filepath.FromSlash(DefaultKustomize)))
 	if err != nil {
@@ -342,6 +443,9 @@ func (c *Config) defaultAndValidate(dir string) error {
 				return fmt.Errorf("%s: %w", field(name), err)
 			}
 		}
+		if err := s.validateExtras(dir, field); err != nil {
+			return err
+		}
 		if s.NextVersion != "" {
 			if _, err := ParseVersion(s.NextVersion); err != nil {
 				return fmt.Errorf("%s: %w", field("nextVersion"), err)
@@ -351,6 +455,11 @@ func (c *Config) defaultAndValidate(dir string) error {
 	if c.Version != "" {
 		if _, err := ParseVersion(c.Version); err != nil {
 			return fmt.Errorf("%s: field version: %w", c.describe(), err)
+		}
+	}
+	for i, b := range c.Before {
+		if strings.TrimSpace(b) == "" {
+			return fmt.Errorf("%s: before[%d] is empty: write the command to run, e.g. make generate-manifests", c.describe(), i)
 		}
 	}
 	for i, w := range c.Lint.Disable {
@@ -374,4 +483,66 @@ func CheckRelPath(p string) error {
 		return fmt.Errorf("path %q leaves the provider tree", p)
 	}
 	return nil
+}
+
+// PullPolicies are the imagePullPolicy values Kubernetes accepts.
+var PullPolicies = []string{"Always", "IfNotPresent", "Never"}
+
+// validateExtras checks image, components and patches of one provider.
+func (s *Spec) validateExtras(dir string, field func(string) string) error {
+	if img := s.Image; img != nil {
+		if img.NewTag != "" && img.Tag != "" {
+			return fmt.Errorf("%s: newTag and tag are both set: keep tag (a template such as \"{{ .VersionNoV }}\") or newTag (a literal), not both", field("image"))
+		}
+		if img.Digest != "" && (img.NewTag != "" || img.Tag != "") {
+			return fmt.Errorf("%s: digest and a tag are both set: an image is pinned by one of them", field("image"))
+		}
+		if _, err := img.TagFor("v0.0.0"); err != nil {
+			return fmt.Errorf("%s: %w", field("image.tag"), err)
+		}
+		if img.PullPolicy != "" && !slices.Contains(PullPolicies, img.PullPolicy) {
+			return fmt.Errorf("%s: %q is not one of %s", field("image.pullPolicy"), img.PullPolicy, strings.Join(PullPolicies, ", "))
+		}
+	}
+	files := map[string]bool{s.ComponentsFile: true}
+	for i, c := range s.Components {
+		f := func(n string) string { return field(fmt.Sprintf("components[%d].%s", i, n)) }
+		if c.Kustomize == "" {
+			return fmt.Errorf("%s: empty: name the folder of the kustomization to render, e.g. config/supervisor", f("kustomize"))
+		}
+		if err := CheckRelPath(c.Kustomize); err != nil {
+			return fmt.Errorf("%s: %w", f("kustomize"), err)
+		}
+		if err := CheckFileName("file", c.File); err != nil {
+			return fmt.Errorf("%s: %w", f("file"), err)
+		}
+		if !strings.HasSuffix(c.File, ".yaml") {
+			return fmt.Errorf("%s: %q must end in .yaml", f("file"), c.File)
+		}
+		if files[c.File] {
+			return fmt.Errorf("%s: %q is already a components file of this provider", f("file"), c.File)
+		}
+		files[c.File] = true
+	}
+	for i, p := range s.Patches {
+		f := func(n string) string { return field(fmt.Sprintf("patches[%d]%s", i, n)) }
+		switch {
+		case p.Path == "" && p.Patch == "":
+			return fmt.Errorf("%s: neither path nor patch is set: give the patch file (relative to the tree) or the patch inline", f(""))
+		case p.Path != "" && p.Patch != "":
+			return fmt.Errorf("%s: both path and patch are set: keep one", f(""))
+		}
+		if err := CheckRelPath(p.Path); err != nil {
+			return fmt.Errorf("%s: %w", f(".path"), err)
+		}
+		if p.Path != "" && !isFile(filepath.Join(dir, filepath.FromSlash(p.Path))) {
+			return fmt.Errorf("%s: %s is not a file in the provider tree %s", f(".path"), p.Path, dir)
+		}
+	}
+	return nil
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -161,6 +161,27 @@ func TestLoadConfig(t *testing.T) {
 			},
 		},
 		{
+			name:  "cluster-api checkout from before core moved, conventions",
+			files: map[string]string{"config/default/kustomization.yaml": "", "bootstrap/kubeadm/config/default/kustomization.yaml": "", "controlplane/kubeadm/config/default/kustomization.yaml": ""},
+			want: []Spec{
+				{Name: "cluster-api", Kustomize: "config/default", ComponentsFile: "core-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "bootstrap-kubeadm", Kustomize: "bootstrap/kubeadm/config/default", ComponentsFile: "bootstrap-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "control-plane-kubeadm", Kustomize: "controlplane/kubeadm/config/default", ComponentsFile: "control-plane-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+			},
+		},
+		{
+			name: "cluster-api checkout from before core moved, top-level settings naming CAPD",
+			files: map[string]string{
+				"config/default/kustomization.yaml": "", "bootstrap/kubeadm/config/default/kustomization.yaml": "", "controlplane/kubeadm/config/default/kustomization.yaml": "",
+				"clusterctl-settings.json": `{"providers": ["cluster-api", "infrastructure-docker"]}`,
+			},
+			want: []Spec{
+				{Name: "cluster-api", Kustomize: "config/default", ComponentsFile: "core-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+				{Name: "infrastructure-docker", Kustomize: "test/infrastructure/docker/config/default", ComponentsFile: "infrastructure-components-development.yaml",
+					Templates: &Templates{Dir: "test/infrastructure/docker/templates"}, Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+			},
+		},
+		{
 			name:  "clusterctl-settings.json",
 			files: map[string]string{"clusterctl-settings.json": `{"name": "infrastructure-docker", "config": {"componentsFile": "infrastructure-components-development.yaml", "nextVersion": "v1.14.99", "configFolder": "test/config/default"}}`},
 			want:  []Spec{{Name: "infrastructure-docker", Kustomize: "test/config/default", ComponentsFile: "infrastructure-components-development.yaml", NextVersion: "v1.14.99", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}}},
@@ -250,6 +271,56 @@ func TestLoadConfig(t *testing.T) {
 			name:    "bad version",
 			files:   map[string]string{"capirepo.yaml": "version: 1.0\nproviders:\n- name: infrastructure-x\n"},
 			wantErr: "field version",
+		},
+		{
+			name: "more components files, patches, image tag template and pull policy",
+			files: map[string]string{
+				"capirepo.yaml": `before: [make generate-manifests]
+providers:
+- name: infrastructure-x
+  components:
+  - {kustomize: config/supervisor, file: infrastructure-components-supervisor.yaml}
+  image: {name: controller, tag: "{{ .VersionNoV }}", pullPolicy: IfNotPresent}
+  patches:
+  - {path: hack/release/role.yaml, target: {kind: ClusterRoleBinding}}
+`,
+				"hack/release/role.yaml": "- op: replace\n  path: /roleRef/name\n  value: x\n",
+			},
+			want: []Spec{{Name: "infrastructure-x", Kustomize: "config/default", ComponentsFile: "infrastructure-components.yaml", Metadata: "metadata.yaml",
+				Image:      &Image{Name: "controller", Tag: "{{ .VersionNoV }}", PullPolicy: "IfNotPresent"},
+				Components: []Components{{Kustomize: "config/supervisor", File: "infrastructure-components-supervisor.yaml"}},
+				Patches:    []Patch{{Path: "hack/release/role.yaml", Target: &PatchTarget{Kind: "ClusterRoleBinding"}}},
+				Build:      Build{Main: ".", Platforms: DefaultPlatforms}}},
+		},
+		{
+			name:    "components file twice",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  components: [{kustomize: config/s, file: infrastructure-components.yaml}]\n"},
+			wantErr: `providers[0].components[0].file: "infrastructure-components.yaml" is already a components file`,
+		},
+		{
+			name:    "bad tag template",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  image: {tag: '{{ .Tag }}'}\n"},
+			wantErr: "providers[0].image.tag",
+		},
+		{
+			name:    "tag and newTag",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  image: {tag: '{{ .Version }}', newTag: v1}\n"},
+			wantErr: "newTag and tag are both set",
+		},
+		{
+			name:    "bad pull policy",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  image: {pullPolicy: IfNeeded}\n"},
+			wantErr: `providers[0].image.pullPolicy: "IfNeeded" is not one of Always, IfNotPresent, Never`,
+		},
+		{
+			name:    "patch file missing",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  patches: [{path: hack/p.yaml}]\n"},
+			wantErr: "providers[0].patches[0].path: hack/p.yaml is not a file",
+		},
+		{
+			name:    "empty before command",
+			files:   map[string]string{"capirepo.yaml": "before: ['']\nproviders:\n- name: infrastructure-x\n"},
+			wantErr: "before[0] is empty",
 		},
 		{
 			name:    "waiver without reason",

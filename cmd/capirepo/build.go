@@ -39,7 +39,7 @@ func (o *buildOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in --dir); paths in it are relative to --dir")
 	f.StringVar(&o.version, "version", "", "release version vX.Y.Z (default: version: in the config)")
 	f.StringVar(&o.out, "out", "dist", "output folder: <out>/<provider-label>/<version>/")
-	f.StringVar(&o.image, "image", "", "repository of the manager container's image (tag = version)")
+	f.StringVar(&o.image, "image", "", "repository of the provider's manager image (tag = version; image.tag in the config); for one provider, or providers that share one image. imagePullPolicy stays as the tree sets it unless image.pullPolicy is configured")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs)")
 	f.BoolVar(&o.binaries, "binaries", false, "also compile the manager (build.main) for each platform into <out>/bin/manager-<os>-<arch>")
 	f.StringSliceVar(&o.platforms, "platforms", nil, "platforms for --binaries and the image (default build.platforms: linux/amd64,linux/arm64)")

@@ -23,7 +23,7 @@ func (o *devOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in --dir)")
 	f.StringVar(&o.root, "root", "", "dev repository folder (default: $XDG_CONFIG_HOME/cluster-api/dev-repository)")
 	f.StringVar(&o.version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
-	f.StringVar(&o.image, "image", "", "repository of the manager container's image (tag = version)")
+	f.StringVar(&o.image, "image", "", "repository of the manager image, tagged with the dev version (default: keep the image the kustomization names)")
 }
 
 func newDevCmd(s streams, g *globalOptions) *cobra.Command {

@@ -29,7 +29,8 @@ func exitCode(err error) int {
 	}
 	var ue usageError
 	var mismatch *pipeline.ManagerMismatchError
-	if errors.As(err, &ue) || errors.As(err, &mismatch) || errors.Is(err, builder.ErrNoVersion) {
+	var oneImage *builder.ImageUsageError
+	if errors.As(err, &ue) || errors.As(err, &mismatch) || errors.As(err, &oneImage) || errors.Is(err, builder.ErrNoVersion) {
 		return exitUsage
 	}
 	return exitFailure

@@ -1,0 +1,515 @@
+package builder
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// The release image is set the way Makefiles set it: `kustomize edit set
+// image` on the kustomization before `kustomize build`, so everything
+// kustomize derives from the image afterwards (replacements, vars) carries
+// the release tag. Here the edit is made in memory: the tree is only read.
+
+// imagePlan is what the release asks of the manager image of one provider.
+type imagePlan struct {
+	// name selects the image as a kustomization images: entry does; ""
+	// finds the provider's manager. configured says it came from config,
+	// so a name that matches nothing is an error, not a reason to look.
+	name                 string
+	configured           bool
+	newName, tag, digest string
+	pullPolicy           string
+}
+
+// imageEntry is one images: entry of a kustomization in the tree.
+type imageEntry struct {
+	file    string // the kustomization file
+	index   int
+	name    string
+	newName string
+}
+
+// renders is the image name the entry's images end up with.
+func (e imageEntry) renders() string {
+	if e.newName != "" {
+		return e.newName
+	}
+	return e.name
+}
+
+// findKustomizationFile returns dir's kustomization file, or "".
+func findKustomizationFile(fs filesys.FileSystem, dir string) string {
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if p := filepath.Join(dir, n); fs.Exists(p) && !fs.IsDir(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// imageEntries lists the images: entries of the kustomizations dir builds
+// from, nearest first (dir's own, then its bases breadth first).
+func imageEntries(fs filesys.FileSystem, dir string) ([]imageEntry, error) {
+	var out []imageEntry
+	seen := map[string]bool{}
+	queue := []string{dir}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		kfile := findKustomizationFile(fs, d)
+		if kfile == "" {
+			continue
+		}
+		data, err := fs.ReadFile(kfile)
+		if err != nil {
+			return nil, err
+		}
+		var k struct {
+			kustomization
+			Images []struct {
+				Name    string `json:"name"`
+				NewName string `json:"newName"`
+			} `json:"images"`
+		}
+		if err := sigsyaml.Unmarshal(data, &k); err != nil {
+			return nil, fmt.Errorf("%s: %w", kfile, err)
+		}
+		for i, img := range k.Images {
+			out = append(out, imageEntry{file: kfile, index: i, name: img.Name, newName: img.NewName})
+		}
+		for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
+			if remoteRef.MatchString(e) {
+				continue
+			}
+			if p := filepath.Join(d, e); fs.IsDir(p) {
+				queue = append(queue, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// matchEntry returns the nearest entry that name selects: by the entry's
+// name, as kustomize matches, or by the image it renders to.
+func matchEntry(entries []imageEntry, name string) (imageEntry, bool) {
+	for _, e := range entries {
+		if e.name == name {
+			return e, true
+		}
+	}
+	for _, e := range entries {
+		if e.newName == name {
+			return e, true
+		}
+	}
+	return imageEntry{}, false
+}
+
+// setImageEntry edits a kustomization as `kustomize edit set image` does:
+// the entry called name gets newName (when set) and the tag or the digest
+// (the other is cleared); without such an entry one is appended. Comments
+// and the order of the other fields are kept.
+func setImageEntry(data []byte, name, newName, tag, digest string) ([]byte, error) {
+	doc, err := yaml.Parse(string(data))
+	if err != nil {
+		return nil, err
+	}
+	list, err := doc.Pipe(yaml.LookupCreate(yaml.SequenceNode, "images"))
+	if err != nil {
+		return nil, err
+	}
+	var entry *yaml.RNode
+	items, err := list.Elements()
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		if fieldString(it, "name") == name {
+			entry = it
+			break
+		}
+	}
+	if entry == nil {
+		entry = yaml.NewMapRNode(&map[string]string{"name": name})
+		if err := list.PipeE(yaml.Append(entry.YNode())); err != nil {
+			return nil, err
+		}
+	}
+	set := func(field, value string) error {
+		if value == "" {
+			return entry.PipeE(yaml.Clear(field))
+		}
+		return entry.PipeE(yaml.SetField(field, yaml.NewStringRNode(value)))
+	}
+	if newName != "" {
+		if err := set("newName", newName); err != nil {
+			return nil, err
+		}
+	}
+	if tag != "" || digest != "" {
+		if err := set("newTag", tag); err != nil {
+			return nil, err
+		}
+		if err := set("digest", digest); err != nil {
+			return nil, err
+		}
+	}
+	s, err := doc.String()
+	if err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
+}
+
+// overrideFS serves edited copies of some files and reads everything else
+// through the tree's file system.
+type overrideFS struct {
+	filesys.FileSystem
+	files map[string][]byte // absolute, cleaned path -> content
+}
+
+func (o *overrideFS) ReadFile(p string) ([]byte, error) {
+	if abs, err := filepath.Abs(p); err == nil {
+		if data, ok := o.files[filepath.Clean(abs)]; ok {
+			return slices.Clone(data), nil
+		}
+	}
+	return o.FileSystem.ReadFile(p)
+}
+
+// releaseImage is the image reference a container named name gets.
+func (p imagePlan) releaseImage(renderedName string) string {
+	name := renderedName
+	if p.newName != "" {
+		name = p.newName
+	}
+	if p.digest != "" {
+		return name + "@" + p.digest
+	}
+	return name + ":" + p.tag
+}
+
+// managerCandidate is one Deployment container named manager.
+type managerCandidate struct {
+	c    container
+	name string // image name without tag or digest, as the tree names it
+	was  bool   // the release image replaced name
+}
+
+func (m managerCandidate) shown() string {
+	if m.was {
+		return m.name
+	}
+	return m.c.image()
+}
+
+// managerContainers lists the manager containers; those in changed had the
+// image name from before the release image replaced it.
+func managerContainers(rm resmap.ResMap, changed []container, from string) []managerCandidate {
+	var out []managerCandidate
+	for _, r := range rm.Resources() {
+		if r.GetKind() != "Deployment" {
+			continue
+		}
+		for _, c := range containers(r) {
+			if c.name() == ManagerContainer {
+				if slices.ContainsFunc(changed, func(x container) bool { return x.node.YNode() == c.node.YNode() }) {
+					out = append(out, managerCandidate{c: c, name: from, was: true})
+					continue
+				}
+				name, _, _ := splitImage(c.image())
+				out = append(out, managerCandidate{c: c, name: name})
+			}
+		}
+	}
+	return out
+}
+
+// pickManager finds the provider's own manager image among the Deployment
+// containers named manager: the only one, or the only one whose image a
+// kustomization's images: entry names. Anything else is refused with the
+// candidates: capirepo never guesses which image is the provider's.
+func pickManager(file string, ms []managerCandidate, entries []imageEntry, field string) (string, error) {
+	names := map[string][]string{}
+	for _, m := range ms {
+		names[m.name] = append(names[m.name], fmt.Sprintf("%s container %s (%s)", objName(m.c.owner), ManagerContainer, m.shown()))
+	}
+	switch len(names) {
+	case 0:
+		return "", nil
+	case 1:
+		return ms[0].name, nil
+	}
+	var named []string
+	for n := range names {
+		if slices.ContainsFunc(entries, func(e imageEntry) bool { return e.renders() == n }) {
+			named = append(named, n)
+		}
+	}
+	if len(named) == 1 {
+		return named[0], nil
+	}
+	var cands []string
+	keys := make([]string, 0, len(names))
+	for n := range names {
+		keys = append(keys, n)
+	}
+	sort.Strings(keys)
+	for _, n := range keys {
+		cands = append(cands, strings.Join(names[n], ", "))
+	}
+	return "", fmt.Errorf("%s: %d Deployments have a container named %q with different images, and no images: entry of the kustomization picks one:\n  %s\nsay which image is the provider's manager: add %s: %s (one of the names above) to the provider in capirepo.yaml",
+		file, len(ms), ManagerContainer, strings.Join(cands, "\n  "), field, keys[0])
+}
+
+// renderImage renders kdir with the release image set in its kustomization
+// before kustomize builds it. It returns the containers that carry the
+// release image and the image name they had before. A nil plan renders the
+// tree as it is.
+func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []container, string, error) {
+	if p == nil {
+		rm, err := Kustomize(fs, kdir)
+		if err != nil {
+			return nil, nil, "", kustomizeErr(fs, kdir, err)
+		}
+		return rm, nil, "", nil
+	}
+	entries, err := imageEntries(fs, kdir)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	try := func(target string) (resmap.ResMap, []container, string, error) {
+		kfile, entryName, from := findKustomizationFile(fs, kdir), target, target
+		if e, ok := matchEntry(entries, target); ok {
+			kfile, entryName, from = e.file, e.name, e.renders()
+		}
+		if kfile == "" {
+			return nil, nil, "", fmt.Errorf("%s: no kustomization file", kdir)
+		}
+		data, err := fs.ReadFile(kfile)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		edited, err := setImageEntry(data, entryName, p.newName, p.tag, p.digest)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("%s: field images: %w", kfile, err)
+		}
+		abs, err := filepath.Abs(kfile)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		rm, err := Kustomize(&overrideFS{FileSystem: fs, files: map[string][]byte{filepath.Clean(abs): edited}}, kdir)
+		if err != nil {
+			return nil, nil, "", kustomizeErr(fs, kdir, err)
+		}
+		ref := p.releaseImage(from)
+		var changed []container
+		for _, r := range rm.Resources() {
+			for _, c := range containers(r) {
+				if c.image() == ref {
+					changed = append(changed, c)
+				}
+			}
+		}
+		return rm, changed, from, nil
+	}
+
+	target := p.name
+	if target == "" {
+		distinct := map[string]bool{}
+		for _, e := range entries {
+			distinct[e.name] = true
+		}
+		if len(distinct) == 1 {
+			target = entries[0].name
+		} else if target, err = scanManagerImage(fs, kdir); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	var probe resmap.ResMap
+	if target != "" {
+		rm, changed, from, err := try(target)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if p.configured {
+			if len(changed) == 0 {
+				var have []string
+				for _, m := range managerContainers(rm, nil, "") {
+					have = append(have, m.c.image())
+				}
+				return nil, nil, "", fmt.Errorf("%s: image.name %q selects no container image (kustomize matches an images: entry's name, or the image name a container has); the manager containers have %v: set image.name to one of those names",
+					desc, target, have)
+			}
+			return rm, changed, from, nil
+		}
+		if slices.ContainsFunc(changed, isManager) {
+			// The first guess hit a manager; it stands only if it is the
+			// manager the rules pick.
+			chosen, err := pickManager(desc, managerContainers(rm, changed, from), entries, "image.name")
+			if err != nil {
+				return nil, nil, "", err
+			}
+			if chosen == from {
+				return rm, changed, from, nil
+			}
+			return tryOnly(try, desc, chosen)
+		} else if len(changed) == 0 {
+			probe = rm // nothing changed: the render is the tree's own
+		}
+	}
+	if probe == nil {
+		if probe, err = Kustomize(fs, kdir); err != nil {
+			return nil, nil, "", kustomizeErr(fs, kdir, err)
+		}
+	}
+	target, err = pickManager(desc, managerContainers(probe, nil, ""), entries, "image.name")
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if target == "" {
+		if p.newName == "" {
+			return probe, nil, "", nil // nothing named; lint reports the missing manager
+		}
+		return nil, nil, "", fmt.Errorf("%s: no Deployment has a container named %q whose image the release image replaces; name the image in capirepo.yaml image.name", desc, ManagerContainer)
+	}
+	return tryOnly(try, desc, target)
+}
+
+// tryOnly renders with target, which must change a container.
+func tryOnly(try func(string) (resmap.ResMap, []container, string, error), desc, target string) (resmap.ResMap, []container, string, error) {
+	rm, changed, from, err := try(target)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if len(changed) == 0 {
+		return nil, nil, "", fmt.Errorf("%s: setting image %q in the kustomization changed no container; name the image in capirepo.yaml image.name", desc, target)
+	}
+	return rm, changed, from, nil
+}
+
+// scanManagerImage guesses the manager's image name from the tree's
+// sources, so that most trees render once: the image of a container named
+// manager in a Deployment, in a patch or resource file of the nearest
+// kustomization that has one (patches before resources, as they apply
+// later). It is only a first guess: renderImage checks it against the
+// rendered objects and renders again when it was wrong.
+func scanManagerImage(fs filesys.FileSystem, dir string) (string, error) {
+	seen := map[string]bool{}
+	queue := []string{dir}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		kfile := findKustomizationFile(fs, d)
+		if kfile == "" {
+			continue
+		}
+		data, err := fs.ReadFile(kfile)
+		if err != nil {
+			return "", err
+		}
+		var k struct {
+			kustomization
+			Patches []struct {
+				Path string `json:"path"`
+			} `json:"patches"`
+			PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
+		}
+		if err := sigsyaml.Unmarshal(data, &k); err != nil {
+			return "", fmt.Errorf("%s: %w", kfile, err)
+		}
+		var files []string
+		for i := len(k.Patches) - 1; i >= 0; i-- {
+			files = append(files, k.Patches[i].Path)
+		}
+		for i := len(k.PatchesStrategicMerge) - 1; i >= 0; i-- {
+			files = append(files, k.PatchesStrategicMerge[i])
+		}
+		for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
+			if remoteRef.MatchString(e) {
+				continue
+			}
+			if p := filepath.Join(d, e); fs.IsDir(p) {
+				queue = append(queue, p)
+			} else {
+				files = append(files, e)
+			}
+		}
+		for _, f := range files {
+			if f == "" || strings.Contains(f, "\n") {
+				continue // an inline patch
+			}
+			if img := managerImageIn(fs, filepath.Join(d, f)); img != "" {
+				return img, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// managerImageIn returns the image name of a Deployment's manager
+// container in a YAML file, or "".
+func managerImageIn(fs filesys.FileSystem, file string) string {
+	data, err := fs.ReadFile(file)
+	if err != nil || !bytes.Contains(data, []byte("Deployment")) || !bytes.Contains(data, []byte(ManagerContainer)) {
+		return ""
+	}
+	nodes, err := kio.FromBytes(data)
+	if err != nil {
+		return ""
+	}
+	for _, n := range nodes {
+		if n.GetKind() != "Deployment" {
+			continue
+		}
+		c, err := n.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name="+ManagerContainer+"]", "image"))
+		if err != nil || c == nil {
+			continue
+		}
+		if name, _, _ := splitImage(yaml.GetValue(c)); name != "" {
+			return name
+		}
+	}
+	return ""
+}
+
+func isManager(c container) bool {
+	return c.owner.GetKind() == "Deployment" && c.name() == ManagerContainer
+}
+
+// withImage finds, after rm changed, the containers that have the images
+// the given containers had.
+func withImage(rm resmap.ResMap, was []container) []container {
+	imgs := map[string]bool{}
+	for _, c := range was {
+		imgs[c.image()] = true
+	}
+	var out []container
+	for _, r := range rm.Resources() {
+		for _, c := range containers(r) {
+			if imgs[c.image()] {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}

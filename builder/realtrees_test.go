@@ -1,0 +1,290 @@
+package builder_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/verify"
+)
+
+// The maintainers' release pipelines of the four real module trees,
+// reproduced in process: the files their Makefiles edit (sed, gojq) are
+// edited in memory the same way, and kustomize builds with krusty as the
+// kustomize CLI v5.8.2 does (it links sigs.k8s.io/kustomize/api v0.21.2, the
+// version go.mod requires). bench/realtrees.sh runs the same comparison
+// against the CLI itself.
+
+// cliOptions are `kustomize build`'s defaults in kustomize v5.8.2.
+func cliOptions() *krusty.Options {
+	o := krusty.MakeDefaultOptions()
+	o.Reorder = krusty.ReorderOptionLegacy
+	return o
+}
+
+// editedFS is the disk with some files replaced, as the Makefile leaves them
+// after its sed step.
+type editedFS struct {
+	filesys.FileSystem
+	files map[string][]byte
+}
+
+func (e editedFS) ReadFile(p string) ([]byte, error) {
+	if d, ok := e.files[filepath.Clean(p)]; ok {
+		return d, nil
+	}
+	return e.FileSystem.ReadFile(p)
+}
+
+func kustomizeBuild(t *testing.T, fs filesys.FileSystem, dir string) []byte {
+	t.Helper()
+	rm, err := krusty.MakeKustomizer(cliOptions()).Run(fs, dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	out, err := rm.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sedPipeline is cluster-api's, CAPD's and CAPG's: set-manifest-image and
+// set-manifest-pull-policy sed config/default's two patch files, then
+// kustomize build.
+func sedPipeline(t *testing.T, dir, kdir, image, policy string) []byte {
+	t.Helper()
+	edits := map[string][]byte{}
+	for file, sub := range map[string][2]string{
+		"manager_image_patch.yaml": {`image: .*`, "image: " + image},
+		"manager_pull_policy.yaml": {`imagePullPolicy: .*`, "imagePullPolicy: " + policy},
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(kdir), file)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edits[filepath.Clean(p)] = regexp.MustCompile(sub[0]).ReplaceAll(data, []byte(sub[1]))
+	}
+	return kustomizeBuild(t, editedFS{filesys.MakeFsOnDisk(), edits}, filepath.Join(dir, filepath.FromSlash(kdir)))
+}
+
+// capaPipeline is CAPA's compiled-manifest: build config/default into
+// source-manifest.yaml, then build hack/image-patch's kustomization with the
+// image and the pull-policy patch filled in by gojq.
+func capaPipeline(t *testing.T, dir, oldImg, img, tag, policy string) []byte {
+	t.Helper()
+	source := kustomizeBuild(t, filesys.MakeFsOnDisk(), filepath.Join(dir, "config", "default"))
+	var k map[string]any
+	readYAML(t, filepath.Join(dir, "hack", "image-patch", "kustomization.yaml"), &k)
+	k["images"].([]any)[0] = map[string]any{"name": oldImg, "newName": img, "newTag": tag}
+	target := k["patchesJson6902"].([]any)[0].(map[string]any)["target"].(map[string]any)
+	target["name"], target["namespace"] = "capa-controller-manager", "capa-system"
+	var pp []map[string]any
+	readYAML(t, filepath.Join(dir, "hack", "image-patch", "pull-policy-patch.yaml"), &pp)
+	pp[0]["value"] = policy
+	mem := filesys.MakeFsInMemory()
+	for name, v := range map[string]any{"kustomization.yaml": k, "pull-policy-patch.yaml": pp} {
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.WriteFile("/patch/"+name, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mem.WriteFile("/patch/source-manifest.yaml", source); err != nil {
+		t.Fatal(err)
+	}
+	return kustomizeBuild(t, mem, "/patch")
+}
+
+func readYAML(t *testing.T, file string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+// realTree is one real provider tree with the documented config
+// (docs/configs) and what its maintainers' release holds.
+type realTree struct {
+	name, module, config, version string
+	// components: file -> the maintainers' pipeline output.
+	components func(t *testing.T, dir string) map[string][]byte
+	// copied are the templates the Makefile copies as they are (folder, glob).
+	copied [2]string
+	// noTemplates leaves templates out (see docs/providers.md).
+	noTemplates bool
+	// unverifiable are flavors clusterctl cannot generate without a
+	// cluster: topology Clusters whose class is ${CLUSTER_CLASS_NAME},
+	// a ClusterClass the release does not ship as clusterclass-*.yaml.
+	unverifiable []string
+}
+
+var realTrees = []realTree{
+	{name: "cluster-api", module: testtree.ClusterAPIModule, config: "cluster-api.capirepo.yaml", version: "v1.14.2",
+		components: func(t *testing.T, dir string) map[string][]byte {
+			return map[string][]byte{
+				"cluster-api/core-components.yaml": sedPipeline(t, dir, "core/config/default",
+					"registry.k8s.io/cluster-api/cluster-api-controller:v1.14.2", "IfNotPresent"),
+				"bootstrap-kubeadm/bootstrap-components.yaml": sedPipeline(t, dir, "bootstrap/kubeadm/config/default",
+					"registry.k8s.io/cluster-api/kubeadm-bootstrap-controller:v1.14.2", "IfNotPresent"),
+				"control-plane-kubeadm/control-plane-components.yaml": sedPipeline(t, dir, "controlplane/kubeadm/config/default",
+					"registry.k8s.io/cluster-api/kubeadm-control-plane-controller:v1.14.2", "IfNotPresent"),
+			}
+		}},
+	{name: "capd", module: testtree.CAPDModule, config: "capd.capirepo.yaml", version: "v1.14.2",
+		components: func(t *testing.T, dir string) map[string][]byte {
+			return map[string][]byte{"infrastructure-docker/infrastructure-components-development.yaml": sedPipeline(t, dir, "infrastructure/docker/config/default",
+				"gcr.io/k8s-staging-cluster-api/capd-manager:v1.14.2", "IfNotPresent")}
+		},
+		copied: [2]string{"infrastructure/docker/templates", "*"}},
+	{name: "capa", module: testtree.CAPAModule, config: "capa.capirepo.yaml", version: "v2.13.0",
+		components: func(t *testing.T, dir string) map[string][]byte {
+			return map[string][]byte{"infrastructure-aws/infrastructure-components.yaml": capaPipeline(t, dir,
+				"gcr.io/k8s-staging-cluster-api-aws/cluster-api-aws-controller", "registry.k8s.io/cluster-api-aws/cluster-api-aws-controller", "v2.13.0", "IfNotPresent")}
+		},
+		noTemplates: true},
+	{name: "capg", module: testtree.CAPGModule, config: "capg.capirepo.yaml", version: "v1.13.1",
+		components: func(t *testing.T, dir string) map[string][]byte {
+			return map[string][]byte{"infrastructure-gcp/infrastructure-components.yaml": sedPipeline(t, dir, "config/default",
+				"registry.k8s.io/cluster-api-gcp/cluster-api-gcp-controller:v1.13.1", "IfNotPresent")}
+		},
+		copied:       [2]string{"templates", "cluster-template*"},
+		unverifiable: []string{"cluster-template-topology.yaml", "cluster-template-gke-topology.yaml", "cluster-template-gke-autopilot-topology.yaml"}},
+}
+
+// TestRealTrees_SameAsTheMaintainersPipeline builds each real tree with its
+// documented config and compares every components file byte for byte with
+// the maintainers' pipeline, metadata.yaml and the copied templates with
+// the tree's files, then reads the release back with clusterctl's client.
+// Lint is not run here (build's lint still raises false errors on some of
+// these trees; see docs/providers.md).
+func TestRealTrees_SameAsTheMaintainersPipeline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders four real provider trees")
+	}
+	for _, rt := range realTrees {
+		t.Run(rt.name, func(t *testing.T) {
+			dir := testtree.ModuleDir(t, rt.module)
+			cfg, err := provider.LoadConfig(dir, filepath.Join("..", "docs", "configs", rt.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rt.noTemplates {
+				for i := range cfg.Providers {
+					cfg.Providers[i].Templates = &provider.Templates{None: true}
+				}
+			}
+			res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Config: cfg, Version: rt.version})
+			if err != nil {
+				t.Fatalf("build %s with %s: %v", rt.name, rt.config, err)
+			}
+			got := map[string]*release.Provider{}
+			for _, p := range res.Release.Providers {
+				got[p.Label()] = p
+			}
+			for file, want := range rt.components(t, dir) {
+				label, name, _ := strings.Cut(file, "/")
+				p := got[label]
+				if p == nil {
+					t.Fatalf("no provider %s", label)
+				}
+				f, ok := p.File(name)
+				if !ok {
+					t.Fatalf("%s: no %s", label, name)
+				}
+				if !bytes.Equal(f.Data, want) {
+					t.Errorf("%s differs from the maintainers' pipeline (-pipeline +capirepo):\n%s", file, cmp.Diff(string(want), string(f.Data)))
+				}
+				md, _ := p.File(provider.MetadataFile)
+				wantMD, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(cfg.Providers[0].Metadata)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(md.Data, wantMD) {
+					t.Errorf("%s: metadata.yaml is not the tree's", label)
+				}
+			}
+			if rt.copied[0] != "" {
+				p := res.Release.Providers[0]
+				files, err := filepath.Glob(filepath.Join(dir, filepath.FromSlash(rt.copied[0]), rt.copied[1]))
+				if err != nil || len(files) == 0 {
+					t.Fatalf("no templates to compare: %v", err)
+				}
+				var names []string
+				for _, f := range files {
+					if !strings.HasSuffix(f, ".yaml") || filepath.Base(f) == "kustomization.yaml" {
+						continue
+					}
+					names = append(names, filepath.Base(f))
+					want, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					a, ok := p.File(filepath.Base(f))
+					if !ok {
+						t.Errorf("the release lacks %s, which the Makefile copies", filepath.Base(f))
+						continue
+					}
+					if !bytes.Equal(a.Data, want) {
+						t.Errorf("%s differs from the tree's file", filepath.Base(f))
+					}
+				}
+				if gotNames := res.Providers[0].Templates; !slices.Equal(gotNames, names) {
+					t.Errorf("templates %v, the Makefile copies %v", gotNames, names)
+				}
+			}
+
+			root := t.TempDir()
+			if err := release.Write(root, res.Release); err != nil {
+				t.Fatal(err)
+			}
+			targets, err := verify.DirTargets(root, rt.version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range targets {
+				for _, a := range got[targets[i].ID.Label()].Assets() {
+					if !slices.Contains(rt.unverifiable, a.Name) {
+						targets[i].Files = append(targets[i].Files, a.Name)
+					}
+				}
+			}
+			rep, err := verify.Repository(context.Background(), targets, verify.Options{})
+			if err != nil {
+				t.Fatalf("clusterctl cannot read the release back: %v", err)
+			}
+			if len(rep.Providers) != len(cfg.Providers) {
+				t.Errorf("verify read %d providers, want %d", len(rep.Providers), len(cfg.Providers))
+			}
+			for _, p := range rep.Providers {
+				if p.Objects == 0 {
+					t.Errorf("%s: clusterctl read no objects", p.Label)
+				}
+				if n := len(got[p.Label].Assets()); !rt.noTemplates && len(res.Providers[0].Templates) > 0 && len(p.Flavors) == 0 {
+					t.Errorf("%s: clusterctl read no flavors of %d assets", p.Label, n)
+				}
+			}
+		})
+	}
+}
