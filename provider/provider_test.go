@@ -178,7 +178,7 @@ func TestLoadConfig(t *testing.T) {
 			want: []Spec{
 				{Name: "cluster-api", Kustomize: "config/default", ComponentsFile: "core-components.yaml", Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
 				{Name: "infrastructure-docker", Kustomize: "test/infrastructure/docker/config/default", ComponentsFile: "infrastructure-components-development.yaml",
-					Templates: &Templates{Dir: "test/infrastructure/docker/templates"}, Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
+					Templates: &Templates{Dir: "test/infrastructure/docker/templates", LoadRestrictor: LoadRestrictorRootOnly, Committed: CommittedCheck}, Metadata: "metadata.yaml", Build: Build{Main: ".", Platforms: DefaultPlatforms}},
 			},
 		},
 		{

@@ -40,7 +40,7 @@ clusterctl's client the same way.`,
 			case len(args) == 1 && configMaps == "":
 				rep, err = verify.Dir(cmd.Context(), args[0], opts)
 			default:
-				return usagef("verify takes one DIR or oci:// reference, or --configmaps FILE")
+				return usagef("verify takes one DIR or oci:// reference, or --configmaps FILE; see 'capirepo verify --help'")
 			}
 			if rep != nil {
 				var werr error
