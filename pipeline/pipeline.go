@@ -106,8 +106,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				if ps, err = r.publish(ctx, publishers[i]); err != nil {
 					return "", false, err
 				}
-				return fmt.Sprintf("%s: %d uploaded (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), humanBytes(ps.BytesUploaded),
-					len(ps.Skipped), len(ps.Replaced)), false, nil
+				d := fmt.Sprintf("%s: %d uploaded (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), humanBytes(ps.BytesUploaded),
+					len(ps.Skipped), len(ps.Replaced))
+				if ps.Draft {
+					d += "; left a draft"
+				}
+				if n := len(ps.Warnings); n > 0 {
+					d += fmt.Sprintf("; %d warnings", n)
+				}
+				return d, false, nil
 			}},
 			step{"verify " + t.Raw, func(ctx context.Context) (string, bool, error) {
 				if o.DryRun {
@@ -254,6 +261,9 @@ func (r *run) publish(ctx context.Context, p publish.Publisher) (*publish.Summar
 // instead, and the detail says so.
 func (r *run) verifyTarget(ctx context.Context, t Target, ps *publish.Summary) (string, error) {
 	version := r.b.Result.Release.Version
+	if ps != nil && ps.Draft {
+		return r.verifyDist(ctx, "the release is a draft, which clusterctl cannot read until a person publishes it: verified the built dist instead")
+	}
 	switch t.Kind {
 	case File:
 		rep, err := verify.Dir(ctx, t.Dir, verify.Options{Version: version})

@@ -33,6 +33,8 @@ type Summary struct {
 	BytesUploaded int64    `json:"bytesUploaded"`
 	// Providers holds the URL to give clusterctl for each provider.
 	Providers []ProviderURL `json:"providers"`
+	// Warnings are findings that did not stop the publish.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ProviderURL is the clusterctl provider URL of one published provider,
@@ -55,6 +57,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		len(s.Uploaded), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
 	for _, p := range s.Providers {
 		fmt.Fprintf(&b, "clusterctl provider %s (%s): %s\n", p.Name, p.Type, p.URL)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

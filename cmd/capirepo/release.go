@@ -19,6 +19,7 @@ type releaseOptions struct {
 	publish   []string
 	dryRun    bool
 	replace   bool
+	notes     releaseNotesOptions
 	githubAPI string
 	gitlabURL string
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
@@ -48,6 +49,7 @@ Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT or file://DIR (repeatable)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
+	o.notes.bind(cmd, "github-", true)
 	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
 	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// targets (default https://HOST)")
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
@@ -108,8 +110,12 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 		if token == "" {
 			return nil, usagef("--publish %s: set GITHUB_TOKEN", t.Raw)
 		}
-		return publish.NewGitHub(publish.GitHubOptions{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
-			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(), Progress: s.errOut})
+		gho := publish.GitHubOptions{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
+			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(), Progress: s.errOut}
+		if err := o.notes.apply(&gho); err != nil {
+			return nil, err
+		}
+		return publish.NewGitHub(gho)
 	case pipeline.GitLab:
 		tt, token, err := gitlabToken(s.getenv, o.gitlabTokenType)
 		if err != nil {

@@ -198,3 +198,32 @@ func TestRelease_DifferentManagersIsAUsageError(t *testing.T) {
 		}
 	}
 }
+
+func TestRelease_GitHubDraftWithNotesAndTarget(t *testing.T) {
+	srv := fakegh.New(t, fakegh.WithToken(ghToken))
+	srv.AddRepo("example", "provider", false)
+	srv.AddRelease("example", "provider", fakegh.Release{Tag: "v0.0.9", TargetCommitish: "old"})
+	notes := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(notes, []byte("First release.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "dist")
+	code, sum, stderr := releaseJSON(t, map[string]string{"GITHUB_TOKEN": ghToken}, "--out", out,
+		"--publish", "github://example/provider", "--github-api-url", srv.APIURL(),
+		"--notes-file", notes, "--title", "Example v0.1.0", "--github-generate-notes", "--github-draft", "--github-target", "abc123")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if d := sum.Steps[4].Detail; !strings.Contains(d, "draft") {
+		t.Errorf("verify detail %q does not say the draft was not read back", d)
+	}
+	rels := srv.Releases("example", "provider")
+	r := rels[len(rels)-1]
+	if !r.Draft || r.Name != "Example v0.1.0" || r.TargetCommitish != "abc123" ||
+		!strings.HasPrefix(r.Body, "First release.\n\n## What's Changed\n* Changes from v0.0.9 to v0.1.0 (abc123)") {
+		t.Errorf("release = %+v", r)
+	}
+	if _, ok := srv.Tags("example", "provider")["v0.1.0"]; ok {
+		t.Error("a draft created the tag")
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/publish"
+)
+
+// releaseNotesOptions are the flags that shape a GitHub release besides its
+// assets. prefix is "" in publish github and "github-" in release.
+type releaseNotesOptions struct {
+	prefix        string
+	title         string
+	notesFile     string
+	generateNotes bool
+	previousTag   string
+	prerelease    bool
+	draft         bool
+	target        string
+	cmd           *cobra.Command
+}
+
+func (o *releaseNotesOptions) bind(cmd *cobra.Command, prefix string, shared bool) {
+	o.prefix, o.cmd = prefix, cmd
+	f := cmd.Flags()
+	if shared {
+		f.StringVar(&o.title, "title", "", "release title (default: the tag)")
+		f.StringVar(&o.notesFile, "notes-file", "", "release notes (Markdown) from FILE; an existing release's notes change only with --replace")
+	}
+	f.BoolVar(&o.generateNotes, prefix+"generate-notes", false, "append the notes GitHub generates for the changes since the previous release")
+	f.StringVar(&o.previousTag, prefix+"previous-tag", "", "tag the generated notes start from (default: as GitHub finds it, the latest release)")
+	f.BoolVar(&o.prerelease, prefix+"prerelease", false, "mark the release a prerelease (default: when the version is a semver prerelease, e.g. v1.2.0-rc.1)")
+	f.BoolVar(&o.draft, prefix+"draft", false, "upload and check everything but leave the release a draft for a person to publish")
+	f.StringVar(&o.target, prefix+"target", "", "COMMITISH the tag is created from when the release is published, if the tag does not exist yet (default: the default branch)")
+}
+
+// apply sets the GitHub options from the flags, reading the notes file.
+func (o *releaseNotesOptions) apply(g *publish.GitHubOptions) error {
+	g.Title, g.GenerateNotes, g.PreviousTag, g.Draft, g.Target = o.title, o.generateNotes, o.previousTag, o.draft, o.target
+	if o.cmd.Flags().Changed(o.prefix + "prerelease") {
+		g.Prerelease = &o.prerelease
+	}
+	if o.previousTag != "" && !o.generateNotes {
+		return usagef("--%sprevious-tag needs --%sgenerate-notes", o.prefix, o.prefix)
+	}
+	notes, err := o.notes()
+	if err != nil {
+		return err
+	}
+	g.Notes = notes
+	return nil
+}
+
+func (o *releaseNotesOptions) notes() (string, error) {
+	if o.notesFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(o.notesFile)
+	if err != nil {
+		return "", usageError{fmt.Errorf("--notes-file: %w", err)}
+	}
+	return string(b), nil
+}
