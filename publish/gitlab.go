@@ -63,6 +63,16 @@ type GitLabOptions struct {
 	Retry *Retry
 	// Progress receives one line per step and the warnings; nil means io.Discard.
 	Progress io.Writer
+
+	// Release also makes a GitLab Release for the version's tag whose asset
+	// links point at the package files.
+	Release bool
+	// Title and Notes are the release's name (default: the tag) and
+	// description. An existing release's differ only change with Replace.
+	Title, Notes string
+	// Ref is the branch or commit the tag is created from when it does not
+	// exist yet.
+	Ref string
 }
 
 // GitLab publishes each provider of a release as one generic package
@@ -252,6 +262,11 @@ func (g *GitLab) publish(ctx context.Context, rel *release.Release) (*Summary, e
 	slices.Sort(sum.Uploaded)
 	slices.Sort(sum.Skipped)
 	slices.Sort(sum.Replaced)
+	if g.o.Release {
+		if err := g.release(ctx, rel, pkgs, sum); err != nil {
+			return nil, err
+		}
+	}
 	return sum, nil
 }
 

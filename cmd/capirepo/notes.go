@@ -64,3 +64,47 @@ func (o *releaseNotesOptions) notes() (string, error) {
 	}
 	return string(b), nil
 }
+
+// gitlabReleaseOptions ask for a GitLab Release beside the packages. prefix
+// is "" in publish gitlab and "gitlab-" in release; the title and notes
+// flags are bound by whoever binds them first (shared with GitHub in release).
+type gitlabReleaseOptions struct {
+	prefix    string
+	release   bool
+	ref       string
+	title     *string
+	notesFile *string
+}
+
+func (o *gitlabReleaseOptions) bind(cmd *cobra.Command, prefix string, withNotes bool) {
+	o.prefix = prefix
+	f := cmd.Flags()
+	f.BoolVar(&o.release, prefix+"release", false, "also create a GitLab Release for the tag whose links point at the package files")
+	f.StringVar(&o.ref, prefix+"ref", "", "branch or commit the tag is created from for the GitLab Release, if the tag does not exist yet")
+	if withNotes {
+		o.title, o.notesFile = new(string), new(string)
+		f.StringVar(o.title, "title", "", "release title (default: the tag)")
+		f.StringVar(o.notesFile, "notes-file", "", "release notes (Markdown) from FILE; an existing release's notes change only with --replace")
+	}
+}
+
+func (o *gitlabReleaseOptions) apply(g *publish.GitLabOptions) error {
+	g.Release, g.Ref = o.release, o.ref
+	if !o.release {
+		if o.ref != "" {
+			return usagef("--%sref needs --%srelease", o.prefix, o.prefix)
+		}
+		return nil
+	}
+	if o.title != nil {
+		g.Title = *o.title
+	}
+	if o.notesFile != nil && *o.notesFile != "" {
+		b, err := os.ReadFile(*o.notesFile)
+		if err != nil {
+			return usageError{fmt.Errorf("--notes-file: %w", err)}
+		}
+		g.Notes = string(b)
+	}
+	return nil
+}

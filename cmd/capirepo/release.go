@@ -20,6 +20,7 @@ type releaseOptions struct {
 	dryRun    bool
 	replace   bool
 	notes     releaseNotesOptions
+	glRelease gitlabReleaseOptions
 	githubAPI string
 	gitlabURL string
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
@@ -50,6 +51,8 @@ Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	o.notes.bind(cmd, "github-", true)
+	o.glRelease.bind(cmd, "gitlab-", false)
+	o.glRelease.title, o.glRelease.notesFile = &o.notes.title, &o.notes.notesFile
 	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
 	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// targets (default https://HOST)")
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
@@ -121,8 +124,12 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 		if err != nil {
 			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
 		}
-		return publish.NewGitLab(publish.GitLabOptions{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
-			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut})
+		glo := publish.GitLabOptions{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
+			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut}
+		if err := o.glRelease.apply(&glo); err != nil {
+			return nil, err
+		}
+		return publish.NewGitLab(glo)
 	case pipeline.File:
 		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace}, nil
 	}

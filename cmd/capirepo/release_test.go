@@ -227,3 +227,27 @@ func TestRelease_GitHubDraftWithNotesAndTarget(t *testing.T) {
 		t.Error("a draft created the tag")
 	}
 }
+
+func TestRelease_GitLabReleaseLinksThePackages(t *testing.T) {
+	const jobToken = "glcbt-release-job-token"
+	srv := fakegl.New(t)
+	srv.AddProject(77, "infra/providers", false)
+	srv.AddToken(jobToken, fakegl.JobToken)
+	notes := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(notes, []byte("Notes.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := releaseJSON(t, map[string]string{"CI_JOB_TOKEN": jobToken}, "--out", filepath.Join(t.TempDir(), "dist"),
+		"--publish", "gitlab://gitlab.example.com/infra/providers", "--gitlab-url", srv.URL, "--gitlab-token-type", "job",
+		"--gitlab-release", "--gitlab-ref", "main", "--notes-file", notes, "--title", "Providers v0.1.0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rels := srv.Releases("77")
+	if len(rels) != 1 || rels[0].TagName != "v0.1.0" || rels[0].Description != "Notes.\n" || rels[0].Name != "Providers v0.1.0" || len(rels[0].Links) != 8 {
+		t.Fatalf("releases = %+v", rels)
+	}
+	if srv.Tags("77")["v0.1.0"] != "main" {
+		t.Errorf("tags = %v", srv.Tags("77"))
+	}
+}
