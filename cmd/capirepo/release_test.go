@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/capirepo/capirepo/image/imagetest"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
 	"github.com/capirepo/capirepo/internal/testtree"
@@ -22,7 +23,8 @@ const ghToken = "ghp_release_test_token_never_printed"
 func TestBuild_ImageLayoutByTag(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "dist")
 	layoutDir := filepath.Join(t.TempDir(), "oci")
-	code, stdout, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out,
+	base, baseDigest := imagetest.PushBase(t, imagetest.NewRegistry(t))
+	code, stdout, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out, "--base-image", base,
 		"--image", "ghcr.io/example/capi-example-controller", "--image-layout", layoutDir, "--platforms", "linux/amd64", "--output", "json")
 	if code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
@@ -36,6 +38,9 @@ func TestBuild_ImageLayoutByTag(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(layoutDir, "index.json")); err != nil {
 		t.Errorf("no OCI layout: %v", err)
+	}
+	if want := base + "@" + baseDigest.String(); sum.Image.Base != want || !strings.Contains(stderr, "base "+want) {
+		t.Errorf("base recorded as %q, want %s in the summary and the output:\n%s", sum.Image.Base, want, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "bin", "manager-linux-arm64")); err == nil {
 		t.Error("--platforms linux/amd64 built arm64 too")
