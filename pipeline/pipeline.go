@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -26,6 +29,12 @@ type Options struct {
 	// DryRun builds, lints, writes and verifies the dist folder, and
 	// publishes nothing.
 	DryRun bool
+	// SkipImageCheck leaves out the images step, which asks the registry
+	// for every image the components run, for every platform built.
+	SkipImageCheck bool
+	// ImageRemote holds options for the image check's registry calls (auth,
+	// transport); nil means Build.Keychain's credentials.
+	ImageRemote []remote.Option
 
 	// GitHubAPI is the API base of github:// targets; "" is github.com.
 	// clusterctl reads releases only from github.com, so with another API
@@ -94,7 +103,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version}}
-	steps := []step{{"build", r.build}, {"lint", r.lint}, {"write", r.write}}
+	steps := []step{{"build", r.build}, {"lint", r.lint}, {"images", r.images}, {"write", r.write}}
 	for i, t := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
 		steps = append(steps,
@@ -224,6 +233,45 @@ func (r *run) lint(context.Context) (string, bool, error) {
 	d := fmt.Sprintf("%d errors, %d warnings", rep.Count(contract.Error), rep.Count(contract.Warning))
 	if rep.HasErrors() {
 		return d, false, fmt.Errorf("lint: %s: fix them, or waive a rule with a reason in capirepo.yaml lint.disable", d)
+	}
+	return d, false, nil
+}
+
+// images asks the registry for every image the components run, so a
+// release is never published before its images can be pulled.
+func (r *run) images(ctx context.Context) (string, bool, error) {
+	if r.o.SkipImageCheck {
+		return "--skip-image-check: not checked", true, nil
+	}
+	uses, err := verify.ReleaseImages(r.b.Result.Release)
+	if err != nil {
+		return "", false, err
+	}
+	platforms := r.o.Build.Platforms
+	if len(platforms) == 0 && r.b.Config != nil && len(r.b.Config.Providers) > 0 {
+		platforms = r.b.Config.Providers[0].Build.Platforms
+	}
+	opts := r.o.ImageRemote
+	if opts == nil {
+		kc := r.o.Build.Keychain
+		if kc == nil {
+			kc = authn.NewMultiKeychain() // anonymous
+		}
+		opts = []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}
+	}
+	rep, err := verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms, Remote: opts})
+	if rep != nil {
+		_ = rep.WriteText(r.o.Log)
+	}
+	if err != nil {
+		return "", false, err
+	}
+	d := fmt.Sprintf("%d images in the registry for %s", rep.Count(verify.ImageOK), strings.Join(rep.Platforms, ", "))
+	if n := rep.Count(verify.ImageUnreadable); n > 0 {
+		d += fmt.Sprintf("; %d not readable without credentials", n)
+	}
+	if n := rep.Count(verify.ImageSkipped); n > 0 {
+		d += fmt.Sprintf("; %d named by variables, not checked", n)
 	}
 	return d, false, nil
 }

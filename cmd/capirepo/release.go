@@ -18,6 +18,7 @@ type releaseOptions struct {
 	build     buildOptions
 	publish   []string
 	dryRun    bool
+	skipImage bool
 	replace   bool
 	notes     releaseNotesOptions
 	glRelease gitlabReleaseOptions
@@ -50,6 +51,7 @@ Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT or file://DIR (repeatable)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
+	f.BoolVar(&o.skipImage, "skip-image-check", false, "do not ask the registry for every image the components run (for every platform built) before publishing")
 	o.notes.bind(cmd, "github-", true)
 	o.glRelease.bind(cmd, "gitlab-", false)
 	o.glRelease.title, o.glRelease.notesFile = &o.notes.title, &o.notes.notesFile
@@ -78,15 +80,16 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		o.githubAPI = s.getenv("GITHUB_API_URL")
 	}
 	sum, err := pipeline.Run(ctx, pipeline.Options{
-		Build:        o.build.pipelineOptions(s),
-		Targets:      targets,
-		NewPublisher: func(t pipeline.Target) (publish.Publisher, error) { return o.publisher(s, t) },
-		DryRun:       o.dryRun,
-		GitHubAPI:    o.githubAPI,
-		GitLabURL:    o.gitlabURL,
-		Variables:    tokenVariables(s.getenv),
-		Log:          s.errOut,
-		Progress:     pipeline.Lines(s.errOut, isTerminal(s.errOut)),
+		Build:          o.build.pipelineOptions(s),
+		Targets:        targets,
+		NewPublisher:   func(t pipeline.Target) (publish.Publisher, error) { return o.publisher(s, t) },
+		DryRun:         o.dryRun,
+		SkipImageCheck: o.skipImage,
+		GitHubAPI:      o.githubAPI,
+		GitLabURL:      o.gitlabURL,
+		Variables:      tokenVariables(s.getenv),
+		Log:            s.errOut,
+		Progress:       pipeline.Lines(s.errOut, isTerminal(s.errOut)),
 	})
 	if sum == nil {
 		return err

@@ -53,7 +53,8 @@ func TestBuild_ImageLayoutByTag(t *testing.T) {
 
 func releaseJSON(t *testing.T, env map[string]string, args ...string) (int, pipeline.Summary, string) {
 	t.Helper()
-	code, stdout, stderr := runCmd(t, env, append([]string{"release", "--dir", exampleDir(t), "--version", "v0.1.0", "--output", "json"}, args...)...)
+	// The example's image is in no registry; TestRelease_ImageCheck* checks one.
+	code, stdout, stderr := runCmd(t, env, append([]string{"release", "--dir", exampleDir(t), "--version", "v0.1.0", "--output", "json", "--skip-image-check"}, args...)...)
 	var sum pipeline.Summary
 	if code != exitUsage {
 		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
@@ -85,11 +86,11 @@ func TestRelease_GitHubFakeCompletesAndVerifiesDist(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := "build=ok\nlint=ok\nwrite=ok\npublish github://example/provider=ok\nverify github://example/provider=ok\n"
+	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish github://example/provider=ok\nverify github://example/provider=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
-	if d := sum.Steps[4].Detail; !strings.Contains(d, "verified the built dist") {
+	if d := sum.Steps[len(sum.Steps)-1].Detail; !strings.Contains(d, "verified the built dist") {
 		t.Errorf("verify detail %q does not say the dist was verified instead", d)
 	}
 	rels := srv.Releases("example", "provider")
@@ -112,7 +113,7 @@ func TestRelease_FailedStepExitsOneAndStillPrintsTheSummary(t *testing.T) {
 	if code != exitFailure {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
-	want := "build=ok\nlint=ok\nwrite=ok\npublish file://" + blocker + "=failed\nverify file://" + blocker + "=not run\n"
+	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish file://" + blocker + "=failed\nverify file://" + blocker + "=not run\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -122,11 +123,11 @@ func TestRelease_FailedStepExitsOneAndStillPrintsTheSummary(t *testing.T) {
 }
 
 func TestRelease_TextSummaryTable(t *testing.T) {
-	code, _, stderr := runCmd(t, nil, "release", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--dry-run")
+	code, _, stderr := runCmd(t, nil, "release", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--dry-run", "--skip-image-check")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, line := range []string{"STEP         STATUS  DETAIL", "lint         ok      0 errors"} {
+	for _, line := range []string{"STEP         STATUS   DETAIL", "lint         ok       0 errors"} {
 		if !strings.Contains(stderr, line) {
 			t.Errorf("summary lacks %q:\n%s", line, stderr)
 		}
@@ -175,7 +176,7 @@ func TestRelease_GitLabFakeWithJobToken(t *testing.T) {
 	if strings.Contains(stderr, jobToken) {
 		t.Fatal("the job token was printed")
 	}
-	want := "build=ok\nlint=ok\nwrite=ok\npublish gitlab://gitlab.example.com/infra/providers=ok\nverify gitlab://gitlab.example.com/infra/providers=ok\n"
+	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish gitlab://gitlab.example.com/infra/providers=ok\nverify gitlab://gitlab.example.com/infra/providers=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -219,7 +220,7 @@ func TestRelease_GitHubDraftWithNotesAndTarget(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if d := sum.Steps[4].Detail; !strings.Contains(d, "draft") {
+	if d := sum.Steps[len(sum.Steps)-1].Detail; !strings.Contains(d, "draft") {
 		t.Errorf("verify detail %q does not say the draft was not read back", d)
 	}
 	rels := srv.Releases("example", "provider")
@@ -254,5 +255,27 @@ func TestRelease_GitLabReleaseLinksThePackages(t *testing.T) {
 	}
 	if srv.Tags("77")["v0.1.0"] != "main" {
 		t.Errorf("tags = %v", srv.Tags("77"))
+	}
+}
+
+// TestVerify_ImagesNamesTheMissingPlatform: verify --images on a dist whose
+// components name an image the in-process registry holds for amd64 only.
+func TestVerify_ImagesNamesTheMissingPlatform(t *testing.T) {
+	repo := imagetest.NewRegistry(t) + "/example/capi-example-controller"
+	out := filepath.Join(t.TempDir(), "dist")
+	if code, _, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out, "--image", repo); code != 0 {
+		t.Fatalf("build exit %d: %s", code, stderr)
+	}
+	imagetest.PushIndex(t, repo+":v0.1.0", "linux/amd64")
+	code, _, stderr := runCmd(t, nil, "verify", out, "--images")
+	if code != exitFailure {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	want := "Deployment capi-example-system/capi-example-controller-manager container manager: image " + repo + ":v0.1.0: no image for linux/arm64"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if code, _, stderr := runCmd(t, nil, "verify", out, "--images", "--platforms", "linux/amd64"); code != 0 {
+		t.Errorf("amd64 only: exit %d: %s", code, stderr)
 	}
 }

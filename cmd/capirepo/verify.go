@@ -1,13 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
 
 func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
 	var version, k8s string
+	var images bool
+	var platforms []string
 	cmd := &cobra.Command{
 		Use:   "verify DIR",
 		Short: "Read a built or published provider repository back through clusterctl's client",
@@ -15,11 +23,21 @@ func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
 <label>/<version> folder) the way clusterctl init and clusterctl generate
 cluster do: versions, metadata.yaml, components with and without a target
 namespace, every cluster-template flavor with its ClusterClasses, and every
-clusterclass file. Fails where clusterctl would fail, with its message.`,
+clusterclass file. Fails where clusterctl would fail, with its message.
+--images also asks the registry for every image the components run, for
+every --platforms, and names the missing ones by object and container
+(credentials: docker config).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := verify.Options{Version: version, KubernetesVersion: k8s, Variables: tokenVariables(s.getenv)}
 			rep, err := verify.Dir(cmd.Context(), args[0], opts)
+			if images {
+				irep, ierr := verifyImages(cmd.Context(), args[0], version, platforms)
+				if irep != nil && g.output != "json" {
+					_ = irep.WriteText(s.errOut)
+				}
+				err = errors.Join(err, ierr)
+			}
 			if rep != nil {
 				var werr error
 				if g.output == "json" {
@@ -35,6 +53,8 @@ clusterclass file. Fails where clusterctl would fail, with its message.`,
 		},
 	}
 	cmd.Flags().StringVar(&version, "version", "", "version to verify (default: the newest in DIR)")
+	cmd.Flags().BoolVar(&images, "images", false, "also check that every image the components run is in its registry, for every --platforms")
+	cmd.Flags().StringSliceVar(&platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+verify.KubernetesVersion+")")
 	return cmd
 }
@@ -49,4 +69,18 @@ func tokenVariables(getenv env) map[string]string {
 		vars["gitlab-access-token"] = t
 	}
 	return vars
+}
+
+// verifyImages checks the images of the release in dir.
+func verifyImages(ctx context.Context, dir, version string, platforms []string) (*verify.ImagesReport, error) {
+	rel, err := release.Load(dir, version)
+	if err != nil {
+		return nil, err
+	}
+	uses, err := verify.ReleaseImages(rel)
+	if err != nil {
+		return nil, err
+	}
+	return verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms,
+		Remote: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithUserAgent("capirepo")}})
 }

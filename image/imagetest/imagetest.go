@@ -41,6 +41,13 @@ func NewRegistry(t testing.TB) string {
 // It returns the reference and the index digest.
 func PushBase(t testing.TB, host string, platforms ...string) (string, v1.Hash) {
 	t.Helper()
+	ref := host + "/distroless/static:nonroot"
+	return ref, PushIndex(t, ref, platforms...)
+}
+
+// PushIndex pushes to ref an index like PushBase's and returns its digest.
+func PushIndex(t testing.TB, ref string, platforms ...string) v1.Hash {
+	t.Helper()
 	if len(platforms) == 0 {
 		platforms = []string{"linux/amd64", "linux/arm64/v8"}
 	}
@@ -73,7 +80,6 @@ func PushBase(t testing.TB, host string, platforms ...string) (string, v1.Hash) 
 		}
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: plat}})
 	}
-	ref := host + "/distroless/static:nonroot"
 	tag, err := name.NewTag(ref)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +91,7 @@ func PushBase(t testing.TB, host string, platforms ...string) (string, v1.Hash) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ref, d
+	return d
 }
 
 func fileLayer(t testing.TB, files map[string]string) v1.Layer {
