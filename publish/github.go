@@ -60,6 +60,10 @@ type GitHubOptions struct {
 	// Prerelease marks the release a prerelease; nil means when the tag is
 	// a semver prerelease (v1.2.0-rc.1).
 	Prerelease *bool
+	// Provenance adds provenance.intoto.json, an in-toto statement with an
+	// SLSA provenance v1 predicate whose subjects are every asset. A
+	// published release without it gets it only with Replace.
+	Provenance bool
 	// Concurrency is the number of parallel uploads; 0 means 4.
 	Concurrency int
 	// APIURL is the REST API base: empty for github.com, or
@@ -209,6 +213,14 @@ func (g *GitHub) Publish(ctx context.Context, rel *release.Release) (*Summary, e
 			URL: fmt.Sprintf("%s/%s/%s/releases/latest/%s", g.web, g.o.Owner, g.o.Repo, p.ComponentsFile)})
 	}
 
+	if g.o.Provenance {
+		pf, err := Provenance(files, ProvenanceSource{Repository: fmt.Sprintf("%s/%s/%s", g.web, g.o.Owner, g.o.Repo), Version: tag})
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, pf)
+	}
+
 	r, err := g.find(ctx, tag)
 	if err != nil {
 		return nil, err
@@ -225,6 +237,12 @@ func (g *GitHub) Publish(ctx context.Context, rel *release.Release) (*Summary, e
 			}
 		}
 		temps = takeTemps(r)
+		if _, has := r.assets[ProvenanceFile]; g.o.Provenance && !has && !r.draft && !g.o.Replace {
+			// Published before capirepo wrote provenance: adding an asset
+			// changes a published release (and an immutable one refuses it).
+			files = slices.DeleteFunc(files, func(f release.File) bool { return f.Name == ProvenanceFile })
+			g.warn(sum, "release %s was published without %s; it is not added (re-run with --replace to add it)", tag, ProvenanceFile)
+		}
 		if d, err = Compare(ctx, files, remotes(r), g.hashFunc(r)); err != nil {
 			return nil, fmt.Errorf("github release %s: %w", tag, err)
 		}

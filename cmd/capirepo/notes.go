@@ -20,6 +20,7 @@ type releaseNotesOptions struct {
 	prerelease    bool
 	draft         bool
 	target        string
+	provenance    bool
 	cmd           *cobra.Command
 }
 
@@ -34,12 +35,14 @@ func (o *releaseNotesOptions) bind(cmd *cobra.Command, prefix string, shared boo
 	f.StringVar(&o.previousTag, prefix+"previous-tag", "", "tag the generated notes start from (default: as GitHub finds it, the latest release)")
 	f.BoolVar(&o.prerelease, prefix+"prerelease", false, "mark the release a prerelease (default: when the version is a semver prerelease, e.g. v1.2.0-rc.1)")
 	f.BoolVar(&o.draft, prefix+"draft", false, "upload and check everything but leave the release a draft for a person to publish")
+	f.BoolVar(&o.provenance, prefix+"provenance", true, "add "+publish.ProvenanceFile+", an in-toto statement (SLSA provenance v1) naming every asset with its sha256")
 	f.StringVar(&o.target, prefix+"target", "", "COMMITISH the tag is created from when the release is published, if the tag does not exist yet (default: the default branch)")
 }
 
 // apply sets the GitHub options from the flags, reading the notes file.
 func (o *releaseNotesOptions) apply(g *publish.GitHubOptions) error {
 	g.Title, g.GenerateNotes, g.PreviousTag, g.Draft, g.Target = o.title, o.generateNotes, o.previousTag, o.draft, o.target
+	g.Provenance = o.provenance
 	if o.cmd.Flags().Changed(o.prefix + "prerelease") {
 		g.Prerelease = &o.prerelease
 	}

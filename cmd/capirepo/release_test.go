@@ -94,8 +94,8 @@ func TestRelease_GitHubFakeCompletesAndVerifiesDist(t *testing.T) {
 		t.Errorf("verify detail %q does not say the dist was verified instead", d)
 	}
 	rels := srv.Releases("example", "provider")
-	if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v0.1.0" || len(rels[0].Assets) != 8 {
-		t.Fatalf("server holds %+v", rels)
+	if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v0.1.0" || len(rels[0].Assets) != 9 { // with provenance.intoto.json
+		t.Fatalf("server holds %d releases, %d assets", len(rels), len(rels[0].Assets))
 	}
 	if !strings.Contains(stderr, "uploaded metadata.yaml") {
 		t.Errorf("progress does not list uploads:\n%s", stderr)
