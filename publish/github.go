@@ -237,11 +237,15 @@ func (g *GitHub) Publish(ctx context.Context, rel *release.Release) (*Summary, e
 			}
 		}
 		temps = takeTemps(r)
-		if _, has := r.assets[ProvenanceFile]; g.o.Provenance && !has && !r.draft && !g.o.Replace {
+		if _, has := r.assets[ProvenanceFile]; g.o.Provenance && !has && !r.draft && (!g.o.Replace || r.immutable) {
 			// Published before capirepo wrote provenance: adding an asset
-			// changes a published release (and an immutable one refuses it).
+			// changes a published release, and an immutable one refuses it.
 			files = slices.DeleteFunc(files, func(f release.File) bool { return f.Name == ProvenanceFile })
-			g.warn(sum, "release %s was published without %s; it is not added (re-run with --replace to add it)", tag, ProvenanceFile)
+			if r.immutable {
+				g.warn(sum, "release %s was published without %s and is immutable; it stays without", tag, ProvenanceFile)
+			} else {
+				g.warn(sum, "release %s was published without %s; it is not added (re-run with --replace to add it)", tag, ProvenanceFile)
+			}
 		}
 		if d, err = Compare(ctx, files, remotes(r), g.hashFunc(r)); err != nil {
 			return nil, fmt.Errorf("github release %s: %w", tag, err)
@@ -708,9 +712,10 @@ func (g *GitHub) checkTarget(ctx context.Context, tag string, r *ghRelease, sum 
 }
 
 // updateMeta brings the title, notes and prerelease flag of an existing
-// release to what the options ask for. Empty notes are filled in; notes,
-// a title or a flag that differ are changed only with Replace (GitHub lets
-// them change even on an immutable release), else kept with a warning.
+// release to what the options ask for. Empty notes and a title that is the
+// tag are filled in; notes, a title or a published release's flag that
+// differ are changed only with Replace (GitHub lets them change even on an
+// immutable release), else kept with a warning.
 func (g *GitHub) updateMeta(ctx context.Context, r *ghRelease, sum *Summary) error {
 	edit := &github.RepositoryRelease{}
 	changed := false
@@ -723,19 +728,18 @@ func (g *GitHub) updateMeta(ctx context.Context, r *ghRelease, sum *Summary) err
 		}
 	}
 	if g.o.Notes != "" || g.o.GenerateNotes {
+		// Generated again to compare: a resumed draft made by an earlier
+		// run holds the same notes and needs nothing.
+		body, err := g.notes(ctx, r.tag)
+		if err != nil {
+			return err
+		}
 		switch {
-		case r.body != "" && !g.o.Replace:
-			if g.o.GenerateNotes || r.body != g.o.Notes {
-				kept = append(kept, "notes")
-			}
+		case body == r.body:
+		case r.body == "" || g.o.Replace:
+			edit.Body, changed = github.Ptr(body), true
 		default:
-			body, err := g.notes(ctx, r.tag)
-			if err != nil {
-				return err
-			}
-			if body != r.body {
-				edit.Body, changed = github.Ptr(body), true
-			}
+			kept = append(kept, "notes")
 		}
 	}
 	if g.o.Prerelease != nil && r.prerelease != *g.o.Prerelease {

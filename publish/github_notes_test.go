@@ -160,3 +160,26 @@ func TestPublishGitHub_PrereleaseDefaultsToTheSemverPrereleaseAndCanBeSet(t *tes
 		}
 	}
 }
+
+// A draft left by an interrupted run with generated notes is resumed
+// without a warning: the notes are generated again and are the same.
+func TestPublishGitHub_ResumedDraftWithGeneratedNotesIsQuiet(t *testing.T) {
+	e := newEnv(t, false)
+	rel := fixture(t, "v1.4.0")
+	gen := func(o *publish.GitHubOptions) { o.GenerateNotes = true }
+	e.srv.Inject(fakegh.RouteEditRelease, 1, fakegh.ServerError) // the publish fails
+	if _, err := e.publisher(t, 1, gen).Publish(context.Background(), rel); err == nil {
+		t.Fatal("the publish did not fail")
+	}
+	sum, err := e.publisher(t, 0, gen).Publish(context.Background(), rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Warnings) != 0 {
+		t.Errorf("warnings = %q", sum.Warnings)
+	}
+	r := e.srv.Releases(e.owner, e.repo)
+	if len(r) != 1 || r[0].Draft || !strings.Contains(r[0].Body, "Changes up to v1.4.0 (0123abc)") {
+		t.Errorf("releases = %+v", r)
+	}
+}

@@ -98,3 +98,25 @@ func TestPublishGitHub_PublishedReleaseWithoutProvenanceIsLeftAlone(t *testing.T
 		t.Errorf("warnings = %q", sum.Warnings)
 	}
 }
+
+// An immutable release without provenance: --replace (say, for the notes)
+// must not turn the missing provenance into a refusal.
+func TestPublishGitHub_ReplaceOnAnImmutableReleaseWithoutProvenanceUpdatesTheNotes(t *testing.T) {
+	e := newEnv(t, true)
+	rel := fixture(t, "v3.2.0")
+	if _, err := e.publisher(t, 0, nil).Publish(context.Background(), rel); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := e.publisher(t, 0, func(o *publish.GitHubOptions) { o.Provenance, o.Replace, o.Notes, o.Target = true, true, "notes\n", "" }).
+		Publish(context.Background(), rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.srv.Releases(e.owner, e.repo)[0]
+	if r.Body != "notes\n" || len(r.Assets) != len(names(t, rel)) {
+		t.Errorf("body %q, %d assets", r.Body, len(r.Assets))
+	}
+	if len(sum.Warnings) != 1 || !strings.Contains(sum.Warnings[0], "is immutable; it stays without") {
+		t.Errorf("warnings = %q", sum.Warnings)
+	}
+}
