@@ -73,6 +73,10 @@ type GitLabOptions struct {
 	// Ref is the branch or commit the tag is created from when it does not
 	// exist yet.
 	Ref string
+	// Provenance adds provenance.intoto.json to each package: an in-toto
+	// statement with an SLSA provenance v1 predicate whose subjects are the
+	// package's files.
+	Provenance bool
 }
 
 // GitLab publishes each provider of a release as one generic package
@@ -299,7 +303,15 @@ func (g *GitLab) packages(rel *release.Release) ([]*glPackage, error) {
 		if _, ok := p.File(p.ComponentsFile); !ok {
 			return nil, fmt.Errorf("gitlab: provider %s %s has no components file %q in the release", p.Label(), version, p.ComponentsFile)
 		}
-		out = append(out, &glPackage{prov: p, name: name, version: version, files: uploadOrder(p)})
+		files := uploadOrder(p)
+		if g.o.Provenance {
+			pf, err := Provenance(p.Assets(), ProvenanceSource{Repository: g.projectURL(), Version: version})
+			if err != nil {
+				return nil, err
+			}
+			files = append([]release.File{pf}, files...) // metadata.yaml stays last
+		}
+		out = append(out, &glPackage{prov: p, name: name, version: version, files: files})
 	}
 	return out, nil
 }
@@ -698,6 +710,14 @@ func (g *GitLab) projectName() string {
 		return strconv.FormatInt(id, 10)
 	}
 	return g.pid.(string)
+}
+
+// projectURL is the project's web page.
+func (g *GitLab) projectURL() string {
+	if _, ok := g.pid.(int64); ok {
+		return fmt.Sprintf("%s/projects/%s", g.web, g.slug)
+	}
+	return g.web + "/" + g.projectName()
 }
 
 func (g *GitLab) packagesPage() string {

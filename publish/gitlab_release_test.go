@@ -1,6 +1,7 @@
 package publish_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -107,5 +108,51 @@ func TestPublishGitLab_ReleaseOfSeveralProvidersNamesLinksByPackage(t *testing.T
 	}
 	if r.Name != "v0.2.0" {
 		t.Errorf("name = %q, want the tag", r.Name)
+	}
+}
+
+func TestPublishGitLab_ProvenanceInEachPackageNamesItsFiles(t *testing.T) {
+	f := newGLFixture(t)
+	rel := glRelease(t, "v1.1.0", exampleFiles("1"))
+	prov := func(o *publish.GitLabOptions) { o.Provenance = true }
+	if _, err := f.publish(t, rel, prov); err != nil {
+		t.Fatal(err)
+	}
+	files := f.srv.Files(glProject, "infrastructure-example", "v1.1.0")
+	want := map[string]string{}
+	var statement []byte
+	for _, pf := range files {
+		if pf.Name == publish.ProvenanceFile {
+			statement = pf.Data
+			continue
+		}
+		want[pf.Name] = pf.SHA256()
+	}
+	if statement == nil || len(want) != len(rel.Providers[0].Assets()) {
+		t.Fatalf("package holds %d files besides provenance (want %d), provenance %v", len(want), len(rel.Providers[0].Assets()), statement != nil)
+	}
+	var st struct {
+		Subject []struct {
+			Name   string
+			Digest map[string]string
+		}
+	}
+	if err := json.Unmarshal(statement, &st); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range st.Subject {
+		got[s.Name] = s.Digest["sha256"]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("subjects (-package +statement):\n%s", diff)
+	}
+	// The same release again uploads nothing.
+	sum, err := f.publish(t, rel, prov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Uploaded) != 0 {
+		t.Errorf("re-run uploaded %v", sum.Uploaded)
 	}
 }

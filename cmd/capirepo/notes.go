@@ -35,7 +35,7 @@ func (o *releaseNotesOptions) bind(cmd *cobra.Command, prefix string, shared boo
 	f.StringVar(&o.previousTag, prefix+"previous-tag", "", "tag the generated notes start from (default: as GitHub finds it, the latest release)")
 	f.BoolVar(&o.prerelease, prefix+"prerelease", false, "mark the release a prerelease (default: when the version is a semver prerelease, e.g. v1.2.0-rc.1)")
 	f.BoolVar(&o.draft, prefix+"draft", false, "upload and check everything but leave the release a draft for a person to publish")
-	f.BoolVar(&o.provenance, prefix+"provenance", true, "add "+publish.ProvenanceFile+", an in-toto statement (SLSA provenance v1) naming every asset with its sha256")
+	f.BoolVar(&o.provenance, "provenance", true, "add "+publish.ProvenanceFile+", an in-toto statement (SLSA provenance v1) naming every asset with its sha256")
 	f.StringVar(&o.target, prefix+"target", "", "COMMITISH the tag is created from when the release is published, if the tag does not exist yet (default: the default branch)")
 }
 
@@ -72,11 +72,12 @@ func (o *releaseNotesOptions) notes() (string, error) {
 // is "" in publish gitlab and "gitlab-" in release; the title and notes
 // flags are bound by whoever binds them first (shared with GitHub in release).
 type gitlabReleaseOptions struct {
-	prefix    string
-	release   bool
-	ref       string
-	title     *string
-	notesFile *string
+	prefix     string
+	release    bool
+	ref        string
+	title      *string
+	notesFile  *string
+	provenance *bool
 }
 
 func (o *gitlabReleaseOptions) bind(cmd *cobra.Command, prefix string, withNotes bool) {
@@ -85,14 +86,16 @@ func (o *gitlabReleaseOptions) bind(cmd *cobra.Command, prefix string, withNotes
 	f.BoolVar(&o.release, prefix+"release", false, "also create a GitLab Release for the tag whose links point at the package files")
 	f.StringVar(&o.ref, prefix+"ref", "", "branch or commit the tag is created from for the GitLab Release, if the tag does not exist yet")
 	if withNotes {
-		o.title, o.notesFile = new(string), new(string)
+		o.title, o.notesFile, o.provenance = new(string), new(string), new(bool)
 		f.StringVar(o.title, "title", "", "release title (default: the tag)")
 		f.StringVar(o.notesFile, "notes-file", "", "release notes (Markdown) from FILE; an existing release's notes change only with --replace")
+		f.BoolVar(o.provenance, "provenance", true, "add "+publish.ProvenanceFile+" to each package, an in-toto statement (SLSA provenance v1) naming its files with their sha256")
 	}
 }
 
 func (o *gitlabReleaseOptions) apply(g *publish.GitLabOptions) error {
 	g.Release, g.Ref = o.release, o.ref
+	g.Provenance = o.provenance != nil && *o.provenance
 	if !o.release {
 		if o.ref != "" {
 			return usagef("--%sref needs --%srelease", o.prefix, o.prefix)

@@ -78,8 +78,8 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stderr)
 		}
 	}
-	if n := len(srv.Files("42", "infrastructure-example", "v0.1.0")); n != 8 {
-		t.Errorf("package holds %d files, want 8", n)
+	if n := len(srv.Files("42", "infrastructure-example", "v0.1.0")); n != 9 { // with provenance.intoto.json
+		t.Errorf("package holds %d files, want 9", n)
 	}
 	// A job token needs CI_JOB_TOKEN.
 	if code, _, stderr := runCmd(t, nil, "publish", "gitlab", "--url", srv.URL, "--project", "1", "--token-type", "job", "--from", dist); code != 2 || !strings.Contains(stderr, "CI_JOB_TOKEN") {

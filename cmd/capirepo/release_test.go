@@ -180,8 +180,8 @@ func TestRelease_GitLabFakeWithJobToken(t *testing.T) {
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
-	if n := len(srv.Files("77", "infrastructure-example", "v0.1.0")); n != 8 {
-		t.Errorf("package holds %d files, want 8", n)
+	if n := len(srv.Files("77", "infrastructure-example", "v0.1.0")); n != 9 { // with provenance.intoto.json
+		t.Errorf("package holds %d files, want 9", n)
 	}
 	for _, r := range srv.Requests() {
 		if r.Auth != fakegl.AuthJob {
@@ -250,7 +250,7 @@ func TestRelease_GitLabReleaseLinksThePackages(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	rels := srv.Releases("77")
-	if len(rels) != 1 || rels[0].TagName != "v0.1.0" || rels[0].Description != "Notes.\n" || rels[0].Name != "Providers v0.1.0" || len(rels[0].Links) != 8 {
+	if len(rels) != 1 || rels[0].TagName != "v0.1.0" || rels[0].Description != "Notes.\n" || rels[0].Name != "Providers v0.1.0" || len(rels[0].Links) != 9 {
 		t.Fatalf("releases = %+v", rels)
 	}
 	if srv.Tags("77")["v0.1.0"] != "main" {
