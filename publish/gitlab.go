@@ -211,6 +211,8 @@ type glPackage struct {
 	// copies holds every remote copy of each file name, oldest first.
 	copies map[string][]*gl.PackageFile
 	diff   Diff
+	// warning is a finding of plan that does not stop the publish.
+	warning string
 	// written by act
 	uploaded, replaced []string
 	removed            int
@@ -258,6 +260,9 @@ func (g *GitLab) publish(ctx context.Context, rel *release.Release) (*Summary, e
 			sum.Replaced = append(sum.Replaced, pk.name+"/"+n)
 		}
 		sum.BytesUploaded += pk.bytes
+		if pk.warning != "" {
+			sum.Warnings = append(sum.Warnings, pk.warning)
+		}
 		sum.Providers = append(sum.Providers, ProviderURL{Name: pk.prov.ID.Name, Type: string(pk.prov.ID.Type),
 			URL: GitLabProviderURL(g.host, g.projectName(), pk.name, pk.version, pk.prov.ComponentsFile)})
 		g.progress("package %s %s: %d uploaded, %d skipped, %d replaced, %d older copies deleted",
@@ -372,6 +377,13 @@ func (g *GitLab) plan(ctx context.Context, pk *glPackage) error {
 		return err
 	}
 	pk.copies = copies
+	if g.o.Provenance && !g.o.Replace && len(copies[ProvenanceFile]) == 0 && len(copies["metadata.yaml"]) > 0 {
+		// A package clusterctl already reads, published before capirepo
+		// wrote provenance: adding a file changes a published version.
+		pk.files = slices.DeleteFunc(pk.files, func(f release.File) bool { return f.Name == ProvenanceFile })
+		pk.warning = fmt.Sprintf("package %s %s was published without %s; it is not added (re-run with --replace to add it)", pk.name, pk.version, ProvenanceFile)
+		g.progress("warning: %s", pk.warning)
+	}
 	have := map[string]Remote{}
 	for name, cs := range copies {
 		newest := cs[len(cs)-1] // what clusterctl downloads
