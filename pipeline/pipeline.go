@@ -298,7 +298,12 @@ func (r *run) publish(ctx context.Context, p publish.Publisher) (*publish.Summar
 		}
 	}
 	for _, n := range ps.Uploaded {
-		fmt.Fprintf(r.o.Log, "  uploaded %-51s %10s\n", n, humanBytes(int64(sizes[n])))
+		size, ok := sizes[n]
+		if !ok { // made by the publisher, e.g. provenance.intoto.json
+			fmt.Fprintf(r.o.Log, "  uploaded %s\n", n)
+			continue
+		}
+		fmt.Fprintf(r.o.Log, "  uploaded %-51s %10s\n", n, humanBytes(int64(size)))
 	}
 	return ps, nil
 }
