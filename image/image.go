@@ -37,6 +37,26 @@ const (
 	LabelRevision = "org.opencontainers.image.revision"
 )
 
+// OCI annotations that record the base an image was built on.
+const (
+	AnnotationBaseName   = "org.opencontainers.image.base.name"
+	AnnotationBaseDigest = "org.opencontainers.image.base.digest"
+)
+
+// Base images.
+const (
+	// DefaultBase is the base kubebuilder scaffolds and providers ship:
+	// CA certificates, /etc/passwd with nonroot (65532), tzdata, no shell.
+	DefaultBase = "gcr.io/distroless/static:nonroot"
+	// NoBase builds the bare binary on the empty image.
+	NoBase = "none"
+)
+
+// NoBaseWarning says what an image without a base lacks.
+const NoBaseWarning = "--base-image none: the image holds only /manager: no CA certificates " +
+	"(a manager calling a cloud API over HTTPS fails with x509 errors), no time zone data, no /etc/passwd; " +
+	"use it only for a manager that needs none of them"
+
 // Binary is one compiled manager and the platform it is for.
 type Binary struct {
 	OS, Arch, Variant string
@@ -55,8 +75,12 @@ func (b Binary) platform() string {
 type Options struct {
 	// Binaries holds one binary per platform, in index order.
 	Binaries []Binary
-	// Base is the base image reference; "" means the empty image (a static
-	// binary needs no OS). A multi-platform base gives each platform its own.
+	// Base is the base image reference; "" or NoBase means the empty image.
+	// A multi-platform base gives each platform its own. The reference is
+	// resolved to a digest once, and recorded in the annotations
+	// AnnotationBaseName and AnnotationBaseDigest of the index (the digest
+	// the reference resolved to) and of each image (its platform's base
+	// manifest).
 	Base string
 	// Source, Version and Revision become the OCI labels (empty: left out).
 	Source, Version, Revision string
@@ -78,7 +102,7 @@ func Build(ctx context.Context, o Options) (v1.ImageIndex, error) {
 	}
 	created = created.UTC()
 	var base baseImages = emptyBase{}
-	if o.Base != "" {
+	if o.Base != "" && o.Base != NoBase {
 		b, err := pullBase(ctx, o.Base, o.Remote)
 		if err != nil {
 			return nil, err
@@ -93,16 +117,17 @@ func Build(ctx context.Context, o Options) (v1.ImageIndex, error) {
 			return nil, fmt.Errorf("image: two binaries for %s", p)
 		}
 		seen[p] = true
-		img, err := platformImage(base, b, o, created)
+		img, plat, err := platformImage(base, b, o, created)
 		if err != nil {
 			return nil, fmt.Errorf("image for %s (%s): %w", p, b.Path, err)
 		}
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
-			Add: img,
-			Descriptor: v1.Descriptor{Platform: &v1.Platform{
-				OS: b.OS, Architecture: b.Arch, Variant: b.Variant,
-			}},
+			Add:        img,
+			Descriptor: v1.Descriptor{Platform: plat},
 		})
+	}
+	if name, digest := base.recorded(); name != "" {
+		idx = mutate.Annotations(idx, map[string]string{AnnotationBaseName: name, AnnotationBaseDigest: digest}).(v1.ImageIndex)
 	}
 	if _, err := idx.Digest(); err != nil {
 		return nil, fmt.Errorf("image index: %w", err)
@@ -110,11 +135,25 @@ func Build(ctx context.Context, o Options) (v1.ImageIndex, error) {
 	return idx, nil
 }
 
-func platformImage(base baseImages, b Binary, o Options, created time.Time) (v1.Image, error) {
-	img, err := base.forPlatform(b)
+// platformImage puts the binary on its platform's base and returns the
+// image and its index platform: the base's, which may say more (variant,
+// os.version) than the binary's.
+func platformImage(base baseImages, b Binary, o Options, created time.Time) (v1.Image, *v1.Platform, error) {
+	img, plat, baseDigest, err := base.forPlatform(b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	img, err = onBase(img, b, o, created)
+	if err != nil {
+		return nil, nil, err
+	}
+	if name, _ := base.recorded(); name != "" {
+		img = mutate.Annotations(img, map[string]string{AnnotationBaseName: name, AnnotationBaseDigest: baseDigest}).(v1.Image)
+	}
+	return img, plat, nil
+}
+
+func onBase(img v1.Image, b Binary, o Options, created time.Time) (v1.Image, error) {
 	mt, err := img.MediaType()
 	if err != nil {
 		return nil, err
@@ -193,20 +232,42 @@ func managerTar(data []byte, mtime time.Time) ([]byte, error) {
 
 // baseImages picks the base image of one platform.
 type baseImages interface {
-	forPlatform(Binary) (v1.Image, error)
+	// forPlatform returns the base image of the binary's platform, the
+	// platform to list it under, and the base manifest's digest.
+	forPlatform(Binary) (v1.Image, *v1.Platform, string, error)
+	// recorded returns the base's name and the digest it resolved to, to
+	// record in the annotations; "" for no base.
+	recorded() (name, digest string)
 }
 
 type emptyBase struct{}
 
-func (emptyBase) forPlatform(Binary) (v1.Image, error) {
+func (emptyBase) forPlatform(b Binary) (v1.Image, *v1.Platform, string, error) {
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	return mutate.ConfigMediaType(img, types.OCIConfigJSON), nil
+	return mutate.ConfigMediaType(img, types.OCIConfigJSON), &v1.Platform{OS: b.OS, Architecture: b.Arch, Variant: b.Variant}, "", nil
 }
 
+func (emptyBase) recorded() (string, string) { return "", "" }
+
 type remoteBase struct {
-	ref   string
-	index v1.ImageIndex // nil for a single-platform base
-	image v1.Image
+	ref    string        // as given
+	name   string        // fully qualified: gcr.io/distroless/static:nonroot
+	digest string        // what ref resolved to
+	index  v1.ImageIndex // nil for a single-platform base
+	image  v1.Image
+}
+
+func (b *remoteBase) recorded() (string, string) { return b.name, b.digest }
+
+// ResolvedBase returns the base name and digest an index built by Build
+// records, e.g. ("gcr.io/distroless/static:nonroot", "sha256:..."); ""
+// for an image without a base.
+func ResolvedBase(idx v1.ImageIndex) (name, digest string, err error) {
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return "", "", err
+	}
+	return m.Annotations[AnnotationBaseName], m.Annotations[AnnotationBaseDigest], nil
 }
 
 func pullBase(ctx context.Context, ref string, opts []remote.Option) (*remoteBase, error) {
@@ -218,7 +279,7 @@ func pullBase(ctx context.Context, ref string, opts []remote.Option) (*remoteBas
 	if err != nil {
 		return nil, fmt.Errorf("pull base image %s: %w", ref, err)
 	}
-	b := &remoteBase{ref: ref}
+	b := &remoteBase{ref: ref, name: r.Name(), digest: desc.Digest.String()}
 	if desc.MediaType.IsIndex() {
 		b.index, err = desc.ImageIndex()
 	} else {
@@ -230,21 +291,25 @@ func pullBase(ctx context.Context, ref string, opts []remote.Option) (*remoteBas
 	return b, nil
 }
 
-func (b *remoteBase) forPlatform(bin Binary) (v1.Image, error) {
+func (b *remoteBase) forPlatform(bin Binary) (v1.Image, *v1.Platform, string, error) {
 	want := v1.Platform{OS: bin.OS, Architecture: bin.Arch, Variant: bin.Variant}
 	if b.index == nil {
 		cf, err := b.image.ConfigFile()
 		if err != nil {
-			return nil, fmt.Errorf("base image %s: %w", b.ref, err)
+			return nil, nil, "", fmt.Errorf("base image %s: %w", b.ref, err)
 		}
 		if cf.OS != bin.OS || cf.Architecture != bin.Arch {
-			return nil, fmt.Errorf("base image %s is for %s/%s only, not %s: use a multi-platform base image", b.ref, cf.OS, cf.Architecture, bin.platform())
+			return nil, nil, "", fmt.Errorf("base image %s is for %s/%s only, not %s: use a multi-platform base image", b.ref, cf.OS, cf.Architecture, bin.platform())
 		}
-		return b.image, nil
+		v := bin.Variant
+		if cf.Variant != "" {
+			v = cf.Variant
+		}
+		return b.image, &v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: v, OSVersion: cf.OSVersion}, b.digest, nil
 	}
 	im, err := b.index.IndexManifest()
 	if err != nil {
-		return nil, fmt.Errorf("base image %s: %w", b.ref, err)
+		return nil, nil, "", fmt.Errorf("base image %s: %w", b.ref, err)
 	}
 	var have []string
 	for _, d := range im.Manifests {
@@ -256,12 +321,15 @@ func (b *remoteBase) forPlatform(bin Binary) (v1.Image, error) {
 		if p.OS == want.OS && p.Architecture == want.Architecture && (p.Variant == want.Variant || want.Variant == "") {
 			img, err := b.index.Image(d.Digest)
 			if err != nil {
-				return nil, fmt.Errorf("base image %s for %s: %w", b.ref, bin.platform(), err)
+				return nil, nil, "", fmt.Errorf("base image %s for %s: %w", b.ref, bin.platform(), err)
 			}
-			return img, nil
+			plat := p
+			plat.Features, plat.OSFeatures = nil, nil
+			return img, &plat, d.Digest.String(), nil
 		}
 	}
-	return nil, fmt.Errorf("base image %s has no image for %s (it has %v)", b.ref, bin.platform(), have)
+	return nil, nil, "", fmt.Errorf("base image %s has no image for %s (it has %v): build only the platforms it has (--platforms), or choose another --base-image",
+		b.ref, bin.platform(), have)
 }
 
 // Ref returns REPO:VERSION as a reference.

@@ -47,7 +47,9 @@ type BuildOptions struct {
 	ImagePush   bool
 	ImageLayout string
 	// ImageRef is ImageRefTag or ImageRefDigest.
-	ImageRef  string
+	ImageRef string
+	// BaseImage is the manager image's base; "" means image.DefaultBase,
+	// image.NoBase the bare binary (with a warning).
 	BaseImage string
 	// Source is the image's source label; "" means the https URL of Dir's
 	// origin remote.
@@ -89,6 +91,9 @@ type Image struct {
 	Layout    string   `json:"layout,omitempty"`
 	// Components is the image reference the components YAML names.
 	Components string `json:"components"`
+	// Base is the base image by the digest it resolved to
+	// (NAME@sha256:...), "" for none.
+	Base string `json:"base,omitempty"`
 }
 
 // ManagerMismatchError says the providers of a tree have different build
@@ -240,14 +245,25 @@ func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []buil
 	}
 	base := o.BaseImage
 	if base == "" {
-		base = "(empty)"
+		base = image.DefaultBase
 	}
-	fmt.Fprintf(log, "image %s: base %s, %s\n", sum.Tag, base, strings.Join(sum.Platforms, ", "))
-	idx, err := image.Build(ctx, image.Options{Binaries: in, Base: o.BaseImage, Source: source, Version: version, Revision: commit,
+	if base == image.NoBase {
+		fmt.Fprintf(log, "warning: %s\n", image.NoBaseWarning)
+	}
+	idx, err := image.Build(ctx, image.Options{Binaries: in, Base: base, Source: source, Version: version, Revision: commit,
 		Created: created, Remote: remoteOpts})
 	if err != nil {
 		return nil, err
 	}
+	baseName, baseDigest, err := image.ResolvedBase(idx)
+	if err != nil {
+		return nil, err
+	}
+	if baseName != "" {
+		sum.Base = baseName + "@" + baseDigest
+		base = sum.Base
+	}
+	fmt.Fprintf(log, "image %s: base %s, %s\n", sum.Tag, base, strings.Join(sum.Platforms, ", "))
 	d, err := idx.Digest()
 	if err != nil {
 		return nil, err

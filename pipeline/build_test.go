@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/image"
+	"github.com/capirepo/capirepo/image/imagetest"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/release"
 )
@@ -56,12 +58,14 @@ func componentsOf(t *testing.T, rel *release.Release) string {
 // reads the index back.
 func TestBuild_ImagePushedAndComponentsNameItByDigest(t *testing.T) {
 	host := newRegistryHost(t)
+	base, baseDigest := imagetest.PushBase(t, host)
 	repo := host + "/example/capi-example-controller"
 	out := filepath.Join(t.TempDir(), "dist")
+	var logged bytes.Buffer
 	b, err := pipeline.Build(context.Background(), pipeline.BuildOptions{
-		Dir: exampleDir(t), Version: "v0.1.0", Out: out, Image: repo,
+		Dir: exampleDir(t), Version: "v0.1.0", Out: out, Image: repo, BaseImage: base,
 		ImagePush: true, ImageRef: pipeline.ImageRefDigest, SourceDateEpoch: "1700000000",
-	}, io.Discard)
+	}, &logged)
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
@@ -70,6 +74,9 @@ func TestBuild_ImagePushedAndComponentsNameItByDigest(t *testing.T) {
 		t.Fatalf("image %+v, %d binaries", img, len(b.Artifacts.Binaries))
 	}
 	wantRef := repo + "@" + img.Digest
+	if img.Base != base+"@"+baseDigest.String() || !strings.Contains(logged.String(), "base "+img.Base) {
+		t.Errorf("base recorded as %q, want %s@%s; log:\n%s", img.Base, base, baseDigest, logged.String())
+	}
 	if img.Components != wantRef {
 		t.Errorf("components image %s, want %s", img.Components, wantRef)
 	}
@@ -114,7 +121,7 @@ func TestBuild_ImagePushedAndComponentsNameItByDigest(t *testing.T) {
 			t.Errorf("%s: /manager in the image differs from %s", d.Platform, b.Artifacts.Binaries[i].Path)
 		}
 	}
-	if diff := cmp.Diff([]string{"linux/amd64", "linux/arm64"}, platforms); diff != "" {
+	if diff := cmp.Diff([]string{"linux/amd64", "linux/arm64/v8"}, platforms); diff != "" {
 		t.Errorf("index platforms (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(componentsOf(t, b.Result.Release), "image: "+wantRef+"\n") {
@@ -133,7 +140,7 @@ func TestBuild_ImageLayoutBuildsTheBinariesItNeeds(t *testing.T) {
 	var logged bytes.Buffer
 	b, err := pipeline.Build(context.Background(), pipeline.BuildOptions{
 		Dir: exampleDir(t), Version: "v0.1.0", Out: out, Image: "ghcr.io/example/capi-example-controller",
-		ImageLayout: layoutDir, ImageRef: pipeline.ImageRefTag, Platforms: []string{"linux/amd64"},
+		ImageLayout: layoutDir, ImageRef: pipeline.ImageRefTag, Platforms: []string{"linux/amd64"}, BaseImage: image.NoBase,
 	}, &logged)
 	if err != nil {
 		t.Fatalf("build: %v", err)
@@ -149,6 +156,12 @@ func TestBuild_ImageLayoutBuildsTheBinariesItNeeds(t *testing.T) {
 	}
 	if !strings.Contains(componentsOf(t, b.Result.Release), "image: ghcr.io/example/capi-example-controller:v0.1.0\n") {
 		t.Error("components do not name the image by tag")
+	}
+	if !strings.Contains(logged.String(), "warning: --base-image none: the image holds only /manager: no CA certificates") {
+		t.Errorf("log does not warn about the image without a base:\n%s", logged.String())
+	}
+	if b.Artifacts.Image.Base != "" {
+		t.Errorf("base %q recorded for none", b.Artifacts.Image.Base)
 	}
 	if !strings.Contains(logged.String(), "OCI layout "+layoutDir) {
 		t.Errorf("log does not name the layout:\n%s", logged.String())

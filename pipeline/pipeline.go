@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -26,6 +29,12 @@ type Options struct {
 	// DryRun builds, lints, writes and verifies the dist folder, and
 	// publishes nothing.
 	DryRun bool
+	// SkipImageCheck leaves out the images step, which asks the registry
+	// for every image the components run, for every platform built.
+	SkipImageCheck bool
+	// ImageRemote holds options for the image check's registry calls (auth,
+	// transport); nil means Build.Keychain's credentials.
+	ImageRemote []remote.Option
 
 	// GitHubAPI is the API base of github:// targets; "" is github.com.
 	// clusterctl reads releases only from github.com, so with another API
@@ -99,7 +108,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
-	steps := []step{{"build", r.build}, {"lint", r.lint}, {"write", r.write}}
+	steps := []step{{"build", r.build}, {"lint", r.lint}, {"images", r.images}, {"write", r.write}}
 	for i, t := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
 		steps = append(steps,
@@ -111,8 +120,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				if ps, err = r.publish(ctx, publishers[i]); err != nil {
 					return "", false, err
 				}
-				return fmt.Sprintf("%s: %d uploaded (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), humanBytes(ps.BytesUploaded),
-					len(ps.Skipped), len(ps.Replaced)), false, nil
+				d := fmt.Sprintf("%s: %d uploaded (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), humanBytes(ps.BytesUploaded),
+					len(ps.Skipped), len(ps.Replaced))
+				if ps.Draft {
+					d += "; left a draft"
+				}
+				if n := len(ps.Warnings); n > 0 {
+					d += fmt.Sprintf("; %d warnings", n)
+				}
+				return d, false, nil
 			}},
 			step{"verify " + t.Raw, func(ctx context.Context) (string, bool, error) {
 				if o.DryRun {
@@ -238,6 +254,45 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
+// images asks the registry for every image the components run, so a
+// release is never published before its images can be pulled.
+func (r *run) images(ctx context.Context) (string, bool, error) {
+	if r.o.SkipImageCheck {
+		return "--skip-image-check: not checked", true, nil
+	}
+	uses, err := verify.ReleaseImages(r.b.Result.Release)
+	if err != nil {
+		return "", false, err
+	}
+	platforms := r.o.Build.Platforms
+	if len(platforms) == 0 && r.b.Config != nil && len(r.b.Config.Providers) > 0 {
+		platforms = r.b.Config.Providers[0].Build.Platforms
+	}
+	opts := r.o.ImageRemote
+	if opts == nil {
+		kc := r.o.Build.Keychain
+		if kc == nil {
+			kc = authn.NewMultiKeychain() // anonymous
+		}
+		opts = []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}
+	}
+	rep, err := verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms, Remote: opts})
+	if rep != nil {
+		_ = rep.WriteText(r.o.Log)
+	}
+	if err != nil {
+		return "", false, err
+	}
+	d := fmt.Sprintf("%d images in the registry for %s", rep.Count(verify.ImageOK), strings.Join(rep.Platforms, ", "))
+	if n := rep.Count(verify.ImageUnreadable); n > 0 {
+		d += fmt.Sprintf("; %d not readable without credentials", n)
+	}
+	if n := rep.Count(verify.ImageSkipped); n > 0 {
+		d += fmt.Sprintf("; %d named by variables, not checked", n)
+	}
+	return d, false, nil
+}
+
 func (r *run) write(context.Context) (string, bool, error) {
 	out := r.o.Build.Out
 	if err := release.Write(out, r.b.Result.Release); err != nil {
@@ -260,7 +315,12 @@ func (r *run) publish(ctx context.Context, p publish.Publisher) (*publish.Summar
 		}
 	}
 	for _, n := range ps.Uploaded {
-		fmt.Fprintf(r.o.Log, "  uploaded %-51s %10s\n", n, humanBytes(int64(sizes[n])))
+		size, ok := sizes[n]
+		if !ok { // made by the publisher, e.g. provenance.intoto.json
+			fmt.Fprintf(r.o.Log, "  uploaded %s\n", n)
+			continue
+		}
+		fmt.Fprintf(r.o.Log, "  uploaded %-51s %10s\n", n, humanBytes(int64(size)))
 	}
 	return ps, nil
 }
@@ -271,6 +331,9 @@ func (r *run) publish(ctx context.Context, p publish.Publisher) (*publish.Summar
 // instead, and the detail says so.
 func (r *run) verifyTarget(ctx context.Context, t Target, ps *publish.Summary) (string, error) {
 	version := r.b.Result.Release.Version
+	if ps != nil && ps.Draft {
+		return r.verifyDist(ctx, "the release is a draft, which clusterctl cannot read until a person publishes it: verified the built dist instead")
+	}
 	switch t.Kind {
 	case File:
 		rep, err := verify.Dir(ctx, t.Dir, verify.Options{Version: version})

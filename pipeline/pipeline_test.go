@@ -12,6 +12,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
@@ -30,6 +37,9 @@ func exampleRun(t *testing.T, log *bytes.Buffer) pipeline.Options {
 	return pipeline.Options{
 		Build: pipeline.BuildOptions{Dir: exampleDir(t), Version: "v0.1.0", Out: filepath.Join(t.TempDir(), "dist")},
 		Log:   log,
+		// The example's image is not in any registry; TestRun_ImagesStep*
+		// checks images against an in-process one.
+		SkipImageCheck: true,
 	}
 }
 
@@ -84,7 +94,7 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	want := "build=ok\nlint=ok\nwrite=ok\npublish github://example/provider=skipped\nverify github://example/provider=skipped\nverify dist=ok\n"
+	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish github://example/provider=skipped\nverify github://example/provider=skipped\nverify dist=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -93,7 +103,7 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 			t.Errorf("dry run did not build %s: %v", f, err)
 		}
 	}
-	for _, line := range []string{"[1/6] build\n", "[6/6] verify dist: ok", "infrastructure-components.yaml"} {
+	for _, line := range []string{"[1/7] build\n", "[7/7] verify dist: ok", "infrastructure-components.yaml"} {
 		if !strings.Contains(log.String(), line) {
 			t.Errorf("progress lacks %q", line)
 		}
@@ -111,7 +121,7 @@ func TestRun_FileTargetPublishesAndVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	want := "build=ok\nlint=ok\nwrite=ok\npublish file://" + root + "=ok\nverify file://" + root + "=ok\n"
+	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish file://" + root + "=ok\nverify file://" + root + "=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -143,19 +153,19 @@ func TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone(t *testing.T) {
 		written []string
 	}{{
 		name: "first of two targets fails", targets: []string{a, b}, fail: a,
-		want:    "build=ok\nlint=ok\nwrite=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
 		wantErr: "publish " + a + ": upload refused",
 	}, {
 		name: "second target fails after the first is verified", targets: []string{a, b}, fail: b,
-		want:    "build=ok\nlint=ok\nwrite=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
 		wantErr: "publish " + b + ": upload refused", written: []string{a},
 	}, {
 		name: "a real publisher fails on a file in the way", targets: []string{"file://" + blocker, b},
-		want:    "build=ok\nlint=ok\nwrite=ok\npublish file://" + blocker + "=failed\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish file://" + blocker + "=failed\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
 		wantErr: "publish file://" + blocker + ": ",
 	}, {
 		name: "build fails", version: "1.0", targets: []string{a},
-		want:    "build=failed\nlint=not run\nwrite=not run\npublish " + a + "=not run\nverify " + a + "=not run\n",
+		want:    "build=failed\nlint=not run\nimages=not run\nwrite=not run\npublish " + a + "=not run\nverify " + a + "=not run\n",
 		wantErr: "build: ",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,7 +238,7 @@ func TestRun_ManagerMismatchIsATypedError(t *testing.T) {
 	dir := testtree.Write(t, testtree.Minimal(map[string]string{
 		"capirepo.yaml": "providers:\n- name: infrastructure-test\n  build: {main: .}\n- name: infrastructure-other\n  build: {main: ./cmd/other}\n",
 	}))
-	o := pipeline.Options{Build: pipeline.BuildOptions{Dir: dir, Version: "v1.2.0", Out: t.TempDir(), Binaries: true}, DryRun: true}
+	o := pipeline.Options{Build: pipeline.BuildOptions{Dir: dir, Version: "v1.2.0", Out: t.TempDir(), Binaries: true}, DryRun: true, SkipImageCheck: true}
 	_, err := pipeline.Run(context.Background(), o)
 	var mm *pipeline.ManagerMismatchError
 	if !errors.As(err, &mm) || mm.First != "infrastructure-test" || mm.Other != "infrastructure-other" {
@@ -263,8 +273,8 @@ func TestRun_GitHubVerifiesThroughClusterctl(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	if d := sum.Steps[4].Detail; sum.Steps[4].Status != pipeline.StatusOK || !strings.Contains(d, "read back from https://github.com/example/provider-pipeline-through-clusterctl") {
-		t.Errorf("verify step %+v", sum.Steps[4])
+	if d := sum.Steps[5].Detail; sum.Steps[5].Status != pipeline.StatusOK || !strings.Contains(d, "read back from https://github.com/example/provider-pipeline-through-clusterctl") {
+		t.Errorf("verify step %+v", sum.Steps[5])
 	}
 	if strings.Contains(log.String(), ghToken) {
 		t.Error("the token was logged")
@@ -339,5 +349,61 @@ func TestLines_TerminalRewritesOneLine(t *testing.T) {
 		if diff := cmp.Diff(tc.want, b.String()); diff != "" {
 			t.Errorf("terminal=%v (-want +got):\n%s", tc.terminal, diff)
 		}
+	}
+}
+
+// TestRun_ImagesStepStopsARunWhoseImageLacksAPlatform: the components name
+// an image whose index lacks linux/arm64 (still being promoted): the run
+// stops before anything is written, naming the object and container;
+// once the index is complete the run goes through.
+func TestRun_ImagesStepStopsARunWhoseImageLacksAPlatform(t *testing.T) {
+	host := newRegistryHost(t)
+	repo := host + "/example/capi-example-controller"
+	pushIndex := func(platforms ...string) {
+		t.Helper()
+		idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+		for _, p := range platforms {
+			img, err := random.Image(16, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, _ := v1.ParsePlatform(p)
+			cf, _ := img.ConfigFile()
+			cf = cf.DeepCopy()
+			cf.OS, cf.Architecture = pl.OS, pl.Architecture
+			img, _ = mutate.ConfigFile(img, cf)
+			idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: pl}})
+		}
+		tag, _ := name.NewTag(repo + ":v0.1.0")
+		if err := remote.WriteIndex(tag, idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pushIndex("linux/amd64")
+	var log bytes.Buffer
+	o := exampleRun(t, &log)
+	o.SkipImageCheck, o.DryRun, o.Build.Image = false, true, repo
+	sum, err := pipeline.Run(context.Background(), o)
+	if err == nil {
+		t.Fatal("a run whose image lacks linux/arm64 went through")
+	}
+	for _, s := range []string{"images: ", "Deployment capi-example-system/capi-example-controller-manager container manager: image " + repo + ":v0.1.0: no image for linux/arm64"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error lacks %q:\n%v", s, err)
+		}
+	}
+	if diff := cmp.Diff("build=ok\nlint=ok\nimages=failed\nwrite=not run\nverify dist=not run\n", statuses(sum)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(o.Build.Out); err == nil {
+		t.Error("the dist folder was written")
+	}
+	pushIndex("linux/amd64", "linux/arm64")
+	sum, err = pipeline.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sum.Steps[2].Detail; d != "1 images in the registry for linux/amd64, linux/arm64" {
+		t.Errorf("images detail %q", d)
 	}
 }

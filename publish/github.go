@@ -37,12 +37,33 @@ type GitHubOptions struct {
 	// Tag is the release tag; empty means the release version.
 	Tag string
 	// Target is the commitish the tag is created from when the release is
-	// published; empty means the repository's default branch.
+	// published, and the one generated notes are made for; empty means the
+	// repository's default branch. GitHub ignores it when the tag exists:
+	// Publish then warns.
 	Target string
 	// Draft leaves a new release as a draft after the upload.
 	Draft bool
-	// Replace lets assets that differ be replaced, also on a published release.
+	// Replace lets assets that differ be replaced, also on a published
+	// release, and lets the title, notes and prerelease flag of an existing
+	// release be changed.
 	Replace bool
+	// Title is the release title; empty means the tag.
+	Title string
+	// Notes is the release notes text (Markdown).
+	Notes string
+	// GenerateNotes appends the notes GitHub generates for the changes since
+	// the previous release (POST releases/generate-notes) to Notes.
+	GenerateNotes bool
+	// PreviousTag starts the range of generated notes; empty lets GitHub
+	// pick it (the latest release).
+	PreviousTag string
+	// Prerelease marks the release a prerelease; nil means when the tag is
+	// a semver prerelease (v1.2.0-rc.1).
+	Prerelease *bool
+	// Provenance adds provenance.intoto.json, an in-toto statement with an
+	// SLSA provenance v1 predicate whose subjects are every asset. A
+	// published release without it gets it only with Replace.
+	Provenance bool
 	// Concurrency is the number of parallel uploads; 0 means 4.
 	Concurrency int
 	// APIURL is the REST API base: empty for github.com, or
@@ -161,12 +182,14 @@ func (g *GitHub) progress(format string, args ...any) {
 
 // ghRelease is the state Publish works on.
 type ghRelease struct {
-	id        int64
-	tag       string
-	draft     bool
-	immutable bool
-	htmlURL   string
-	assets    map[string]*github.ReleaseAsset // nil: not known yet
+	id         int64
+	tag        string
+	name, body string
+	draft      bool
+	prerelease bool
+	immutable  bool
+	htmlURL    string
+	assets     map[string]*github.ReleaseAsset // nil: not known yet
 }
 
 // Publish creates or resumes the release for the tag, uploads what is
@@ -190,8 +213,19 @@ func (g *GitHub) Publish(ctx context.Context, rel *release.Release) (*Summary, e
 			URL: fmt.Sprintf("%s/%s/%s/releases/latest/%s", g.web, g.o.Owner, g.o.Repo, p.ComponentsFile)})
 	}
 
+	if g.o.Provenance {
+		pf, err := Provenance(files, ProvenanceSource{Repository: fmt.Sprintf("%s/%s/%s", g.web, g.o.Owner, g.o.Repo), Version: tag})
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, pf)
+	}
+
 	r, err := g.find(ctx, tag)
 	if err != nil {
+		return nil, err
+	}
+	if err := g.checkTarget(ctx, tag, r, sum); err != nil {
 		return nil, err
 	}
 	var d Diff
@@ -203,10 +237,23 @@ func (g *GitHub) Publish(ctx context.Context, rel *release.Release) (*Summary, e
 			}
 		}
 		temps = takeTemps(r)
+		if _, has := r.assets[ProvenanceFile]; g.o.Provenance && !has && !r.draft && (!g.o.Replace || r.immutable) {
+			// Published before capirepo wrote provenance: adding an asset
+			// changes a published release, and an immutable one refuses it.
+			files = slices.DeleteFunc(files, func(f release.File) bool { return f.Name == ProvenanceFile })
+			if r.immutable {
+				g.warn(sum, "release %s was published without %s and is immutable; it stays without", tag, ProvenanceFile)
+			} else {
+				g.warn(sum, "release %s was published without %s; it is not added (re-run with --replace to add it)", tag, ProvenanceFile)
+			}
+		}
 		if d, err = Compare(ctx, files, remotes(r), g.hashFunc(r)); err != nil {
 			return nil, fmt.Errorf("github release %s: %w", tag, err)
 		}
 		if err := g.check(r, d); err != nil {
+			return nil, err
+		}
+		if err := g.updateMeta(ctx, r, sum); err != nil {
 			return nil, err
 		}
 	} else {
@@ -255,8 +302,9 @@ func (g *GitHub) check(r *ghRelease, d Diff) error {
 	}
 	switch {
 	case r.immutable:
-		return fmt.Errorf("github release %s of %s/%s is immutable and differs (%s): GitHub refuses to change its assets; publish a new version instead",
-			r.tag, g.o.Owner, g.o.Repo, d.Describe())
+		return fmt.Errorf("github release %s of %s/%s is immutable and its assets differ from the build (%s): nothing was changed; "+
+			"GitHub never lets assets of an immutable release be added, replaced or deleted (not even with --replace), "+
+			"so a new version is the only fix", r.tag, g.o.Owner, g.o.Repo, d.Describe())
 	case !r.draft && !g.o.Replace:
 		return fmt.Errorf("github release %s of %s/%s is already published and differs (%s): nothing was changed; "+
 			"publish a new version, or re-run with --replace to change it under users who may have installed it",
@@ -539,11 +587,18 @@ func (g *GitHub) releasesPage(ctx context.Context, page int) ([]*github.Reposito
 }
 
 func (g *GitHub) create(ctx context.Context, tag string, rel *release.Release) (*ghRelease, error) {
-	in := &github.RepositoryRelease{TagName: github.Ptr(tag), Name: github.Ptr(tag), Draft: github.Ptr(true)}
+	body, err := g.notes(ctx, tag)
+	if err != nil {
+		return nil, err
+	}
+	in := &github.RepositoryRelease{TagName: github.Ptr(tag), Name: github.Ptr(g.title(tag)), Draft: github.Ptr(true)}
+	if body != "" {
+		in.Body = github.Ptr(body)
+	}
 	if g.o.Target != "" {
 		in.TargetCommitish = github.Ptr(g.o.Target)
 	}
-	if isPrerelease(tag) {
+	if g.prerelease(tag) {
 		in.Prerelease = github.Ptr(true)
 	}
 	attempt := 0
@@ -573,11 +628,151 @@ func isPrerelease(tag string) bool {
 	return strings.Contains(v, "-")
 }
 
+func (g *GitHub) prerelease(tag string) bool {
+	if g.o.Prerelease != nil {
+		return *g.o.Prerelease
+	}
+	return isPrerelease(tag)
+}
+
+func (g *GitHub) title(tag string) string {
+	if g.o.Title != "" {
+		return g.o.Title
+	}
+	return tag
+}
+
+// notes returns the release notes: Notes, then the generated notes.
+func (g *GitHub) notes(ctx context.Context, tag string) (string, error) {
+	if !g.o.GenerateNotes {
+		return g.o.Notes, nil
+	}
+	opts := &github.GenerateNotesOptions{TagName: tag}
+	if g.o.Target != "" {
+		opts.TargetCommitish = github.Ptr(g.o.Target)
+	}
+	if g.o.PreviousTag != "" {
+		opts.PreviousTagName = github.Ptr(g.o.PreviousTag)
+	}
+	n, err := DoValue(ctx, g.retry, func(ctx context.Context) (*github.RepositoryReleaseNotes, error) {
+		n, _, err := g.c.Repositories.GenerateReleaseNotes(ctx, g.o.Owner, g.o.Repo, opts)
+		return n, g.convert(err)
+	})
+	if err != nil {
+		err = fmt.Errorf("generate release notes for %s in %s/%s: %w", tag, g.o.Owner, g.o.Repo, err)
+		var se *StatusError
+		if errors.As(err, &se) && se.Status == http.StatusUnprocessableEntity {
+			hint := "pass --target COMMITISH when the tag does not exist yet"
+			if g.o.PreviousTag != "" {
+				hint += ", and check that --previous-tag " + g.o.PreviousTag + " exists"
+			}
+			return "", fmt.Errorf("%w: %s", err, hint)
+		}
+		return "", g.hint(err)
+	}
+	g.progress("generated release notes for %s (%d bytes)", tag, len(n.Body))
+	if g.o.Notes == "" {
+		return n.Body, nil
+	}
+	return strings.TrimRight(g.o.Notes, "\n") + "\n\n" + n.Body, nil
+}
+
+// warn reports a finding that does not stop the publish.
+func (g *GitHub) warn(sum *Summary, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	sum.Warnings = append(sum.Warnings, msg)
+	g.progress("warning: %s", msg)
+}
+
+// checkTarget warns when --target is given for a tag that already exists:
+// GitHub keeps the tag where it is and ignores the target.
+func (g *GitHub) checkTarget(ctx context.Context, tag string, r *ghRelease, sum *Summary) error {
+	if g.o.Target == "" {
+		return nil
+	}
+	if r != nil && !r.draft {
+		g.warn(sum, "--target %s is ignored: release %s is published, its tag exists", g.o.Target, tag)
+		return nil
+	}
+	ref, err := DoValue(ctx, g.retry, func(ctx context.Context) (*github.Reference, error) {
+		ref, _, err := g.c.Git.GetRef(ctx, g.o.Owner, g.o.Repo, "tags/"+tag)
+		return ref, g.convert(err)
+	})
+	var se *StatusError
+	switch {
+	case err == nil:
+		g.warn(sum, "--target %s is ignored: tag %s already exists (at %s) and GitHub publishes the release on it as it is",
+			g.o.Target, tag, ref.GetObject().GetSHA())
+	case errors.As(err, &se) && se.Status == http.StatusNotFound:
+		// The tag is created when the release is published.
+	default:
+		return g.hint(fmt.Errorf("look up tag %s of %s/%s: %w", tag, g.o.Owner, g.o.Repo, err))
+	}
+	return nil
+}
+
+// updateMeta brings the title, notes and prerelease flag of an existing
+// release to what the options ask for. Empty notes and a title that is the
+// tag are filled in; notes, a title or a published release's flag that
+// differ are changed only with Replace (GitHub lets them change even on an
+// immutable release), else kept with a warning.
+func (g *GitHub) updateMeta(ctx context.Context, r *ghRelease, sum *Summary) error {
+	edit := &github.RepositoryRelease{}
+	changed := false
+	var kept []string
+	if g.o.Title != "" && r.name != g.o.Title {
+		if r.name == "" || r.name == r.tag || g.o.Replace {
+			edit.Name, changed = github.Ptr(g.o.Title), true
+		} else {
+			kept = append(kept, "title")
+		}
+	}
+	if g.o.Notes != "" || g.o.GenerateNotes {
+		// Generated again to compare: a resumed draft made by an earlier
+		// run holds the same notes and needs nothing.
+		body, err := g.notes(ctx, r.tag)
+		if err != nil {
+			return err
+		}
+		switch {
+		case body == r.body:
+		case r.body == "" || g.o.Replace:
+			edit.Body, changed = github.Ptr(body), true
+		default:
+			kept = append(kept, "notes")
+		}
+	}
+	if g.o.Prerelease != nil && r.prerelease != *g.o.Prerelease {
+		if r.draft || g.o.Replace {
+			edit.Prerelease, changed = github.Ptr(*g.o.Prerelease), true
+		} else {
+			kept = append(kept, "prerelease flag")
+		}
+	}
+	if len(kept) > 0 {
+		g.warn(sum, "release %s keeps its %s: re-run with --replace to change them", r.tag, strings.Join(kept, ", "))
+	}
+	if !changed {
+		return nil
+	}
+	rr, err := DoValue(ctx, g.retry, func(ctx context.Context) (*github.RepositoryRelease, error) {
+		rr, _, err := g.c.Repositories.EditRelease(ctx, g.o.Owner, g.o.Repo, r.id, edit)
+		return rr, g.convert(err)
+	})
+	if err != nil {
+		return g.hint(fmt.Errorf("update the title and notes of release %s: %w", r.tag, err))
+	}
+	nr := toRelease(rr)
+	r.name, r.body, r.prerelease = nr.name, nr.body, nr.prerelease
+	g.progress("updated the title, notes and prerelease flag of release %s", r.tag)
+	return nil
+}
+
 // publish turns the draft into a release; GitHub creates the tag now, from
 // Target or the default branch.
 func (g *GitHub) publish(ctx context.Context, r *ghRelease) error {
 	edit := &github.RepositoryRelease{Draft: github.Ptr(false)}
-	if isPrerelease(r.tag) {
+	if r.prerelease {
 		edit.MakeLatest = github.Ptr("false")
 	}
 	rr, err := DoValue(ctx, g.retry, func(ctx context.Context) (*github.RepositoryRelease, error) {
@@ -767,7 +962,8 @@ const embeddedAssetsMax = 50
 // They are the state compared before writing; the read back after the
 // uploads always lists the assets anew.
 func toRelease(r *github.RepositoryRelease) *ghRelease {
-	out := &ghRelease{id: r.GetID(), tag: r.GetTagName(), draft: r.GetDraft(), immutable: r.GetImmutable(), htmlURL: r.GetHTMLURL()}
+	out := &ghRelease{id: r.GetID(), tag: r.GetTagName(), name: r.GetName(), body: r.GetBody(), draft: r.GetDraft(),
+		prerelease: r.GetPrerelease(), immutable: r.GetImmutable(), htmlURL: r.GetHTMLURL()}
 	if len(r.Assets) < embeddedAssetsMax {
 		out.assets = map[string]*github.ReleaseAsset{}
 		for _, a := range r.Assets {

@@ -427,7 +427,7 @@ func TestPublishGitHub_ImmutableReleaseIsRefusedBeforeAnyUpload(t *testing.T) {
 	changed := fixture(t, "v0.6.0")
 	_ = changed.Providers[0].Add("cluster-template-ha.yaml", []byte("new bytes\n"))
 	_, err := e.publisher(t, 0, func(o *publish.GitHubOptions) { o.Replace = true }).Publish(context.Background(), changed)
-	if err == nil || !strings.Contains(err.Error(), "immutable") || !strings.Contains(err.Error(), "cluster-template-ha.yaml") {
+	if err == nil || !strings.Contains(err.Error(), "immutable") || !strings.Contains(err.Error(), "cluster-template-ha.yaml") || !strings.Contains(err.Error(), "a new version is the only fix") {
 		t.Fatalf("err = %v, want an immutable-release error naming the asset", err)
 	}
 	if n := e.srv.Calls(fakegh.RouteUploadAsset) + e.srv.Calls(fakegh.RouteDeleteAsset); n != 0 {
@@ -665,10 +665,11 @@ func TestPublishGitHub_FreshPublishRequests(t *testing.T) {
 		routes = append(routes, strings.SplitN(l, " /", 2)[0])
 	}
 	// The lookup by tag and the first page of releases go out together, then
-	// the draft, the uploads, the read back, and the publish.
+	// the tag lookup (--target is set), the draft, the uploads, the read
+	// back, and the publish.
 	lookups := slices.Clone(routes[:2])
 	slices.Sort(lookups)
-	want := []string{fakegh.RouteGetReleaseByTag, fakegh.RouteListReleases, fakegh.RouteCreateRelease} // lookups sorted
+	want := []string{fakegh.RouteGetReleaseByTag, fakegh.RouteListReleases, fakegh.RouteGetTagRef, fakegh.RouteCreateRelease} // lookups sorted
 	for range files {
 		want = append(want, fakegh.RouteUploadAsset)
 	}
@@ -676,8 +677,8 @@ func TestPublishGitHub_FreshPublishRequests(t *testing.T) {
 	if diff := cmp.Diff(want, append(lookups, routes[2:]...)); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if len(routes) != files+5 {
-		t.Errorf("%d requests, want %d", len(routes), files+5)
+	if len(routes) != files+6 {
+		t.Errorf("%d requests, want %d", len(routes), files+6)
 	}
 }
 

@@ -63,6 +63,20 @@ type GitLabOptions struct {
 	Retry *Retry
 	// Progress receives one line per step and the warnings; nil means io.Discard.
 	Progress io.Writer
+
+	// Release also makes a GitLab Release for the version's tag whose asset
+	// links point at the package files.
+	Release bool
+	// Title and Notes are the release's name (default: the tag) and
+	// description. An existing release's differ only change with Replace.
+	Title, Notes string
+	// Ref is the branch or commit the tag is created from when it does not
+	// exist yet.
+	Ref string
+	// Provenance adds provenance.intoto.json to each package: an in-toto
+	// statement with an SLSA provenance v1 predicate whose subjects are the
+	// package's files.
+	Provenance bool
 }
 
 // GitLab publishes each provider of a release as one generic package
@@ -197,6 +211,8 @@ type glPackage struct {
 	// copies holds every remote copy of each file name, oldest first.
 	copies map[string][]*gl.PackageFile
 	diff   Diff
+	// warning is a finding of plan that does not stop the publish.
+	warning string
 	// written by act
 	uploaded, replaced []string
 	removed            int
@@ -244,6 +260,9 @@ func (g *GitLab) publish(ctx context.Context, rel *release.Release) (*Summary, e
 			sum.Replaced = append(sum.Replaced, pk.name+"/"+n)
 		}
 		sum.BytesUploaded += pk.bytes
+		if pk.warning != "" {
+			sum.Warnings = append(sum.Warnings, pk.warning)
+		}
 		sum.Providers = append(sum.Providers, ProviderURL{Name: pk.prov.ID.Name, Type: string(pk.prov.ID.Type),
 			URL: GitLabProviderURL(g.host, g.projectName(), pk.name, pk.version, pk.prov.ComponentsFile)})
 		g.progress("package %s %s: %d uploaded, %d skipped, %d replaced, %d older copies deleted",
@@ -252,6 +271,11 @@ func (g *GitLab) publish(ctx context.Context, rel *release.Release) (*Summary, e
 	slices.Sort(sum.Uploaded)
 	slices.Sort(sum.Skipped)
 	slices.Sort(sum.Replaced)
+	if g.o.Release {
+		if err := g.release(ctx, rel, pkgs, sum); err != nil {
+			return nil, err
+		}
+	}
 	return sum, nil
 }
 
@@ -284,7 +308,15 @@ func (g *GitLab) packages(rel *release.Release) ([]*glPackage, error) {
 		if _, ok := p.File(p.ComponentsFile); !ok {
 			return nil, fmt.Errorf("gitlab: provider %s %s has no components file %q in the release", p.Label(), version, p.ComponentsFile)
 		}
-		out = append(out, &glPackage{prov: p, name: name, version: version, files: uploadOrder(p)})
+		files := uploadOrder(p)
+		if g.o.Provenance {
+			pf, err := Provenance(p.Assets(), ProvenanceSource{Repository: g.projectURL(), Version: version})
+			if err != nil {
+				return nil, err
+			}
+			files = append([]release.File{pf}, files...) // metadata.yaml stays last
+		}
+		out = append(out, &glPackage{prov: p, name: name, version: version, files: files})
 	}
 	return out, nil
 }
@@ -345,6 +377,13 @@ func (g *GitLab) plan(ctx context.Context, pk *glPackage) error {
 		return err
 	}
 	pk.copies = copies
+	if g.o.Provenance && !g.o.Replace && len(copies[ProvenanceFile]) == 0 && len(copies["metadata.yaml"]) > 0 {
+		// A package clusterctl already reads, published before capirepo
+		// wrote provenance: adding a file changes a published version.
+		pk.files = slices.DeleteFunc(pk.files, func(f release.File) bool { return f.Name == ProvenanceFile })
+		pk.warning = fmt.Sprintf("package %s %s was published without %s; it is not added (re-run with --replace to add it)", pk.name, pk.version, ProvenanceFile)
+		g.progress("warning: %s", pk.warning)
+	}
 	have := map[string]Remote{}
 	for name, cs := range copies {
 		newest := cs[len(cs)-1] // what clusterctl downloads
@@ -683,6 +722,14 @@ func (g *GitLab) projectName() string {
 		return strconv.FormatInt(id, 10)
 	}
 	return g.pid.(string)
+}
+
+// projectURL is the project's web page.
+func (g *GitLab) projectURL() string {
+	if _, ok := g.pid.(int64); ok {
+		return fmt.Sprintf("%s/projects/%s", g.web, g.slug)
+	}
+	return g.web + "/" + g.projectName()
 }
 
 func (g *GitLab) packagesPage() string {

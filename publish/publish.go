@@ -37,6 +37,8 @@ type Summary struct {
 	// Digests maps a provider URL to the OCI manifest digest behind it (oci
 	// only), for pinning with tools other than the operator, which takes tags only.
 	Digests map[string]string `json:"digests,omitempty"`
+	// Warnings are findings that did not stop the publish.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ProviderURL is the clusterctl provider URL of one published provider,
@@ -63,6 +65,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "clusterctl provider %s (%s): %s\n", p.Name, p.Type, p.URL)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/image"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/release"
 )
@@ -46,7 +47,8 @@ func (o *buildOptions) bind(cmd *cobra.Command) {
 	f.BoolVar(&o.imagePush, "image-push", false, "build the manager image from the binaries and push it to --image:VERSION (credentials: docker config)")
 	f.StringVar(&o.imageLayout, "image-layout", "", "build the manager image from the binaries and write it as an OCI layout to this folder")
 	f.StringVar(&o.imageRef, "image-ref", "tag", "how the components name a built image: tag (REPO:VERSION) or digest (REPO@sha256:...)")
-	f.StringVar(&o.baseImage, "base-image", "", "base of the manager image (default: empty, for a static binary)")
+	f.StringVar(&o.baseImage, "base-image", "", "base of the manager image, resolved to a digest and recorded (default "+image.DefaultBase+
+		": CA certificates, user 65532); none for the bare binary")
 }
 
 // validate checks the flags of build and release, and takes the tree from

@@ -166,7 +166,7 @@ func capirepoCalls(text string) map[string][]string {
 	// Folded YAML scalars and shell continuations carry flags on the next lines.
 	text = regexp.MustCompile(`\n\s+--`).ReplaceAllString(text, " --")
 	out := map[string][]string{}
-	for _, m := range regexp.MustCompile(`(?m)capirepo\s+(build|release)\b([^\n]*)`).FindAllStringSubmatch(text, -1) {
+	for _, m := range regexp.MustCompile(`(?m)capirepo\s+(build|release|verify|publish github|publish gitlab|publish local)\b([^\n]*)`).FindAllStringSubmatch(text, -1) {
 		for _, f := range regexp.MustCompile(`\s--([a-z-]+)`).FindAllStringSubmatch(m[2], -1) {
 			out[m[1]] = append(out[m[1]], f[1])
 		}
@@ -185,7 +185,7 @@ func TestAdoptionExamples_ParseAndUseRealFlags(t *testing.T) {
 			t.Errorf("%s calls no capirepo command", file)
 		}
 		for name, flags := range calls {
-			cmd, _, err := root.Find([]string{name})
+			cmd, _, err := root.Find(strings.Fields(name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +228,7 @@ func TestAdoptionExamples_ParseAndUseRealFlags(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}
-	cmd := exec.Command("make", "-n", "-f", "examples/adoption/Makefile", "release", "VERSION=v0.1.0")
+	cmd := exec.Command("make", "-n", "-f", "examples/adoption/Makefile", "capirepo-release", "CAPIREPO_TAG=v0.1.0")
 	cmd.Dir = repoRoot
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -12,8 +12,7 @@ type publishGitHubOptions struct {
 	fromOptions
 	repo        string
 	tag         string
-	target      string
-	draft       bool
+	notes       releaseNotesOptions
 	replace     bool
 	concurrency int
 	apiURL      string
@@ -38,7 +37,11 @@ func newPublishGitHubCmd(s streams, g *globalOptions) *cobra.Command {
 		Long: `Publishes a built release as a GitHub release whose tag is the version.
 The release is created as a draft, the assets are uploaded (unchanged ones are
 skipped, changed ones are an error unless --replace), read back and checked,
-then the release is published. A re-run resumes an interrupted publish.
+then the release is published (--draft leaves that to a person). A re-run
+resumes an interrupted publish. An immutable release whose assets differ is
+refused before any upload: a new version is the only fix.
+--target creates the tag from COMMITISH when the release is published, so
+the tag and the release appear together.
 The token comes from GITHUB_TOKEN; GITHUB_API_URL or --github-api-url select
 a GitHub Enterprise server.`,
 		Args: cobra.NoArgs,
@@ -59,11 +62,15 @@ a GitHub Enterprise server.`,
 			if api == "" {
 				api = s.getenv("GITHUB_API_URL")
 			}
-			p, err := publish.NewGitHub(publish.GitHubOptions{
-				Owner: owner, Repo: name, Tag: o.tag, Target: o.target,
-				Draft: o.draft, Replace: o.replace, Concurrency: o.concurrency,
+			gho := publish.GitHubOptions{
+				Owner: owner, Repo: name, Tag: o.tag,
+				Replace: o.replace, Concurrency: o.concurrency,
 				APIURL: api, Token: token, HTTPClient: httpClient(), Progress: s.errOut,
-			})
+			}
+			if err := o.notes.apply(&gho); err != nil {
+				return err
+			}
+			p, err := publish.NewGitHub(gho)
 			if err != nil {
 				return usageError{err}
 			}
@@ -78,9 +85,8 @@ a GitHub Enterprise server.`,
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", "", "GitHub repository OWNER/NAME")
 	f.StringVar(&o.tag, "tag", "", "release tag (default: the version)")
-	f.StringVar(&o.target, "target", "", "commitish the tag is created from when the release is published (default: the default branch)")
-	f.BoolVar(&o.draft, "draft", false, "leave the release as a draft")
-	f.BoolVar(&o.replace, "replace", false, "replace assets whose content differs")
+	o.notes.bind(cmd, "", true)
+	f.BoolVar(&o.replace, "replace", false, "replace assets whose content differs, and the title and notes of an existing release")
 	f.IntVar(&o.concurrency, "concurrency", 4, "parallel uploads")
 	f.StringVar(&o.apiURL, "github-api-url", "", "GitHub API URL, e.g. https://github.example.com/api/v3/ (default: GITHUB_API_URL, else api.github.com)")
 	deprecatedAlias(s.errOut, f, "api-url", "github-api-url") // the name release uses; the old one stays for a release

@@ -15,6 +15,7 @@ type publishGitLabOptions struct {
 	pkg       string
 	replace   bool
 	tokenType string
+	release   gitlabReleaseOptions
 }
 
 func newPublishGitLabCmd(s streams, g *globalOptions) *cobra.Command {
@@ -41,10 +42,14 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
-			p, err := publish.NewGitLab(publish.GitLabOptions{
+			glo := publish.GitLabOptions{
 				URL: o.url, Project: o.project, Package: o.pkg, Token: token, TokenType: tt,
 				Replace: o.replace, HTTPClient: httpClient(), Progress: s.errOut,
-			})
+			}
+			if err := o.release.apply(&glo); err != nil {
+				return err
+			}
+			p, err := publish.NewGitLab(glo)
 			if err != nil {
 				return usageError{err}
 			}
@@ -61,6 +66,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 	f.StringVar(&o.project, "project", "", "project path GROUP/[SUBGROUP/]NAME or numeric id")
 	f.StringVar(&o.pkg, "package", "", "package name (default: each provider's label; only for a single-provider release)")
 	f.BoolVar(&o.replace, "replace", false, "replace files whose content differs")
+	o.release.bind(cmd, "", true)
 	f.StringVar(&o.tokenType, "gitlab-token-type", "private", "token header: private (PRIVATE-TOKEN), bearer, or job (JOB-TOKEN from CI_JOB_TOKEN)")
 	// The names release uses; the old ones stay for a release.
 	deprecatedAlias(s.errOut, f, "url", "gitlab-url")

@@ -28,7 +28,8 @@ func TestPublishGitHub_CLIPublishesThenSkipsOnRerun(t *testing.T) {
 	dist := buildExample(t)
 	env := map[string]string{"GITHUB_TOKEN": token, "GITHUB_API_URL": srv.APIURL()}
 	args := []string{"publish", "github", "--repo", "acme/cluster-api-provider-example", "--from", dist, "-o", "json"}
-	for run, wantUploaded := range []int{8, 0} {
+	// 8 release files and provenance.intoto.json.
+	for run, wantUploaded := range []int{9, 0} {
 		code, stdout, stderr := runCmd(t, env, args...)
 		if code != 0 {
 			t.Fatalf("run %d: exit %d: %s", run, code, stderr)
@@ -49,8 +50,8 @@ func TestPublishGitHub_CLIPublishesThenSkipsOnRerun(t *testing.T) {
 		}
 	}
 	rels := srv.Releases("acme", "cluster-api-provider-example")
-	if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v0.1.0" || len(rels[0].Assets) != 8 {
-		t.Errorf("server holds %+v", rels)
+	if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v0.1.0" || len(rels[0].Assets) != 9 {
+		t.Errorf("server holds %d releases, %d assets", len(rels), len(rels[0].Assets))
 	}
 }
 
@@ -76,8 +77,8 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 	if !strings.Contains(stderr, "does not start with") { // the fake's host is not gitlab.*: clusterctl would not treat it as GitLab
 		t.Errorf("stderr lacks the gitlab.* warning:\n%s", stderr)
 	}
-	if n := len(srv.Files("42", "infrastructure-example", "v0.1.0")); n != 8 {
-		t.Errorf("package holds %d files, want 8", n)
+	if n := len(srv.Files("42", "infrastructure-example", "v0.1.0")); n != 9 { // with provenance.intoto.json
+		t.Errorf("package holds %d files, want 9", n)
 	}
 	// A job token needs CI_JOB_TOKEN; the old flag names still work, with a notice.
 	code, _, stderr = runCmd(t, nil, "publish", "gitlab", "--url", srv.URL, "--project", "1", "--token-type", "job", "--from", dist)

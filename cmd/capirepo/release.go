@@ -20,7 +20,10 @@ type releaseOptions struct {
 	build     buildOptions
 	publish   []string
 	dryRun    bool
+	skipImage bool
 	replace   bool
+	notes     releaseNotesOptions
+	glRelease gitlabReleaseOptions
 	githubAPI string
 	gitlabURL string
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
@@ -58,6 +61,10 @@ oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH (repeatable)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
+	f.BoolVar(&o.skipImage, "skip-image-check", false, "do not ask the registry for every image the components run (for every platform built) before publishing")
+	o.notes.bind(cmd, "github-", true)
+	o.glRelease.bind(cmd, "gitlab-", false)
+	o.glRelease.title, o.glRelease.notesFile, o.glRelease.provenance = &o.notes.title, &o.notes.notesFile, &o.notes.provenance
 	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
 	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// targets (default https://HOST)")
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
@@ -81,15 +88,16 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		o.githubAPI = s.getenv("GITHUB_API_URL")
 	}
 	sum, err := pipeline.Run(ctx, pipeline.Options{
-		Build:        o.build.pipelineOptions(s),
-		Targets:      targets,
-		NewPublisher: func(t pipeline.Target) (publish.Publisher, error) { return o.publisher(s, t) },
-		DryRun:       o.dryRun,
-		GitHubAPI:    o.githubAPI,
-		GitLabURL:    o.gitlabURL,
-		Variables:    tokenVariables(s.getenv),
-		Log:          s.errOut,
-		Progress:     pipeline.Lines(s.errOut, isTerminal(s.errOut)),
+		Build:          o.build.pipelineOptions(s),
+		Targets:        targets,
+		NewPublisher:   func(t pipeline.Target) (publish.Publisher, error) { return o.publisher(s, t) },
+		DryRun:         o.dryRun,
+		SkipImageCheck: o.skipImage,
+		GitHubAPI:      o.githubAPI,
+		GitLabURL:      o.gitlabURL,
+		Variables:      tokenVariables(s.getenv),
+		Log:            s.errOut,
+		Progress:       pipeline.Lines(s.errOut, isTerminal(s.errOut)),
 	})
 	if sum == nil {
 		return err
@@ -128,15 +136,23 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 		if token == "" {
 			return nil, usagef("--publish %s: set GITHUB_TOKEN", t.Raw)
 		}
-		return publish.NewGitHub(publish.GitHubOptions{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
-			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(), Progress: s.errOut})
+		gho := publish.GitHubOptions{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
+			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(), Progress: s.errOut}
+		if err := o.notes.apply(&gho); err != nil {
+			return nil, err
+		}
+		return publish.NewGitHub(gho)
 	case pipeline.GitLab:
 		tt, token, err := gitlabToken(s.getenv, o.gitlabTokenType)
 		if err != nil {
 			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
 		}
-		return publish.NewGitLab(publish.GitLabOptions{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
-			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut})
+		glo := publish.GitLabOptions{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
+			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut}
+		if err := o.glRelease.apply(&glo); err != nil {
+			return nil, err
+		}
+		return publish.NewGitLab(glo)
 	case pipeline.File:
 		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace}, nil
 	case pipeline.OCI:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/capirepo/capirepo/image/imagetest"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
 	"github.com/capirepo/capirepo/internal/testtree"
@@ -22,7 +23,8 @@ const ghToken = "ghp_release_test_token_never_printed"
 func TestBuild_ImageLayoutByTag(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "dist")
 	layoutDir := filepath.Join(t.TempDir(), "oci")
-	code, stdout, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out,
+	base, baseDigest := imagetest.PushBase(t, imagetest.NewRegistry(t))
+	code, stdout, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out, "--base-image", base,
 		"--image", "ghcr.io/example/capi-example-controller", "--image-layout", layoutDir, "--platforms", "linux/amd64", "--output", "json")
 	if code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
@@ -37,6 +39,9 @@ func TestBuild_ImageLayoutByTag(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(layoutDir, "index.json")); err != nil {
 		t.Errorf("no OCI layout: %v", err)
 	}
+	if want := base + "@" + baseDigest.String(); sum.Image.Base != want || !strings.Contains(stderr, "base "+want) {
+		t.Errorf("base recorded as %q, want %s in the summary and the output:\n%s", sum.Image.Base, want, stderr)
+	}
 	if _, err := os.Stat(filepath.Join(out, "bin", "manager-linux-arm64")); err == nil {
 		t.Error("--platforms linux/amd64 built arm64 too")
 	}
@@ -48,7 +53,8 @@ func TestBuild_ImageLayoutByTag(t *testing.T) {
 
 func releaseJSON(t *testing.T, env map[string]string, args ...string) (int, pipeline.Summary, string) {
 	t.Helper()
-	code, stdout, stderr := runCmd(t, env, append([]string{"release", "--dir", exampleDir(t), "--version", "v0.1.0", "--output", "json"}, args...)...)
+	// The example's image is in no registry; TestRelease_ImageCheck* checks one.
+	code, stdout, stderr := runCmd(t, env, append([]string{"release", "--dir", exampleDir(t), "--version", "v0.1.0", "--output", "json", "--skip-image-check"}, args...)...)
 	var sum pipeline.Summary
 	if code != exitUsage {
 		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
@@ -80,16 +86,16 @@ func TestRelease_GitHubFakeCompletesAndVerifiesDist(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := "build=ok\nlint=ok\nwrite=ok\npublish github://example/provider=ok\nverify github://example/provider=ok\n"
+	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish github://example/provider=ok\nverify github://example/provider=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
-	if d := sum.Steps[4].Detail; !strings.Contains(d, "verified the built dist") {
+	if d := sum.Steps[len(sum.Steps)-1].Detail; !strings.Contains(d, "verified the built dist") {
 		t.Errorf("verify detail %q does not say the dist was verified instead", d)
 	}
 	rels := srv.Releases("example", "provider")
-	if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v0.1.0" || len(rels[0].Assets) != 8 {
-		t.Fatalf("server holds %+v", rels)
+	if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v0.1.0" || len(rels[0].Assets) != 9 { // with provenance.intoto.json
+		t.Fatalf("server holds %d releases, %d assets", len(rels), len(rels[0].Assets))
 	}
 	if !strings.Contains(stderr, "uploaded metadata.yaml") {
 		t.Errorf("progress does not list uploads:\n%s", stderr)
@@ -107,7 +113,7 @@ func TestRelease_FailedStepExitsOneAndStillPrintsTheSummary(t *testing.T) {
 	if code != exitFailure {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
-	want := "build=ok\nlint=ok\nwrite=ok\npublish file://" + blocker + "=failed\nverify file://" + blocker + "=not run\n"
+	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish file://" + blocker + "=failed\nverify file://" + blocker + "=not run\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -117,11 +123,11 @@ func TestRelease_FailedStepExitsOneAndStillPrintsTheSummary(t *testing.T) {
 }
 
 func TestRelease_TextSummaryTable(t *testing.T) {
-	code, _, stderr := runCmd(t, nil, "release", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--dry-run")
+	code, _, stderr := runCmd(t, nil, "release", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--dry-run", "--skip-image-check")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, line := range []string{"STEP         STATUS  DETAIL", "lint         ok      0 errors"} {
+	for _, line := range []string{"STEP         STATUS   DETAIL", "lint         ok       0 errors"} {
 		if !strings.Contains(stderr, line) {
 			t.Errorf("summary lacks %q:\n%s", line, stderr)
 		}
@@ -170,12 +176,12 @@ func TestRelease_GitLabFakeWithJobToken(t *testing.T) {
 	if strings.Contains(stderr, jobToken) {
 		t.Fatal("the job token was printed")
 	}
-	want := "build=ok\nlint=ok\nwrite=ok\npublish gitlab://gitlab.example.com/infra/providers=ok\nverify gitlab://gitlab.example.com/infra/providers=ok\n"
+	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish gitlab://gitlab.example.com/infra/providers=ok\nverify gitlab://gitlab.example.com/infra/providers=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
-	if n := len(srv.Files("77", "infrastructure-example", "v0.1.0")); n != 8 {
-		t.Errorf("package holds %d files, want 8", n)
+	if n := len(srv.Files("77", "infrastructure-example", "v0.1.0")); n != 9 { // with provenance.intoto.json
+		t.Errorf("package holds %d files, want 9", n)
 	}
 	for _, r := range srv.Requests() {
 		if r.Auth != fakegl.AuthJob {
@@ -196,5 +202,80 @@ func TestRelease_DifferentManagersIsAUsageError(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, "providers infrastructure-test and infrastructure-other have different build sections") {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and the two providers named", args[0], code, stderr)
 		}
+	}
+}
+
+func TestRelease_GitHubDraftWithNotesAndTarget(t *testing.T) {
+	srv := fakegh.New(t, fakegh.WithToken(ghToken))
+	srv.AddRepo("example", "provider", false)
+	srv.AddRelease("example", "provider", fakegh.Release{Tag: "v0.0.9", TargetCommitish: "old"})
+	notes := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(notes, []byte("First release.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "dist")
+	code, sum, stderr := releaseJSON(t, map[string]string{"GITHUB_TOKEN": ghToken}, "--out", out,
+		"--publish", "github://example/provider", "--github-api-url", srv.APIURL(),
+		"--notes-file", notes, "--title", "Example v0.1.0", "--github-generate-notes", "--github-draft", "--github-target", "abc123")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if d := sum.Steps[len(sum.Steps)-1].Detail; !strings.Contains(d, "draft") {
+		t.Errorf("verify detail %q does not say the draft was not read back", d)
+	}
+	rels := srv.Releases("example", "provider")
+	r := rels[len(rels)-1]
+	if !r.Draft || r.Name != "Example v0.1.0" || r.TargetCommitish != "abc123" ||
+		!strings.HasPrefix(r.Body, "First release.\n\n## What's Changed\n* Changes from v0.0.9 to v0.1.0 (abc123)") {
+		t.Errorf("release = %+v", r)
+	}
+	if _, ok := srv.Tags("example", "provider")["v0.1.0"]; ok {
+		t.Error("a draft created the tag")
+	}
+}
+
+func TestRelease_GitLabReleaseLinksThePackages(t *testing.T) {
+	const jobToken = "glcbt-release-job-token"
+	srv := fakegl.New(t)
+	srv.AddProject(77, "infra/providers", false)
+	srv.AddToken(jobToken, fakegl.JobToken)
+	notes := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(notes, []byte("Notes.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := releaseJSON(t, map[string]string{"CI_JOB_TOKEN": jobToken}, "--out", filepath.Join(t.TempDir(), "dist"),
+		"--publish", "gitlab://gitlab.example.com/infra/providers", "--gitlab-url", srv.URL, "--gitlab-token-type", "job",
+		"--gitlab-release", "--gitlab-ref", "main", "--notes-file", notes, "--title", "Providers v0.1.0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rels := srv.Releases("77")
+	if len(rels) != 1 || rels[0].TagName != "v0.1.0" || rels[0].Description != "Notes.\n" || rels[0].Name != "Providers v0.1.0" || len(rels[0].Links) != 9 {
+		t.Fatalf("releases = %+v", rels)
+	}
+	if srv.Tags("77")["v0.1.0"] != "main" {
+		t.Errorf("tags = %v", srv.Tags("77"))
+	}
+}
+
+// TestVerify_ImagesNamesTheMissingPlatform: verify --images on a dist whose
+// components name an image the in-process registry holds for amd64 only.
+func TestVerify_ImagesNamesTheMissingPlatform(t *testing.T) {
+	repo := imagetest.NewRegistry(t) + "/example/capi-example-controller"
+	out := filepath.Join(t.TempDir(), "dist")
+	if code, _, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out, "--image", repo); code != 0 {
+		t.Fatalf("build exit %d: %s", code, stderr)
+	}
+	imagetest.PushIndex(t, repo+":v0.1.0", "linux/amd64")
+	code, _, stderr := runCmd(t, nil, "verify", out, "--images")
+	if code != exitFailure {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	want := "Deployment capi-example-system/capi-example-controller-manager container manager: image " + repo + ":v0.1.0: no image for linux/arm64"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if code, _, stderr := runCmd(t, nil, "verify", out, "--images", "--platforms", "linux/amd64"); code != 0 {
+		t.Errorf("amd64 only: exit %d: %s", code, stderr)
 	}
 }

@@ -32,6 +32,8 @@ const (
 	RouteEditAsset       = "PATCH asset"
 	RouteDeleteAsset     = "DELETE asset"
 	RouteDownload        = "GET github.com download"
+	RouteGenerateNotes   = "POST generate-notes"
+	RouteGetTagRef       = "GET tag ref"
 )
 
 // Release is the server's state of one release.
@@ -96,6 +98,9 @@ type repo struct {
 	immutable bool
 	releases  []*Release // in creation order
 	tags      map[string]string
+	// burned holds the tags of deleted immutable releases: GitHub never
+	// lets a release use them again.
+	burned map[string]bool
 }
 
 type fault struct {
@@ -157,7 +162,18 @@ func (s *Server) UploadURL() string { return s.URL + "/api/uploads/" }
 func (s *Server) AddRepo(owner, name string, immutable bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[owner+"/"+name] = &repo{immutable: immutable, tags: map[string]string{}}
+	s.repos[owner+"/"+name] = &repo{immutable: immutable, tags: map[string]string{}, burned: map[string]bool{}}
+}
+
+// AddTag creates a tag without a release, as a git push of a tag does.
+func (s *Server) AddTag(owner, name, tag, commitish string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repos[owner+"/"+name]
+	if rp == nil {
+		s.t.Fatalf("fake github: AddTag to unknown repo %s/%s", owner, name)
+	}
+	rp.tags[tag] = commitish
 }
 
 // AddRelease stores a release as it is (IDs are assigned) and returns its ID.
@@ -368,6 +384,13 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*request, bool) 
 		return nil, false
 	}
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	if !uploads && len(parts) == 7 && parts[0] == "repos" && parts[3] == "git" && parts[4] == "ref" && parts[5] == "tags" && r.Method == http.MethodGet {
+		q.route, q.owner, q.name, q.rest = RouteGetTagRef, parts[1], parts[2], parts[6]
+		if !q.ghe {
+			q.origin = "https://api.github.com"
+		}
+		return q, true
+	}
 	if len(parts) < 4 || parts[0] != "repos" || parts[3] != "releases" {
 		return nil, false
 	}
@@ -390,6 +413,8 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*request, bool) 
 		q.route = RouteListReleases
 	case len(rest) == 0 && m == http.MethodPost:
 		q.route = RouteCreateRelease
+	case len(rest) == 1 && rest[0] == "generate-notes" && m == http.MethodPost:
+		q.route = RouteGenerateNotes
 	case len(rest) == 2 && rest[0] == "tags" && m == http.MethodGet:
 		q.route, q.rest = RouteGetReleaseByTag, rest[1]
 	case len(rest) == 2 && rest[0] == "assets" && id(rest[1]):
@@ -497,6 +522,12 @@ func (s *Server) handle(q *request, w http.ResponseWriter) {
 				return
 			}
 		}
+		if rp.burned[in.TagName] {
+			writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed",
+				"errors": []map[string]string{{"resource": "Release", "code": "custom", "field": "tag_name",
+					"message": "tag_name was used by an immutable release"}}})
+			return
+		}
 		s.nextID++
 		rel := &Release{ID: s.nextID, Tag: in.TagName, TargetCommitish: in.TargetCommitish, Name: in.Name,
 			Body: in.Body, Draft: in.Draft, Prerelease: in.Prerelease}
@@ -508,6 +539,18 @@ func (s *Server) handle(q *request, w http.ResponseWriter) {
 		}
 		rp.releases = append(rp.releases, rel)
 		writeJSON(w, http.StatusCreated, s.releaseJSON(q, rel))
+	case RouteGetTagRef:
+		sha, ok := rp.tags[q.rest]
+		if !ok {
+			notFound(w)
+			return
+		}
+		api, _, _ := s.base(q)
+		writeJSON(w, http.StatusOK, map[string]any{"ref": "refs/tags/" + q.rest,
+			"url":    fmt.Sprintf("%s/repos/%s/%s/git/refs/tags/%s", api, q.owner, q.name, q.rest),
+			"object": map[string]string{"type": "commit", "sha": sha}})
+	case RouteGenerateNotes:
+		s.generateNotes(q, rp)
 	case RouteGetRelease, RouteEditRelease, RouteDeleteRelease, RouteListAssets, RouteUploadAsset:
 		rel := findRelease(rp, q.id)
 		if rel == nil {
@@ -538,12 +581,66 @@ func (s *Server) publish(rp *repo, rel *Release) {
 	}
 }
 
+// generateNotes answers POST generate-notes as GitHub documents it: the tag
+// may exist or be new, a new tag needs target_commitish (else 422), an
+// existing tag ignores it; without previous_tag_name the range starts at
+// the latest published release of another tag. Nothing is stored. The body
+// is deterministic, naming the range, for tests to assert.
+func (s *Server) generateNotes(q *request, rp *repo) {
+	w := q.w
+	var in struct {
+		TagName         string  `json:"tag_name"`
+		TargetCommitish *string `json:"target_commitish"`
+		PreviousTagName *string `json:"previous_tag_name"`
+	}
+	if err := json.NewDecoder(q.r.Body).Decode(&in); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Problems parsing JSON"})
+		return
+	}
+	if in.TagName == "" {
+		validation(w, "Release", "missing_field", "tag_name")
+		return
+	}
+	target, exists := rp.tags[in.TagName]
+	if !exists {
+		if in.TargetCommitish == nil || *in.TargetCommitish == "" {
+			validation(w, "Release", "invalid", "target_commitish")
+			return
+		}
+		target = *in.TargetCommitish
+	}
+	prev := ""
+	if in.PreviousTagName != nil && *in.PreviousTagName != "" {
+		prev = *in.PreviousTagName
+		if _, ok := rp.tags[prev]; !ok {
+			validation(w, "Release", "invalid", "previous_tag_name")
+			return
+		}
+	} else {
+		for i := len(rp.releases) - 1; i >= 0; i-- {
+			if r := rp.releases[i]; !r.Draft && r.Tag != in.TagName {
+				prev = r.Tag
+				break
+			}
+		}
+	}
+	_, _, web := s.base(q)
+	body := fmt.Sprintf("## What's Changed\n* Changes up to %s (%s)\n\n**Full Changelog**: %s/%s/%s/commits/%s", in.TagName, target, web, q.owner, q.name, in.TagName)
+	if prev != "" {
+		body = fmt.Sprintf("## What's Changed\n* Changes from %s to %s (%s)\n\n**Full Changelog**: %s/%s/%s/compare/%s...%s", prev, in.TagName, target, web, q.owner, q.name, prev, in.TagName)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"name": in.TagName, "body": body})
+}
+
 func (s *Server) onRelease(q *request, rp *repo, rel *Release) {
 	w := q.w
 	switch q.route {
 	case RouteGetRelease:
 		writeJSON(w, http.StatusOK, s.releaseJSON(q, rel))
 	case RouteDeleteRelease:
+		if rel.Immutable {
+			rp.burned[rel.Tag] = true
+		}
 		rp.releases = slices.DeleteFunc(rp.releases, func(r *Release) bool { return r == rel })
 		w.WriteHeader(http.StatusNoContent)
 	case RouteEditRelease:

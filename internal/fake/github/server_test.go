@@ -314,3 +314,79 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+func TestServer_GenerateNotesFollowsTheAPI(t *testing.T) {
+	ctx := context.Background()
+	srv := fakegh.New(t, fakegh.WithToken(token))
+	srv.AddRepo("o", "r", false)
+	c := newClient(t, srv, token)
+	srv.AddRelease("o", "r", fakegh.Release{Tag: "v1.0.0", TargetCommitish: "aaa"})
+	srv.AddRelease("o", "r", fakegh.Release{Tag: "v1.1.0", TargetCommitish: "bbb"})
+	srv.AddRelease("o", "r", fakegh.Release{Tag: "v1.2.0", Draft: true})
+
+	// A tag that does not exist needs target_commitish.
+	_, _, err := c.Repositories.GenerateReleaseNotes(ctx, "o", "r", &gh.GenerateNotesOptions{TagName: "v1.2.0"})
+	if status(err) != http.StatusUnprocessableEntity || !strings.Contains(err.Error(), "target_commitish") {
+		t.Fatalf("new tag without target: %v", err)
+	}
+	n, _, err := c.Repositories.GenerateReleaseNotes(ctx, "o", "r", &gh.GenerateNotesOptions{TagName: "v1.2.0", TargetCommitish: gh.Ptr("ccc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The range starts at the latest published release; drafts do not count.
+	if n.Name != "v1.2.0" || !strings.Contains(n.Body, "compare/v1.1.0...v1.2.0") || !strings.Contains(n.Body, "(ccc)") {
+		t.Errorf("notes = %+v", n)
+	}
+	n, _, err = c.Repositories.GenerateReleaseNotes(ctx, "o", "r", &gh.GenerateNotesOptions{TagName: "v1.1.0", PreviousTagName: gh.Ptr("v1.0.0"), TargetCommitish: gh.Ptr("ignored")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(n.Body, "compare/v1.0.0...v1.1.0") || !strings.Contains(n.Body, "(bbb)") {
+		t.Errorf("existing tag: notes = %+v, want the range from the previous tag and the tag's own commit", n)
+	}
+	if _, _, err := c.Repositories.GenerateReleaseNotes(ctx, "o", "r", &gh.GenerateNotesOptions{TagName: "v1.1.0", PreviousTagName: gh.Ptr("v0.9.9")}); status(err) != http.StatusUnprocessableEntity {
+		t.Errorf("unknown previous tag: %v", err)
+	}
+	if len(srv.Releases("o", "r")) != 3 {
+		t.Error("generate-notes stored something")
+	}
+}
+
+func TestServer_TagsComeFromPublishingAndDeletedImmutableReleasesBurnThem(t *testing.T) {
+	ctx := context.Background()
+	srv := fakegh.New(t, fakegh.WithToken(token))
+	srv.AddRepo("o", "r", true)
+	c := newClient(t, srv, token)
+	srv.AddTag("o", "r", "v0.1.0", "abc")
+	ref, _, err := c.Git.GetRef(ctx, "o", "r", "tags/v0.1.0")
+	if err != nil || ref.GetObject().GetSHA() != "abc" {
+		t.Fatalf("pushed tag: %v %v", ref, err)
+	}
+	if _, _, err := c.Git.GetRef(ctx, "o", "r", "tags/v1.0.0"); status(err) != http.StatusNotFound {
+		t.Fatalf("missing tag: %v", err)
+	}
+	rel, _, err := c.Repositories.CreateRelease(ctx, "o", "r", &gh.RepositoryRelease{TagName: gh.Ptr("v1.0.0"), TargetCommitish: gh.Ptr("def"), Draft: gh.Ptr(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Git.GetRef(ctx, "o", "r", "tags/v1.0.0"); status(err) != http.StatusNotFound {
+		t.Fatalf("a draft made a tag: %v", err)
+	}
+	if _, _, err := c.Repositories.EditRelease(ctx, "o", "r", rel.GetID(), &gh.RepositoryRelease{Draft: gh.Ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	if ref, _, err := c.Git.GetRef(ctx, "o", "r", "tags/v1.0.0"); err != nil || ref.GetObject().GetSHA() != "def" {
+		t.Fatalf("publishing did not create the tag from target_commitish: %v %v", ref, err)
+	}
+	// Title and notes of an immutable release may change.
+	ed, _, err := c.Repositories.EditRelease(ctx, "o", "r", rel.GetID(), &gh.RepositoryRelease{Name: gh.Ptr("One"), Body: gh.Ptr("notes")})
+	if err != nil || !ed.GetImmutable() || ed.GetBody() != "notes" || ed.GetName() != "One" {
+		t.Fatalf("edit notes of an immutable release: %v %v", ed, err)
+	}
+	if _, err := c.Repositories.DeleteRelease(ctx, "o", "r", rel.GetID()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Repositories.CreateRelease(ctx, "o", "r", &gh.RepositoryRelease{TagName: gh.Ptr("v1.0.0"), Draft: gh.Ptr(true)}); status(err) != http.StatusUnprocessableEntity {
+		t.Errorf("release on the tag of a deleted immutable release: %v, want 422", err)
+	}
+}

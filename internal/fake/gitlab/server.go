@@ -33,6 +33,16 @@ const (
 	RouteListFiles Route = "list-files"
 	// RouteDeleteFile is DELETE /projects/:id/packages/:package_id/package_files/:file_id.
 	RouteDeleteFile Route = "delete-file"
+	// RouteCreateRelease is POST /projects/:id/releases.
+	RouteCreateRelease Route = "create-release"
+	// RouteGetRelease is GET /projects/:id/releases/:tag_name.
+	RouteGetRelease Route = "get-release"
+	// RouteUpdateRelease is PUT /projects/:id/releases/:tag_name.
+	RouteUpdateRelease Route = "update-release"
+	// RouteListReleaseLinks is GET /projects/:id/releases/:tag_name/assets/links.
+	RouteListReleaseLinks Route = "list-release-links"
+	// RouteCreateReleaseLink is POST /projects/:id/releases/:tag_name/assets/links.
+	RouteCreateReleaseLink Route = "create-release-link"
 )
 
 // TokenKind says which header a token is accepted in, as GitLab does:
@@ -103,9 +113,11 @@ func (f File) SHA256() string {
 }
 
 type project struct {
-	id     int64
-	path   string
-	public bool
+	id       int64
+	path     string
+	public   bool
+	tags     map[string]string // tag -> ref it was made from
+	releases []*Release
 }
 
 type pkg struct {
@@ -163,7 +175,7 @@ func New(t testing.TB) *Server {
 func (s *Server) AddProject(id int64, path string, public bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.projects = append(s.projects, &project{id: id, path: path, public: public})
+	s.projects = append(s.projects, &project{id: id, path: path, public: public, tags: map[string]string{}})
 }
 
 // AddToken makes a token valid for every project, with write access.
@@ -455,6 +467,16 @@ func parseRoute(r *http.Request) (Route, []string, bool) {
 		return RouteListFiles, seg, true
 	case len(seg) == 5 && seg[1] == "packages" && seg[3] == "package_files" && r.Method == http.MethodDelete:
 		return RouteDeleteFile, seg, true
+	case len(seg) == 2 && seg[1] == "releases" && r.Method == http.MethodPost:
+		return RouteCreateRelease, seg, true
+	case len(seg) == 3 && seg[1] == "releases" && r.Method == http.MethodGet:
+		return RouteGetRelease, seg, true
+	case len(seg) == 3 && seg[1] == "releases" && r.Method == http.MethodPut:
+		return RouteUpdateRelease, seg, true
+	case len(seg) == 5 && seg[1] == "releases" && seg[3] == "assets" && seg[4] == "links" && r.Method == http.MethodGet:
+		return RouteListReleaseLinks, seg, true
+	case len(seg) == 5 && seg[1] == "releases" && seg[3] == "assets" && seg[4] == "links" && r.Method == http.MethodPost:
+		return RouteCreateReleaseLink, seg, true
 	}
 	return "", nil, false
 }
@@ -487,6 +509,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route Route, seg
 		s.listFiles(w, r, p, seg[2])
 	case RouteDeleteFile:
 		s.deleteFile(w, p, seg[2], seg[4])
+	case RouteCreateRelease, RouteGetRelease, RouteUpdateRelease, RouteListReleaseLinks, RouteCreateReleaseLink:
+		s.releases(w, r, route, p, seg, body)
 	}
 }
 

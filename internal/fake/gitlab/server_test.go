@@ -360,7 +360,7 @@ func (r *recorder) Errorf(format string, args ...any) {
 func TestUnexpectedRequestFailsTheTest(t *testing.T) {
 	rec := &recorder{TB: t}
 	s := fake.New(rec)
-	resp, err := http.Post(s.URL+"/api/v4/projects/7/releases", "application/json", strings.NewReader("{}"))
+	resp, err := http.Post(s.URL+"/api/v4/projects/7/issues", "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestUnexpectedRequestFailsTheTest(t *testing.T) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "unexpected request POST /api/v4/projects/7/releases") {
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "unexpected request POST /api/v4/projects/7/issues") {
 		t.Errorf("recorded errors = %q, want one naming the request", rec.errs)
 	}
 }

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// kubebuilderMakefile is the part of a kubebuilder-scaffolded provider
+// Makefile that the fragment must live beside: the provider's own release
+// targets and image variables.
+const kubebuilderMakefile = `VERSION ?= v0.0.0-dev
+REGISTRY ?= gcr.io/provider
+IMAGE_NAME ?= provider-controller
+PLATFORMS ?= linux/arm64,linux/amd64,linux/s390x,linux/ppc64le
+RELEASE_DIR := out
+
+.PHONY: release release-manifests
+release-manifests:
+	@echo provider release-manifests $(REGISTRY)/$(IMAGE_NAME) $(PLATFORMS) into $(RELEASE_DIR)
+
+release: release-manifests
+	@echo provider release $(VERSION)
+
+include capirepo.mk
+`
+
+// TestAdoptionExamples_EveryFileIsValidForItsTool: each file of
+// examples/adoption parses for its tool (a new file without a check fails
+// here), and the Makefile fragment is included into a kubebuilder-style
+// Makefile without redefining anything of the provider's.
+func TestAdoptionExamples_EveryFileIsValidForItsTool(t *testing.T) {
+	dir := filepath.Join(repoRoot, "examples", "adoption")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml"):
+			var m map[string]any
+			if err := yaml.UnmarshalStrict(data, &m); err != nil || len(m) == 0 {
+				t.Errorf("%s does not parse as YAML: %v", e.Name(), err)
+			}
+			if strings.Contains(string(data), "@latest") {
+				t.Errorf("%s installs @latest: pin a version", e.Name())
+			}
+			if strings.Contains(string(data), "go-version-file") {
+				t.Errorf("%s sets Go up from the provider's go.mod: capirepo needs Go 1.26", e.Name())
+			}
+			if strings.Contains(string(data), "${GITHUB_REPOSITORY}-") || strings.Contains(string(data), "ghcr.io/${GITHUB_REPOSITORY}") {
+				t.Errorf("%s builds an image name from ${GITHUB_REPOSITORY}, which may hold upper case", e.Name())
+			}
+		case e.Name() == "Makefile":
+			testFragmentInKubebuilderMakefile(t, data)
+		default:
+			t.Errorf("%s: no check knows this file; add one", e.Name())
+		}
+	}
+	rel := loadYAML(t, "examples/adoption/goreleaser.yaml")["release"].(map[string]any)
+	if rel["draft"] != true {
+		t.Error("goreleaser.yaml: release.draft is not true; the docs rely on GoReleaser leaving a draft for capirepo publish github to check and publish")
+	}
+}
+
+func testFragmentInKubebuilderMakefile(t *testing.T, fragment []byte) {
+	t.Helper()
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "capirepo.mk"), fragment, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(kubebuilderMakefile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("make", append([]string{"-n"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n %v: %v\n%s", args, err, out)
+		}
+		if strings.Contains(string(out), "warning:") {
+			t.Errorf("make -n %v warns (a target defined twice?):\n%s", args, out)
+		}
+		// One line per command: join the recipe's continuation lines.
+		return strings.ReplaceAll(string(out), "\\\n\t", "")
+	}
+	// The provider's own targets and variables are untouched.
+	if out := run("release"); !strings.Contains(out, "provider release-manifests gcr.io/provider/provider-controller linux/arm64,linux/amd64,linux/s390x,linux/ppc64le into out") ||
+		!strings.Contains(out, "provider release v0.0.0-dev") || strings.Contains(out, "capirepo ") {
+		t.Errorf("make -n release runs:\n%s", out)
+	}
+	out := run("capirepo-release", "CAPIREPO_TAG=v1.4.0")
+	for _, want := range []string{"capirepo release --version v1.4.0 --out out --image ghcr.io/example/capi-example-controller",
+		"--platforms linux/amd64,linux/arm64", "--publish github://example/cluster-api-provider-example"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("make -n capirepo-release lacks %q:\n%s", want, out)
+		}
+	}
+	// Wired to the provider's variables, as a provider would.
+	out = run("capirepo-release-dry-run", "CAPIREPO_TAG=v1.4.0", "CAPIREPO_IMAGE=$(REGISTRY)/$(IMAGE_NAME)", "CAPIREPO_PLATFORMS=$(PLATFORMS)")
+	if !strings.Contains(out, "--image gcr.io/provider/provider-controller --binaries --platforms linux/arm64,linux/amd64,linux/s390x,linux/ppc64le --dry-run") {
+		t.Errorf("make -n capirepo-release-dry-run with the provider's variables:\n%s", out)
+	}
+}

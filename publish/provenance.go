@@ -1,0 +1,80 @@
+package publish
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	provenancev1 "github.com/in-toto/attestation/go/predicates/provenance/v1"
+	intotov1 "github.com/in-toto/attestation/go/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/capirepo/capirepo/release"
+)
+
+// ProvenanceFile is the asset that holds the release's provenance.
+const ProvenanceFile = "provenance.intoto.json"
+
+// Provenance identifiers. The build type names what capirepo does (render
+// the provider's config with kustomize, write the clusterctl files); the
+// builder is capirepo itself, not the CI platform that ran it: GitHub's
+// artifact attestations (actions/attest) sign for the platform.
+const (
+	ProvenanceBuildType = "https://github.com/capirepo/capirepo/blob/main/docs/adoption.md#provenance"
+	ProvenanceBuilderID = "https://github.com/capirepo/capirepo"
+)
+
+// ProvenanceSource says what a release was published from, for the
+// provenance's external parameters.
+type ProvenanceSource struct {
+	// Repository is the URL of the provider's repository.
+	Repository string
+	// Version is the release's version (the tag).
+	Version string
+}
+
+// Provenance returns an in-toto statement (v1) with an SLSA provenance v1
+// predicate whose subjects are every file with its sha256. The bytes depend
+// only on the files and the source, so publishing the same release again
+// gives the same asset.
+func Provenance(files []release.File, src ProvenanceSource) (release.File, error) {
+	st := &intotov1.Statement{Type: intotov1.StatementTypeUri, PredicateType: "https://slsa.dev/provenance/v1"}
+	for _, f := range files {
+		st.Subject = append(st.Subject, &intotov1.ResourceDescriptor{Name: f.Name, Digest: map[string]string{"sha256": f.SHA256()}})
+	}
+	params, err := structpb.NewStruct(map[string]any{"repository": src.Repository, "version": src.Version})
+	if err != nil {
+		return release.File{}, err
+	}
+	pred := &provenancev1.Provenance{
+		BuildDefinition: &provenancev1.BuildDefinition{BuildType: ProvenanceBuildType, ExternalParameters: params},
+		RunDetails:      &provenancev1.RunDetails{Builder: &provenancev1.Builder{Id: ProvenanceBuilderID}},
+	}
+	if err := pred.Validate(); err != nil {
+		return release.File{}, fmt.Errorf("provenance: %w", err)
+	}
+	pj, err := protojson.Marshal(pred)
+	if err != nil {
+		return release.File{}, err
+	}
+	st.Predicate = &structpb.Struct{}
+	if err := protojson.Unmarshal(pj, st.Predicate); err != nil {
+		return release.File{}, err
+	}
+	if err := st.Validate(); err != nil {
+		return release.File{}, fmt.Errorf("provenance: %w", err)
+	}
+	raw, err := protojson.Marshal(st)
+	if err != nil {
+		return release.File{}, err
+	}
+	// protojson varies its whitespace on purpose; indent it the same way
+	// every time so equal statements are equal bytes.
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return release.File{}, err
+	}
+	out.WriteByte('\n')
+	return release.File{Name: ProvenanceFile, Data: out.Bytes()}, nil
+}
