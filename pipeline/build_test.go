@@ -182,7 +182,7 @@ func TestBuild_ImageTagTemplateIsTheTagPushedAndNamed(t *testing.T) {
 	}
 	b, err := pipeline.Build(context.Background(), pipeline.BuildOptions{
 		Dir: exampleDir(t), ConfigPath: cfg, Version: "v0.1.0", Out: filepath.Join(t.TempDir(), "dist"), Image: repo,
-		ImagePush: true, ImageRef: pipeline.ImageRefTag, SourceDateEpoch: "1700000000",
+		ImagePush: true, ImageRef: pipeline.ImageRefTag, SourceDateEpoch: "1700000000", BaseImage: image.NoBase,
 	}, io.Discard)
 	if err != nil {
 		t.Fatalf("build: %v", err)

@@ -166,7 +166,7 @@ func TestRelease_PublishOCIPrintsTheProviderResources(t *testing.T) {
 	env := map[string]string{"OCI_USERNAME": "u", "OCI_PASSWORD": "secret-for-release"}
 	out := filepath.Join(t.TempDir(), "dist")
 	code, stdout, stderr := runCmd(t, env, "release", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out,
-		"--publish", "oci://"+host+"/capi", "--oci-plain-http")
+		"--publish", "oci://"+host+"/capi", "--oci-plain-http", "--skip-image-check")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
