@@ -38,6 +38,10 @@ type DevOptions struct {
 	Version string
 	// Image sets the repository of the manager image (tag = version).
 	Image string
+	// AllowRemote lets kustomizations pull remote bases, as build's
+	// --allow-remote; what they pull is not in the tree, so it is rendered
+	// on every run.
+	AllowRemote bool
 	// BuildID identifies the capirepo build; a different one re-renders
 	// everything, since rendering may have changed.
 	BuildID string
@@ -130,13 +134,13 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	}
 	for _, j := range jobs {
 		dir := filepath.Join(root, j.src.spec.Name, j.dp.Version)
-		if cache.hit(j.src.spec.Name, j.key, dir) {
+		if !opts.AllowRemote && cache.hit(j.src.spec.Name, j.key, dir) {
 			j.cached = true
 			continue
 		}
 		r, err := builder.Build(ctx, builder.Options{
 			Dir: j.src.dir, Config: j.src.cfg, Version: j.dp.Version,
-			Image: opts.Image, Providers: []string{j.src.spec.Name},
+			Image: opts.Image, Providers: []string{j.src.spec.Name}, AllowRemote: opts.AllowRemote,
 		})
 		if err != nil {
 			errs = append(errs, err)

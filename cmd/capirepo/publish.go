@@ -53,6 +53,14 @@ func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "publish",
 		Short: "Publish a built release: to GitHub, GitLab generic packages or a local folder tree",
+		Long: `Publishes what capirepo build wrote (--from, default dist) to one target.
+Each target compares before writing: unchanged files are skipped, changed ones
+are an error unless --replace, and a re-run finishes an interrupted publish.
+What was done goes to stderr; the providers: entry for clusterctl's config to
+stdout.`,
+		Example: `  capirepo publish github --repo my-org/cluster-api-provider-example
+  capirepo publish gitlab --gitlab-url https://gitlab.example.com --project infra/capi-mirror
+  capirepo publish local --root /srv/capi-repo`,
 	}
 	cmd.AddCommand(
 		newPublishGitHubCmd(s, g),

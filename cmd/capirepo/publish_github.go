@@ -41,6 +41,12 @@ skipped, changed ones are an error unless --replace), read back and checked,
 then the release is published. A re-run resumes an interrupted publish.
 The token comes from GITHUB_TOKEN; GITHUB_API_URL or --github-api-url select
 a GitHub Enterprise server.`,
+		Example: `  # The release in dist, as github.com/my-org/cluster-api-provider-example's release v1.4.0
+  GITHUB_TOKEN=... capirepo publish github --repo my-org/cluster-api-provider-example
+
+  # A draft on a GitHub Enterprise server
+  GITHUB_TOKEN=... capirepo publish github --repo infra/capi --draft \
+    --github-api-url https://github.example.com/api/v3/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			owner, name, err := o.validate()

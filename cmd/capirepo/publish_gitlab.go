@@ -28,6 +28,11 @@ Unchanged files are skipped; changed files are an error unless --replace,
 which leaves exactly one copy of each. The token comes from
 GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 --gitlab-token-type job inside GitLab CI.`,
+		Example: `  # From a workstation, with a personal or project access token
+  GITLAB_ACCESS_TOKEN=... capirepo publish gitlab --gitlab-url https://gitlab.example.com --project infra/capi-mirror
+
+  # Inside a GitLab CI job, with the job's token
+  capirepo publish gitlab --gitlab-url "$CI_SERVER_URL" --project "$CI_PROJECT_ID" --gitlab-token-type job`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkGitLabURL(o.url); err != nil {

@@ -54,6 +54,12 @@ config (--clusterctl-config, else clusterctl.yaml in $XDG_CONFIG_HOME/cluster-ap
 or ~/.cluster-api), else $XDG_CONFIG_HOME/cluster-api/overrides (~/.config when
 XDG_CONFIG_HOME is unset), or ~/.cluster-api/overrides when only that exists.
 Files there replace the same provider version's files from any URL.`,
+		Example: `  # A repository tree clusterctl reads through file:// URLs
+  capirepo publish local --root /srv/capi-repo
+
+  # Try a build of a released version in place of its released files
+  capirepo publish local --overrides --replace
+  clusterctl init --infrastructure example:v1.4.0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {

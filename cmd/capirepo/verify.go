@@ -15,7 +15,13 @@ func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
 <label>/<version> folder) the way clusterctl init and clusterctl generate
 cluster do: versions, metadata.yaml, components with and without a target
 namespace, every cluster-template flavor with its ClusterClasses, and every
-clusterclass file. Fails where clusterctl would fail, with its message.`,
+clusterclass file. Fails where clusterctl would fail, with its message.
+The report is printed on stdout.`,
+		Example: `  # Everything build wrote into dist
+  capirepo verify dist
+
+  # One version of a local repository tree, with a given Kubernetes version
+  capirepo verify /srv/capi-repo --version v1.4.0 --kubernetes-version v1.33.0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := verify.Options{Version: version, KubernetesVersion: k8s, Variables: tokenVariables(s.getenv)}
