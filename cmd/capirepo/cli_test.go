@@ -131,3 +131,34 @@ func TestCLI_ConfigMissingInTreeIsNotAnError(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// TestVerify_EveryVersionInDist: a dist with several versions is verified
+// whole, unless --version names one.
+func TestVerify_EveryVersionInDist(t *testing.T) {
+	dist := filepath.Join(t.TempDir(), "dist")
+	for _, v := range []string{"v0.1.1", "v0.1.0"} {
+		if code, _, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", v, "--out", dist); code != 0 {
+			t.Fatalf("build %s: exit %d: %s", v, code, stderr)
+		}
+	}
+	code, stdout, stderr := runCmd(t, nil, "verify", dist)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "verifying 2 versions: v0.1.0, v0.1.1") ||
+		!strings.Contains(stdout, "infrastructure-example v0.1.0 ") || !strings.Contains(stdout, "infrastructure-example v0.1.1 ") {
+		t.Errorf("not both versions verified:\nstdout: %s\nstderr: %s", stdout, stderr)
+	}
+	code, stdout, _ = runCmd(t, nil, "verify", dist, "--version", "v0.1.1")
+	if code != 0 || strings.Contains(stdout, "v0.1.0 ") || !strings.Contains(stdout, "infrastructure-example v0.1.1 ") {
+		t.Errorf("--version v0.1.1: exit %d:\n%s", code, stdout)
+	}
+	// A broken version among several fails the run and is named; the others are still reported.
+	if err := os.Remove(filepath.Join(dist, "infrastructure-example", "v0.1.0", "metadata.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCmd(t, nil, "verify", dist)
+	if code != 1 || !strings.Contains(stderr, "1 of 2 versions failed: v0.1.0") || !strings.Contains(stdout, "infrastructure-example v0.1.1 ") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}
