@@ -162,3 +162,31 @@ func TestVerify_EveryVersionInDist(t *testing.T) {
 		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 }
+
+// TestRelease_FileProgressListsEachUploadOnceWithSizes: the file:// target's
+// uploads are listed once, with their sizes, in aligned columns, and counts
+// read in the singular when there is one.
+func TestRelease_FileProgressListsEachUploadOnceWithSizes(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "repo")
+	code, _, stderr := runCmd(t, nil, "release", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--publish", "file://"+root)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var uploads []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "  uploaded ") {
+			uploads = append(uploads, line)
+		}
+	}
+	if len(uploads) != 8 {
+		t.Fatalf("%d upload lines, want 8:\n%s", len(uploads), stderr)
+	}
+	for _, l := range uploads {
+		if strings.HasSuffix(l, " 0 B") || len(l) != len(uploads[0]) {
+			t.Errorf("upload line without its size or out of column: %q", l)
+		}
+	}
+	if strings.Contains(stderr, "1 providers") || !strings.Contains(stderr, "1 provider, 8 files") {
+		t.Errorf("plural wrong:\n%s", stderr)
+	}
+}
