@@ -190,3 +190,30 @@ func TestRelease_FileProgressListsEachUploadOnceWithSizes(t *testing.T) {
 		t.Errorf("plural wrong:\n%s", stderr)
 	}
 }
+
+// TestVerify_JSONOnFailureHoldsTheErrorAndTheReport: -o json of a partly
+// failed verify is one document: every version as far as it was read, and the error.
+func TestVerify_JSONOnFailureHoldsTheErrorAndTheReport(t *testing.T) {
+	dist := filepath.Join(t.TempDir(), "dist")
+	for _, v := range []string{"v0.1.0", "v0.1.1"} {
+		if code, _, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", v, "--out", dist); code != 0 {
+			t.Fatalf("build %s: exit %d: %s", v, code, stderr)
+		}
+	}
+	if err := os.Remove(filepath.Join(dist, "infrastructure-example", "v0.1.1", "metadata.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := runCmd(t, nil, "verify", dist, "-o", "json")
+	var doc struct {
+		Providers []struct {
+			Version string `json:"version"`
+		} `json:"providers"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if code != 1 || len(doc.Providers) != 2 || doc.Providers[0].Version != "v0.1.0" || !strings.Contains(doc.Error, "1 of 2 versions failed: v0.1.1") {
+		t.Errorf("exit %d, doc %+v", code, doc)
+	}
+}

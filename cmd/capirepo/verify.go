@@ -67,19 +67,28 @@ printed on stdout.`,
 					}
 				}
 			}
+			err := firstErr
+			if len(failed) > 0 {
+				err = fmt.Errorf("%d of %d versions failed: %s (the first: %w)", len(failed), len(versions), strings.Join(failed, ", "), firstErr)
+			}
 			var werr error
-			if len(all.Providers) > 0 || firstErr == nil {
+			if len(all.Providers) > 0 || err == nil {
 				if g.output == "json" {
-					werr = printJSON(s.out, all)
+					// The report, and why it failed when it did.
+					doc := struct {
+						*verify.Report
+						Error string `json:"error,omitempty"`
+					}{Report: all}
+					if err != nil {
+						doc.Error = err.Error()
+					}
+					werr = printJSON(s.out, doc)
 				} else {
 					werr = all.WriteText(s.out)
 				}
 			}
-			switch {
-			case len(failed) > 0:
-				return fmt.Errorf("%d of %d versions failed: %s (the first: %w)", len(failed), len(versions), strings.Join(failed, ", "), firstErr)
-			case firstErr != nil:
-				return firstErr
+			if err != nil {
+				return err
 			}
 			return werr
 		},
