@@ -75,6 +75,8 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "verify", args: []string{"verify", dist}, code: 0, stdout: []string{"flavor ha"}, stderr: []string{""}},
 		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
 		{name: "publish local", args: []string{"publish", "local", "--from", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 uploaded"}},
+		{name: "publish local DIST", args: []string{"publish", "local", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 uploaded"}},
+		{name: "publish local DIST twice", args: []string{"publish", "local", dist, "--from", tree, "--root", out()}, code: 2, stderr: []string{"pass one"}},
 		{name: "publish local from missing", args: []string{"publish", "local", "--from", "/nonexistent", "--root", out()}, code: 2, stderr: []string{"--from /nonexistent: no such folder"}},
 		{name: "publish github", env: map[string]string{"GITHUB_TOKEN": token}, args: []string{"publish", "github", "--repo", "acme/provider", "--from", dist, "--github-api-url", gh.APIURL()},
 			code: 0, stdout: []string{"providers:\n- name: \"example\"", "/acme/provider/releases/latest/infrastructure-components.yaml"}, stderr: []string{"uploaded"}},

@@ -18,8 +18,21 @@ type fromOptions struct {
 }
 
 func (o *fromOptions) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.from, "from", "dist", "built release folder (capirepo build --out)")
+	cmd.Flags().StringVar(&o.from, "from", "dist", "built release folder (capirepo build --out); or pass it as DIST")
 	cmd.Flags().StringVar(&o.version, "version", "", "version to publish when --from holds several")
+}
+
+// fromArg takes the dist folder from the optional DIST argument, as verify
+// takes DIR; --from says the same and is kept.
+func (o *fromOptions) fromArg(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.Flags().Changed("from") && o.from != args[0] {
+		return usagef("the dist folder is given twice, as DIST %s and --from %s: pass one", args[0], o.from)
+	}
+	o.from = args[0]
+	return nil
 }
 
 func (o *fromOptions) load() (*release.Release, error) {
