@@ -2,13 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/builder"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/pipeline"
 )
 
 // TestCLI_ExitCodesAndStreams runs every command the way a script would and
@@ -217,5 +221,26 @@ func TestVerify_JSONOnFailureHoldsTheErrorAndTheReport(t *testing.T) {
 	}
 	if code != 1 || len(doc.Providers) != 2 || doc.Providers[0].Version != "v0.1.0" || !strings.Contains(doc.Error, "1 of 2 versions failed: v0.1.1") {
 		t.Errorf("exit %d, doc %+v", code, doc)
+	}
+}
+
+// TestExitCode_FromTypeNotText: the exit code comes from the error's type;
+// words cobra uses in its messages do not make a failure a usage error.
+func TestExitCode_FromTypeNotText(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, exitOK},
+		{errors.New(`metadata.yaml: release series 1.2 has contract "v1alpha9"; clusterctl accepts only v1beta2, v1beta1`), exitFailure},
+		{errors.New("unknown command in the Makefile"), exitFailure},
+		{usagef("--repo must be OWNER/NAME"), exitUsage},
+		{fmt.Errorf("--publish gitlab://x/y: %w", usagef("set GITLAB_ACCESS_TOKEN")), exitUsage},
+		{fmt.Errorf("build: %w", builder.ErrNoVersion), exitUsage},
+		{&pipeline.ManagerMismatchError{First: "a", Other: "b", File: "capirepo.yaml"}, exitUsage},
+	} {
+		if got := exitCode(tc.err); got != tc.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
 	}
 }
