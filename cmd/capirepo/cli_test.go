@@ -53,6 +53,8 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "unknown command", args: []string{"bulid"}, code: 2, stdout: []string{""}, stderr: []string{`unknown command "bulid" for "capirepo" (did you mean "build"?); see 'capirepo --help'`}},
 		{name: "unknown subcommand", args: []string{"publish", "gihub"}, code: 2, stdout: []string{""}, stderr: []string{`(did you mean "github"?)`}},
 		{name: "unknown subcommand json", args: []string{"publish", "gihub", "-o", "json"}, code: 2, json: true, stdout: []string{`"exitCode": 2`, `did you mean`}},
+		{name: "help of an unknown command", args: []string{"help", "publish", "gihub"}, code: 2, stdout: []string{""}, stderr: []string{`(did you mean "github"?)`}},
+		{name: "help of a command", args: []string{"help", "publish", "local"}, code: 0, stdout: []string{"Usage:\n  capirepo publish local"}, stderr: []string{""}},
 		{name: "group without subcommand", args: []string{"publish"}, code: 2, stdout: []string{""}, stderr: []string{"capirepo publish needs a subcommand: github, gitlab, local"}},
 		{name: "unknown flag", args: []string{"build", "--nope"}, code: 2, stdout: []string{""}, stderr: []string{"unknown flag: --nope; see 'capirepo build --help'"}},
 		{name: "too many args", args: []string{"verify", "a", "b"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},

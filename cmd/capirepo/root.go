@@ -93,6 +93,7 @@ JSON document on stdout, also when the command fails. Exit codes: 0 ok,
 		newReleaseCmd(s, g),
 		newDevCmd(s, g),
 	)
+	root.SetHelpCommand(newHelpCmd())
 	checkUsage(root)
 	return root
 }

@@ -154,3 +154,24 @@ func (v deprecatedValue) Set(s string) error {
 	_, _ = io.WriteString(v.w, v.notice)
 	return v.Value.Set(s)
 }
+
+// newHelpCmd replaces cobra's help command, which prints the root's help
+// and exits 0 for a topic it does not know: here that is an unknown
+// command, with a suggestion, like any other.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "help [command]",
+		Short:   "Help about any command",
+		Example: `  capirepo help publish github`,
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil {
+				return usageError{withHelpHint(c.Root(), err)}
+			}
+			if len(rest) > 0 && target.HasSubCommands() {
+				return groupRunE(target, rest)
+			}
+			return target.Help()
+		},
+	}
+}
