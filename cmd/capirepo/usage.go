@@ -40,7 +40,7 @@ func checkUsage(cmd *cobra.Command) {
 			return nil
 		}
 	}
-	pre := cmd.PreRunE
+	pre, preNoErr := cmd.PreRunE, cmd.PreRun // cobra runs PreRun only without PreRunE
 	cmd.PreRunE = func(c *cobra.Command, a []string) error {
 		if err := c.ValidateRequiredFlags(); err != nil {
 			return usageError{withHelpHint(c, err)}
@@ -48,8 +48,11 @@ func checkUsage(cmd *cobra.Command) {
 		if err := c.ValidateFlagGroups(); err != nil {
 			return usageError{withHelpHint(c, err)}
 		}
-		if pre != nil {
+		switch {
+		case pre != nil:
 			return pre(c, a)
+		case preNoErr != nil:
+			preNoErr(c, a)
 		}
 		return nil
 	}
