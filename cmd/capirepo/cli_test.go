@@ -82,6 +82,8 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
 		{name: "publish local", args: []string{"publish", "local", "--from", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 uploaded"}},
 		{name: "publish local DIST", args: []string{"publish", "local", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 uploaded"}},
+		{name: "publish local overrides", env: map[string]string{"HOME": t.TempDir()}, args: []string{"publish", "local", dist, "--overrides"}, code: 0,
+			stdout: []string{"clusterctl init --infrastructure example:v0.1.0\n"}, stderr: []string{"instead of the provider repository's for v0.1.0", "ask for v0.1.0 explicitly"}},
 		{name: "publish local DIST twice", args: []string{"publish", "local", dist, "--from", tree, "--root", out()}, code: 2, stderr: []string{"pass one"}},
 		{name: "publish local from missing", args: []string{"publish", "local", "--from", "/nonexistent", "--root", out()}, code: 2, stderr: []string{"--from /nonexistent: no such folder"}},
 		{name: "publish github", env: map[string]string{"GITHUB_TOKEN": token}, args: []string{"publish", "github", "--repo", "acme/provider", "--from", dist, "--github-api-url", gh.APIURL()},
