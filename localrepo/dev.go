@@ -14,8 +14,8 @@ import (
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
 	"github.com/capirepo/capirepo/builder"
-	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -43,6 +43,10 @@ type DevOptions struct {
 	// Image sets the repository of the manager image (tag = version);
 	// without it the image the kustomization names is kept.
 	Image string
+	// AllowRemote lets kustomizations pull remote bases, as build's
+	// --allow-remote; what they pull is not in the tree, so it is rendered
+	// on every run.
+	AllowRemote bool
 	// BuildID identifies the capirepo build; a different one re-renders
 	// everything, since rendering may have changed.
 	BuildID string
@@ -157,7 +161,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	}
 	for _, j := range jobs {
 		dir := filepath.Join(root, j.src.spec.Name, j.dp.Version)
-		if cache.hit(j.src.spec.Name, j.key, dir) {
+		if !opts.AllowRemote && cache.hit(j.src.spec.Name, j.key, dir) {
 			j.cached = true
 			continue
 		}
@@ -167,7 +171,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			// The developer's image (e.g. :dev after make docker-build and
 			// kind load) stays unless --image asks for another, as
 			// create-local-repository.py leaves it.
-			KeepImage: true, SkipBefore: true,
+			KeepImage: true, SkipBefore: true, AllowRemote: opts.AllowRemote,
 		})
 		if err != nil {
 			errs = append(errs, err)

@@ -117,7 +117,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 					return "dry run: nothing published", true, nil
 				}
 				var err error
-				if ps, err = r.publish(ctx, publishers[i]); err != nil {
+				if ps, err = r.publish(ctx, publishers[i], t); err != nil {
 					return "", false, err
 				}
 				d := fmt.Sprintf("%s: %d uploaded (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), humanBytes(ps.BytesUploaded),
@@ -217,17 +217,19 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 	rel := b.Result.Release
 	r.sum.Version, r.sum.Artifacts = rel.Version, b.Artifacts
 	files, size := 0, 0
+	var rows [][2]string
 	for _, p := range rel.Providers {
 		for _, f := range p.Assets() {
 			files++
 			size += len(f.Data)
-			fmt.Fprintf(r.o.Log, "  %-60s %10s\n", filepath.Join(p.Label(), p.Version, f.Name), humanBytes(int64(len(f.Data))))
+			rows = append(rows, [2]string{filepath.Join(p.Label(), p.Version, f.Name), humanBytes(int64(len(f.Data)))})
 		}
 	}
+	writeColumns(r.o.Log, "  ", rows)
 	for _, w := range b.Result.Warnings {
 		fmt.Fprintf(r.o.Log, "  warning: %s\n", w)
 	}
-	d := fmt.Sprintf("%d providers, %d files (%s)", len(rel.Providers), files, humanBytes(int64(size)))
+	d := fmt.Sprintf("%s, %s (%s)", plural(len(rel.Providers), "provider", "providers"), plural(files, "file", "files"), humanBytes(int64(size)))
 	if n := len(b.Artifacts.Binaries); n > 0 {
 		d += fmt.Sprintf("; %d binaries", n)
 	}
@@ -301,28 +303,50 @@ func (r *run) write(context.Context) (string, bool, error) {
 	return "dist in " + out, false, nil
 }
 
-// publish publishes the release with p and lists what was uploaded.
-func (r *run) publish(ctx context.Context, p publish.Publisher) (*publish.Summary, error) {
+// publish publishes the release with p and lists what was uploaded to a
+// file:// target; the GitHub and GitLab publishers report each upload as
+// they make it, so it is listed once.
+func (r *run) publish(ctx context.Context, p publish.Publisher, t Target) (*publish.Summary, error) {
 	ps, err := p.Publish(ctx, r.b.Result.Release)
 	if err != nil {
 		return nil, err
 	}
 	r.sum.Published = append(r.sum.Published, ps)
+	if t.Kind != File {
+		return ps, nil
+	}
+	// A summary names a file as NAME or, for a target holding several
+	// providers, LABEL/NAME.
 	sizes := map[string]int{}
 	for _, pr := range r.b.Result.Release.Providers {
 		for _, f := range pr.Assets() {
 			sizes[f.Name] = len(f.Data)
+			sizes[pr.Label()+"/"+f.Name] = len(f.Data)
 		}
 	}
+	var rows [][2]string
 	for _, n := range ps.Uploaded {
 		size, ok := sizes[n]
 		if !ok { // made by the publisher, e.g. provenance.intoto.json
-			fmt.Fprintf(r.o.Log, "  uploaded %s\n", n)
+			rows = append(rows, [2]string{"uploaded " + n, ""})
 			continue
 		}
-		fmt.Fprintf(r.o.Log, "  uploaded %-51s %10s\n", n, humanBytes(int64(size)))
+		rows = append(rows, [2]string{"uploaded " + n, humanBytes(int64(size))})
 	}
+	writeColumns(r.o.Log, "  ", rows)
 	return ps, nil
+}
+
+// writeColumns writes name-size rows with the sizes right-aligned in one
+// column after the longest name.
+func writeColumns(w io.Writer, indent string, rows [][2]string) {
+	width, sw := 0, 0
+	for _, r := range rows {
+		width, sw = max(width, len(r[0])), max(sw, len(r[1]))
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s%-*s  %*s\n", indent, width, r[0], sw, r[1])
+	}
 }
 
 // verifyTarget reads a published target back through clusterctl. clusterctl
@@ -341,7 +365,7 @@ func (r *run) verifyTarget(ctx context.Context, t Target, ps *publish.Summary) (
 			return "", err
 		}
 		_ = rep.WriteText(r.o.Log)
-		return fmt.Sprintf("%d providers read back from %s through clusterctl", len(rep.Providers), t.Dir), nil
+		return fmt.Sprintf("%s read back from %s through clusterctl", plural(len(rep.Providers), "provider", "providers"), t.Dir), nil
 	case GitHub:
 		api := strings.TrimSuffix(r.o.GitHubAPI, "/") + "/"
 		if r.o.GitHubAPI != "" && api != publish.DefaultGitHubAPI {
@@ -372,7 +396,7 @@ func (r *run) verifyTarget(ctx context.Context, t Target, ps *publish.Summary) (
 		return "", err
 	}
 	_ = rep.WriteText(r.o.Log)
-	return fmt.Sprintf("%d providers read back from %s through clusterctl", len(rep.Providers), ps.URL), nil
+	return fmt.Sprintf("%s read back from %s through clusterctl", plural(len(rep.Providers), "provider", "providers"), ps.URL), nil
 }
 
 // verifyDist reads the dist folder back through clusterctl; why, when set,
@@ -384,7 +408,7 @@ func (r *run) verifyDist(ctx context.Context, why string) (string, error) {
 		return "", err
 	}
 	_ = rep.WriteText(r.o.Log)
-	d := fmt.Sprintf("%d providers in %s read back through clusterctl", len(rep.Providers), out)
+	d := fmt.Sprintf("%s in %s read back through clusterctl", plural(len(rep.Providers), "provider", "providers"), out)
 	if why != "" {
 		d = why + "; " + d
 	}

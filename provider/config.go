@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"text/template"
@@ -222,8 +223,27 @@ func (c *Config) describe() string {
 	return c.File
 }
 
-// ParseConfig decodes a capirepo.yaml strictly, so a misspelt field is an error.
+// where names a key of the config file with its line, when the file is
+// YAML: capirepo.yaml:7: providers[0].componentsFile.
+func (c *Config) where(path string) string {
+	loc := c.describe()
+	if ext := filepath.Ext(c.File); ext == ".yaml" || ext == ".yml" {
+		if data, err := os.ReadFile(c.File); err == nil {
+			if line := lineOf(data, path); line > 0 {
+				loc = fmt.Sprintf("%s:%d", loc, line)
+			}
+		}
+	}
+	return loc + ": " + path
+}
+
+// ParseConfig decodes a capirepo.yaml strictly, so a misspelt field is an
+// error. Mistakes in its shape are named with file, line and path, and the
+// nearest field or the expected form (checkShape).
 func ParseConfig(file string, data []byte) (*Config, error) {
+	if err := checkShape(file, data, reflect.TypeFor[Config]()); err != nil {
+		return nil, err
+	}
 	var cfg Config
 	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -405,7 +425,7 @@ func (c *Config) defaultAndValidate(dir string) error {
 	seen := map[string]bool{}
 	for i := range c.Providers {
 		s := &c.Providers[i]
-		field := func(f string) string { return fmt.Sprintf("%s: providers[%d].%s", c.describe(), i, f) }
+		field := func(f string) string { return c.where(fmt.Sprintf("providers[%d].%s", i, f)) }
 		id, err := s.ID()
 		if err != nil {
 			return fmt.Errorf("%s: %w", field("name"), err)
@@ -454,7 +474,7 @@ func (c *Config) defaultAndValidate(dir string) error {
 	}
 	if c.Version != "" {
 		if _, err := ParseVersion(c.Version); err != nil {
-			return fmt.Errorf("%s: field version: %w", c.describe(), err)
+			return fmt.Errorf("%s: %w", c.where("version"), err)
 		}
 	}
 	for i, b := range c.Before {
@@ -464,7 +484,7 @@ func (c *Config) defaultAndValidate(dir string) error {
 	}
 	for i, w := range c.Lint.Disable {
 		if w.Rule == "" || w.Reason == "" {
-			return fmt.Errorf("%s: lint.disable[%d]: a waiver needs both rule and reason", c.describe(), i)
+			return fmt.Errorf("%s: a waiver needs both rule and reason: {rule: RULE, reason: why it does not apply}", c.where(fmt.Sprintf("lint.disable[%d]", i)))
 		}
 	}
 	return nil

@@ -270,7 +270,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name:    "bad version",
 			files:   map[string]string{"capirepo.yaml": "version: 1.0\nproviders:\n- name: infrastructure-x\n"},
-			wantErr: "field version",
+			wantErr: `capirepo.yaml:1: version: expected a string, not the number 1.0: quote it ("1.0")`,
 		},
 		{
 			name: "more components files, patches, image tag template and pull policy",

@@ -134,7 +134,31 @@ func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build [PATH]",
 		Short: "Render the release assets of every provider into <out>/<label>/<version>/",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Renders the provider tree PATH (or --dir; default: the current folder) into
+the files clusterctl reads: the components YAML rendered by kustomize in
+process with the release image, one target Namespace and the provider label on
+every object; metadata.yaml, checked to cover the version; the cluster
+templates and ClusterClasses; and checksums.txt. The tree is only read. What
+to build comes from capirepo.yaml (docs/configuration.md), a
+clusterctl-settings.json, or the tree's conventions.
+
+The release is linted as capirepo lint does: an error-level finding stops the
+build and nothing is written. Otherwise every provider lands in
+<out>/<label>/<version>/, written atomically. With --binaries, --image-push or
+--image-layout the manager is compiled and its image built first.
+
+The files and their checksums are printed on stdout (--output json: a summary);
+progress and findings on stderr.`,
+		Example: `  # A provider tree with a capirepo.yaml that names the version
+  capirepo build
+
+  # Another tree, an explicit version and image repository
+  capirepo build ../cluster-api-provider-example --version v1.4.0 \
+    --image ghcr.io/example/capi-example-controller --out dist
+
+  # Also compile the manager and push a multi-platform image
+  capirepo build --version v1.4.0 --image ghcr.io/example/manager --image-push`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.validate(cmd, args); err != nil {
 				return err

@@ -2,13 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/builder"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/pipeline"
 )
 
 // TestCLI_ExitCodesAndStreams runs every command the way a script would and
@@ -49,6 +53,8 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "unknown command", args: []string{"bulid"}, code: 2, stdout: []string{""}, stderr: []string{`unknown command "bulid" for "capirepo" (did you mean "build"?); see 'capirepo --help'`}},
 		{name: "unknown subcommand", args: []string{"publish", "gihub"}, code: 2, stdout: []string{""}, stderr: []string{`(did you mean "github"?)`}},
 		{name: "unknown subcommand json", args: []string{"publish", "gihub", "-o", "json"}, code: 2, json: true, stdout: []string{`"exitCode": 2`, `did you mean`}},
+		{name: "help of an unknown command", args: []string{"help", "publish", "gihub"}, code: 2, stdout: []string{""}, stderr: []string{`(did you mean "github"?)`}},
+		{name: "help of a command", args: []string{"help", "publish", "local"}, code: 0, stdout: []string{"Usage:\n  capirepo publish local"}, stderr: []string{""}},
 		{name: "group without subcommand", args: []string{"publish"}, code: 2, stdout: []string{""}, stderr: []string{"capirepo publish needs a subcommand: configmap, github, gitlab, local, oci"}},
 		{name: "unknown flag", args: []string{"build", "--nope"}, code: 2, stdout: []string{""}, stderr: []string{"unknown flag: --nope; see 'capirepo build --help'"}},
 		{name: "too many args", args: []string{"verify", "a", "b"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
@@ -75,6 +81,10 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "verify", args: []string{"verify", dist}, code: 0, stdout: []string{"flavor ha"}, stderr: []string{""}},
 		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
 		{name: "publish local", args: []string{"publish", "local", "--from", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 uploaded"}},
+		{name: "publish local DIST", args: []string{"publish", "local", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 uploaded"}},
+		{name: "publish local overrides", env: map[string]string{"HOME": t.TempDir()}, args: []string{"publish", "local", dist, "--overrides"}, code: 0,
+			stdout: []string{"clusterctl init --infrastructure example:v0.1.0\n"}, stderr: []string{"instead of the provider repository's for v0.1.0", "ask for v0.1.0 explicitly"}},
+		{name: "publish local DIST twice", args: []string{"publish", "local", dist, "--from", tree, "--root", out()}, code: 2, stderr: []string{"pass one"}},
 		{name: "publish local from missing", args: []string{"publish", "local", "--from", "/nonexistent", "--root", out()}, code: 2, stderr: []string{"--from /nonexistent: no such folder"}},
 		{name: "publish github", env: map[string]string{"GITHUB_TOKEN": token}, args: []string{"publish", "github", "--repo", "acme/provider", "--from", dist, "--github-api-url", gh.APIURL()},
 			code: 0, stdout: []string{"providers:\n- name: \"example\"", "/acme/provider/releases/latest/infrastructure-components.yaml"}, stderr: []string{"uploaded"}},
@@ -129,5 +139,112 @@ func TestCLI_ConfigMissingInTreeIsNotAnError(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, nil, "build", tree, "--version", "v1.2.0", "--out", t.TempDir()); code != 0 {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestVerify_EveryVersionInDist: a dist with several versions is verified
+// whole, unless --version names one.
+func TestVerify_EveryVersionInDist(t *testing.T) {
+	dist := filepath.Join(t.TempDir(), "dist")
+	for _, v := range []string{"v0.1.1", "v0.1.0"} {
+		if code, _, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", v, "--out", dist); code != 0 {
+			t.Fatalf("build %s: exit %d: %s", v, code, stderr)
+		}
+	}
+	code, stdout, stderr := runCmd(t, nil, "verify", dist)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "verifying 2 versions: v0.1.0, v0.1.1") ||
+		!strings.Contains(stdout, "infrastructure-example v0.1.0 ") || !strings.Contains(stdout, "infrastructure-example v0.1.1 ") {
+		t.Errorf("not both versions verified:\nstdout: %s\nstderr: %s", stdout, stderr)
+	}
+	code, stdout, _ = runCmd(t, nil, "verify", dist, "--version", "v0.1.1")
+	if code != 0 || strings.Contains(stdout, "v0.1.0 ") || !strings.Contains(stdout, "infrastructure-example v0.1.1 ") {
+		t.Errorf("--version v0.1.1: exit %d:\n%s", code, stdout)
+	}
+	// A broken version among several fails the run and is named; the others are still reported.
+	if err := os.Remove(filepath.Join(dist, "infrastructure-example", "v0.1.0", "metadata.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCmd(t, nil, "verify", dist)
+	if code != 1 || !strings.Contains(stderr, "1 of 2 versions failed: v0.1.0") || !strings.Contains(stdout, "infrastructure-example v0.1.1 ") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}
+
+// TestRelease_FileProgressListsEachUploadOnceWithSizes: the file:// target's
+// uploads are listed once, with their sizes, in aligned columns, and counts
+// read in the singular when there is one.
+func TestRelease_FileProgressListsEachUploadOnceWithSizes(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "repo")
+	code, _, stderr := runCmd(t, nil, "release", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--publish", "file://"+root)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var uploads []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "  uploaded ") {
+			uploads = append(uploads, line)
+		}
+	}
+	if len(uploads) != 8 {
+		t.Fatalf("%d upload lines, want 8:\n%s", len(uploads), stderr)
+	}
+	for _, l := range uploads {
+		if strings.HasSuffix(l, " 0 B") || len(l) != len(uploads[0]) {
+			t.Errorf("upload line without its size or out of column: %q", l)
+		}
+	}
+	if strings.Contains(stderr, "1 providers") || !strings.Contains(stderr, "1 provider, 8 files") {
+		t.Errorf("plural wrong:\n%s", stderr)
+	}
+}
+
+// TestVerify_JSONOnFailureHoldsTheErrorAndTheReport: -o json of a partly
+// failed verify is one document: every version as far as it was read, and the error.
+func TestVerify_JSONOnFailureHoldsTheErrorAndTheReport(t *testing.T) {
+	dist := filepath.Join(t.TempDir(), "dist")
+	for _, v := range []string{"v0.1.0", "v0.1.1"} {
+		if code, _, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", v, "--out", dist); code != 0 {
+			t.Fatalf("build %s: exit %d: %s", v, code, stderr)
+		}
+	}
+	if err := os.Remove(filepath.Join(dist, "infrastructure-example", "v0.1.1", "metadata.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := runCmd(t, nil, "verify", dist, "-o", "json")
+	var doc struct {
+		Providers []struct {
+			Version string `json:"version"`
+		} `json:"providers"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if code != 1 || len(doc.Providers) != 2 || doc.Providers[0].Version != "v0.1.0" || !strings.Contains(doc.Error, "1 of 2 versions failed: v0.1.1") {
+		t.Errorf("exit %d, doc %+v", code, doc)
+	}
+}
+
+// TestExitCode_FromTypeNotText: the exit code comes from the error's type;
+// words cobra uses in its messages do not make a failure a usage error.
+func TestExitCode_FromTypeNotText(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, exitOK},
+		{errors.New(`metadata.yaml: release series 1.2 has contract "v1alpha9"; clusterctl accepts only v1beta2, v1beta1`), exitFailure},
+		{errors.New("unknown command in the Makefile"), exitFailure},
+		{usagef("--repo must be OWNER/NAME"), exitUsage},
+		{fmt.Errorf("--publish gitlab://x/y: %w", usagef("set GITLAB_ACCESS_TOKEN")), exitUsage},
+		{fmt.Errorf("build: %w", builder.ErrNoVersion), exitUsage},
+		{&pipeline.ManagerMismatchError{First: "a", Other: "b", File: "capirepo.yaml"}, exitUsage},
+	} {
+		if got := exitCode(tc.err); got != tc.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
 	}
 }

@@ -15,6 +15,8 @@ type devOptions struct {
 	root    string
 	version string
 	image   string
+
+	allowRemote bool
 }
 
 func (o *devOptions) bind(cmd *cobra.Command) {
@@ -24,6 +26,7 @@ func (o *devOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.root, "root", "", "dev repository folder (default: $XDG_CONFIG_HOME/cluster-api/dev-repository)")
 	f.StringVar(&o.version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
 	f.StringVar(&o.image, "image", "", "repository of the manager image, tagged with the dev version (default: keep the image the kustomization names)")
+	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs); rendered on every run")
 }
 
 func newDevCmd(s streams, g *globalOptions) *cobra.Command {
@@ -38,6 +41,12 @@ installs them. It replaces cluster-api's create-local-repository.py and reads
 the same clusterctl-settings.json: providers and provider_repos pull in other
 provider trees. Dev versions are overwritten in place; a provider whose source
 tree did not change since the last run is not rendered again.`,
+		Example: `  # In a provider tree: build it, then install it into a kind cluster
+  capirepo dev
+  clusterctl init --infrastructure example:v1.4.99 --config ~/.config/cluster-api/dev-repository/config.yaml
+
+  # In a cluster-api checkout whose clusterctl-settings.json names other providers
+  capirepo dev --config clusterctl-settings.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := treeArg(cmd, args, &o.dir); err != nil {
@@ -57,7 +66,7 @@ tree did not change since the last run is not rendered again.`,
 				root = r
 			}
 			res, err := localrepo.Dev(cmd.Context(), localrepo.DevOptions{
-				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image,
+				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image, AllowRemote: o.allowRemote,
 				BuildID: devBuildID(), Progress: s.errOut,
 			})
 			if err != nil {

@@ -18,6 +18,8 @@ type lintOptions struct {
 	config   string
 	provider string
 	disable  []string
+
+	allowRemote bool
 }
 
 func newLintCmd(s streams, g *globalOptions) *cobra.Command {
@@ -30,6 +32,14 @@ infrastructure provider contracts. PATH is a provider source tree (rendered
 first, as build does), a dist folder or provider repository tree, or a single
 components, metadata, cluster-template or clusterclass file. Rules are listed
 in docs/lint-rules.md. Exit 1 when an error-level finding remains.`,
+		Example: `  # The source tree in the current folder, rendered as build would
+  capirepo lint
+
+  # A built dist folder, as SARIF for GitHub code scanning
+  capirepo lint dist --version v1.4.0 -o sarif > lint.sarif
+
+  # One file, with a rule waived for this run
+  capirepo lint infrastructure-components.yaml --version v1.4.0 --disable CAPI313="listed under our own category"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := "."
@@ -71,6 +81,7 @@ in docs/lint-rules.md. Exit 1 when an error-level finding remains.`,
 	f.StringVar(&o.version, "version", "", "release version (source tree: default from the config; dist folder: the version to check)")
 	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json for a source tree")
 	f.StringVar(&o.provider, "provider", "", "provider label of a single file (default: inferred)")
+	f.BoolVar(&o.allowRemote, "allow-remote", false, "source tree: allow kustomizations to pull remote bases (git or http URLs)")
 	f.StringArrayVar(&o.disable, "disable", nil, "waive a rule: RULE=reason (repeatable); the reason is printed with each waived finding")
 	return cmd
 }
@@ -114,7 +125,7 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 		}
 		return contract.Lint(rel, contract.Options{Disabled: disabled}), nil
 	}
-	res, err := builder.Build(cmd.Context(), builder.Options{Dir: path, ConfigPath: o.config, Version: o.version})
+	res, err := builder.Build(cmd.Context(), builder.Options{Dir: path, ConfigPath: o.config, Version: o.version, AllowRemote: o.allowRemote})
 	if err != nil {
 		return contract.Report{}, err
 	}

@@ -18,8 +18,21 @@ type fromOptions struct {
 }
 
 func (o *fromOptions) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.from, "from", "dist", "built release folder (capirepo build --out)")
+	cmd.Flags().StringVar(&o.from, "from", "dist", "built release folder (capirepo build --out); or pass it as DIST")
 	cmd.Flags().StringVar(&o.version, "version", "", "version to publish when --from holds several")
+}
+
+// fromArg takes the dist folder from the optional DIST argument, as verify
+// takes DIR; --from says the same and is kept.
+func (o *fromOptions) fromArg(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.Flags().Changed("from") && o.from != args[0] {
+		return usagef("the dist folder is given twice, as DIST %s and --from %s: pass one", args[0], o.from)
+	}
+	o.from = args[0]
+	return nil
 }
 
 func (o *fromOptions) load() (*release.Release, error) {
@@ -61,6 +74,15 @@ func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "publish",
 		Short: "Publish a built release: to GitHub, GitLab generic packages, a local folder tree, an OCI registry or operator ConfigMaps",
+		Long: `Publishes what capirepo build wrote (--from, default dist) to one target.
+Each target compares before writing: unchanged files are skipped, changed ones
+are an error unless --replace, and a re-run finishes an interrupted publish.
+What was done goes to stderr; the result (the providers: entry for
+clusterctl's config, or the operator's Provider resources) to stdout.`,
+		Example: `  capirepo publish github --repo my-org/cluster-api-provider-example
+  capirepo publish gitlab --gitlab-url https://gitlab.example.com --project infra/capi-mirror
+  capirepo publish local --root /srv/capi-repo
+  capirepo publish oci --repo registry.example.com/capi`,
 	}
 	cmd.AddCommand(
 		newPublishGitHubCmd(s, g),

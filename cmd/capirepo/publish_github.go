@@ -32,7 +32,7 @@ func (o *publishGitHubOptions) validate() (owner, name string, err error) {
 func newPublishGitHubCmd(s streams, g *globalOptions) *cobra.Command {
 	o := &publishGitHubOptions{}
 	cmd := &cobra.Command{
-		Use:   "github --repo OWNER/NAME",
+		Use:   "github --repo OWNER/NAME [DIST]",
 		Short: "Create or complete the GitHub release for the version and upload every asset",
 		Long: `Publishes a built release as a GitHub release whose tag is the version.
 The release is created as a draft, the assets are uploaded (unchanged ones are
@@ -44,8 +44,17 @@ refused before any upload: a new version is the only fix.
 the tag and the release appear together.
 The token comes from GITHUB_TOKEN; GITHUB_API_URL or --github-api-url select
 a GitHub Enterprise server.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Example: `  # The release in dist, as github.com/my-org/cluster-api-provider-example's release v1.4.0
+  GITHUB_TOKEN=... capirepo publish github --repo my-org/cluster-api-provider-example
+
+  # A draft on a GitHub Enterprise server
+  GITHUB_TOKEN=... capirepo publish github --repo infra/capi --draft \
+    --github-api-url https://github.example.com/api/v3/`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.fromArg(cmd, args); err != nil {
+				return err
+			}
 			owner, name, err := o.validate()
 			if err != nil {
 				return err

@@ -21,7 +21,7 @@ type publishGitLabOptions struct {
 func newPublishGitLabCmd(s streams, g *globalOptions) *cobra.Command {
 	o := &publishGitLabOptions{}
 	cmd := &cobra.Command{
-		Use:   "gitlab --gitlab-url https://gitlab.HOST --project GROUP/PROJECT|ID",
+		Use:   "gitlab --gitlab-url https://gitlab.HOST --project GROUP/PROJECT|ID [DIST]",
 		Short: "Upload every provider of a built release to GitLab generic packages",
 		Long: `Uploads each provider as a generic package (name = provider label unless
 --package, version = the exact tag) and prints the clusterctl provider URL.
@@ -29,8 +29,16 @@ Unchanged files are skipped; changed files are an error unless --replace,
 which leaves exactly one copy of each. The token comes from
 GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 --gitlab-token-type job inside GitLab CI.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Example: `  # From a workstation, with a personal or project access token
+  GITLAB_ACCESS_TOKEN=... capirepo publish gitlab --gitlab-url https://gitlab.example.com --project infra/capi-mirror
+
+  # Inside a GitLab CI job, with the job's token
+  capirepo publish gitlab --gitlab-url "$CI_SERVER_URL" --project "$CI_PROJECT_ID" --gitlab-token-type job`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.fromArg(cmd, args); err != nil {
+				return err
+			}
 			if err := checkGitLabURL(o.url); err != nil {
 				return err
 			}

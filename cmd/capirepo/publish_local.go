@@ -39,7 +39,7 @@ func (s streams) clusterctlEnv() localrepo.Env {
 func newPublishLocalCmd(s streams, g *globalOptions) *cobra.Command {
 	o := &publishLocalOptions{}
 	cmd := &cobra.Command{
-		Use:   "local --root DIR | --overrides",
+		Use:   "local (--root DIR | --overrides) [DIST]",
 		Short: "Copy a built release into a local repository tree or clusterctl's overrides folder",
 		Long: `Copies every provider of a built release into DIR/<label>/<version>/, the
 layout clusterctl reads through a file:// provider URL. Several versions live
@@ -54,8 +54,17 @@ config (--clusterctl-config, else clusterctl.yaml in $XDG_CONFIG_HOME/cluster-ap
 or ~/.cluster-api), else $XDG_CONFIG_HOME/cluster-api/overrides (~/.config when
 XDG_CONFIG_HOME is unset), or ~/.cluster-api/overrides when only that exists.
 Files there replace the same provider version's files from any URL.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Example: `  # A repository tree clusterctl reads through file:// URLs
+  capirepo publish local --root /srv/capi-repo
+
+  # Try a build of a released version in place of its released files
+  capirepo publish local --overrides --replace
+  clusterctl init --infrastructure example:v1.4.0`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.fromArg(cmd, args); err != nil {
+				return err
+			}
 			if err := o.validate(); err != nil {
 				return err
 			}

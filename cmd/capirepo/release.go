@@ -48,6 +48,12 @@ and was not done. --dry-run does everything except publishing.
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
 oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
+		Example: `  # Everything but publishing, e.g. for a pull request
+  capirepo release --version v1.4.0 --dry-run
+
+  # Build the manager image, then publish to GitHub and read the release back
+  GITHUB_TOKEN=... capirepo release --version v1.4.0 --binaries \
+    --image ghcr.io/example/manager --image-push --publish github://my-org/cluster-api-provider-example`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.build.validate(cmd, args); err != nil {

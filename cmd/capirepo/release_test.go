@@ -97,8 +97,8 @@ func TestRelease_GitHubFakeCompletesAndVerifiesDist(t *testing.T) {
 	if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v0.1.0" || len(rels[0].Assets) != 9 { // with provenance.intoto.json
 		t.Fatalf("server holds %d releases, %d assets", len(rels), len(rels[0].Assets))
 	}
-	if !strings.Contains(stderr, "uploaded metadata.yaml") {
-		t.Errorf("progress does not list uploads:\n%s", stderr)
+	if n := strings.Count(stderr, "uploaded metadata.yaml"); n != 1 {
+		t.Errorf("progress lists the upload of metadata.yaml %d times, want once:\n%s", n, stderr)
 	}
 }
 

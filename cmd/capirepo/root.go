@@ -63,8 +63,17 @@ func printJSON(w io.Writer, v any) error {
 func newRootCmd(s streams) *cobra.Command {
 	g := &globalOptions{}
 	root := &cobra.Command{
-		Use:           "capirepo",
-		Short:         "Build, check and publish a Cluster API provider repository for clusterctl",
+		Use:   "capirepo",
+		Short: "Build, check and publish a Cluster API provider repository for clusterctl",
+		Long: `capirepo turns a Cluster API provider's source tree into the provider
+repository clusterctl installs from, checks it against the clusterctl and
+provider contracts, and publishes it.
+
+Results go to stdout, progress and findings to stderr; --output json prints a
+JSON document on stdout, also when the command fails. Exit codes: 0 ok,
+1 failure, 2 usage error.`,
+		Example: `  capirepo build --version v1.4.0 && capirepo verify dist
+  capirepo release --version v1.4.0 --publish github://my-org/cluster-api-provider-example`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,6 +94,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newDevCmd(s, g),
 		newMirrorCmd(s, g),
 	)
+	root.SetHelpCommand(newHelpCmd())
 	checkUsage(root)
 	return root
 }

@@ -40,7 +40,7 @@ func checkUsage(cmd *cobra.Command) {
 			return nil
 		}
 	}
-	pre := cmd.PreRunE
+	pre, preNoErr := cmd.PreRunE, cmd.PreRun // cobra runs PreRun only without PreRunE
 	cmd.PreRunE = func(c *cobra.Command, a []string) error {
 		if err := c.ValidateRequiredFlags(); err != nil {
 			return usageError{withHelpHint(c, err)}
@@ -48,8 +48,11 @@ func checkUsage(cmd *cobra.Command) {
 		if err := c.ValidateFlagGroups(); err != nil {
 			return usageError{withHelpHint(c, err)}
 		}
-		if pre != nil {
+		switch {
+		case pre != nil:
 			return pre(c, a)
+		case preNoErr != nil:
+			preNoErr(c, a)
 		}
 		return nil
 	}
@@ -153,4 +156,25 @@ type deprecatedValue struct {
 func (v deprecatedValue) Set(s string) error {
 	_, _ = io.WriteString(v.w, v.notice)
 	return v.Value.Set(s)
+}
+
+// newHelpCmd replaces cobra's help command, which prints the root's help
+// and exits 0 for a topic it does not know: here that is an unknown
+// command, with a suggestion, like any other.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "help [command]",
+		Short:   "Help about any command",
+		Example: `  capirepo help publish github`,
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil {
+				return usageError{withHelpHint(c.Root(), err)}
+			}
+			if len(rest) > 0 && target.HasSubCommands() {
+				return groupRunE(target, rest)
+			}
+			return target.Help()
+		},
+	}
 }

@@ -47,7 +47,9 @@ func newVersionCmd(s streams, g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print capirepo's version and build information",
-		Args:  cobra.NoArgs,
+		Example: `  capirepo version
+  capirepo version -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			bi := readBuildInfo()
 			if g.output == "json" {
