@@ -99,6 +99,7 @@ type MirroredProvider struct {
 	wants      []string
 	resolved   []string
 	read       map[string]*release.Provider
+	meta       map[string][]byte
 }
 
 // MirroredVersion is one copied version: what was written and what was
@@ -143,6 +144,9 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	for _, p := range provs {
 		if p.reader, err = m.source(p); err != nil {
 			return nil, err
+		}
+		if c, ok := o.Sink.Reader.(componentsNamer); ok {
+			c.setComponents(p.Label, p.components)
 		}
 	}
 
@@ -206,7 +210,7 @@ func selectProviders(cfg config.Client, requests []string, all bool) ([]*Mirrore
 	mk := func(p config.Provider) *MirroredProvider {
 		return &MirroredProvider{Label: p.ManifestLabel(), Name: p.Name(), Type: string(p.Type()), Source: p.URL(),
 			id: provider.ID{Name: p.Name(), Type: p.Type()}, components: path.Base(p.URL()),
-			read: map[string]*release.Provider{}}
+			read: map[string]*release.Provider{}, meta: map[string][]byte{}}
 	}
 	var out []*MirroredProvider
 	if all {
@@ -343,6 +347,47 @@ func urlVersion(p *MirroredProvider) string {
 	return "latest"
 }
 
+// alreadyThere compares the source's listing of a version with the
+// target's, when both can list without downloading: a version the target
+// holds with every file of the same sha256 is not downloaded again. It
+// returns nil when the version must be copied (or compared by the
+// publisher, which refuses a changed file without Replace).
+func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string) (*MirroredVersion, error) {
+	src, ok := p.reader.(publish.Lister)
+	if !ok || m.o.Sink.Reader == nil || m.o.Sink.ProviderURL == nil {
+		return nil, nil
+	}
+	want, err := src.List(ctx, p.Label, v)
+	if err != nil {
+		return nil, err
+	}
+	have, err := m.o.Sink.Reader.List(ctx, p.Label, v)
+	if err != nil {
+		// Not there, or not whole (an interrupted upload): the publisher
+		// compares file by file and finishes it.
+		if !errors.Is(err, publish.ErrNotFound) {
+			m.logf("%s %s: the mirror's copy cannot be listed whole (%v): copying", p.Label, v, err)
+		}
+		return nil, nil
+	}
+	if len(want) != len(have) {
+		return nil, nil
+	}
+	mv := &MirroredVersion{Version: v, Uploaded: []string{}, Replaced: []string{}}
+	for name, w := range want {
+		h, ok := have[name]
+		if !ok || w.SHA256 == "" || w.SHA256 != h.SHA256 || w.Size != h.Size {
+			return nil, nil
+		}
+		mv.Skipped = append(mv.Skipped, p.Label+"/"+name)
+		mv.files = append(mv.files, name)
+	}
+	slices.Sort(mv.Skipped)
+	slices.Sort(mv.files)
+	mv.URL = m.o.Sink.ProviderURL(p.id, v, p.components)
+	return mv, nil
+}
+
 // read reads one version once (the latest resolution reads metadata.yaml of
 // candidates, and those are mirrored afterwards).
 func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) (*release.Provider, error) {
@@ -428,6 +473,15 @@ func compareVersions(a, b string) int {
 // provider mirrors the resolved versions of one provider, oldest first.
 func (m *mirror) provider(ctx context.Context, p *MirroredProvider) error {
 	for _, v := range p.resolved {
+		if mv, err := m.alreadyThere(ctx, p, v); err != nil {
+			return fmt.Errorf("version %s: %w", v, err)
+		} else if mv != nil {
+			m.mu.Lock()
+			p.Versions = append(p.Versions, mv)
+			m.mu.Unlock()
+			m.logf("%s %s: all %d files already there, nothing downloaded", p.Label, v, len(mv.Skipped))
+			continue
+		}
 		rp, err := m.read(ctx, p, v)
 		if err != nil {
 			return fmt.Errorf("read %s from %s: %w", v, p.Source, err)
