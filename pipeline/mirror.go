@@ -232,7 +232,7 @@ func selectProviders(cfg config.Client, requests []string, all bool) ([]*Mirrore
 		label, version, _ := strings.Cut(r, ":")
 		p, ok := byLabel[label]
 		if !ok {
-			return nil, fmt.Errorf("provider %q is not in clusterctl's provider list nor in the providers: of the clusterctl config: use a provider label such as infrastructure-aws or cluster-api, or add it under providers:", label)
+			return nil, fmt.Errorf("provider %q is not in clusterctl's provider list nor in the providers: of the clusterctl config: use a provider label such as infrastructure-aws or cluster-api, or add the provider to the config's providers list", label)
 		}
 		if version != "" && version != "latest" && !isLatestN(version) {
 			if _, err := provider.ParseVersion(version); err != nil {
@@ -394,7 +394,10 @@ func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) 
 	if rp, ok := p.read[version]; ok {
 		return rp, nil
 	}
-	rp, err := p.reader.Read(ctx, p.Label, version)
+	rp, err := m.readAssets(ctx, p, version)
+	if err == nil && rp == nil {
+		rp, err = p.reader.Read(ctx, p.Label, version)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -402,6 +405,45 @@ func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) 
 	// spelled the same for another type).
 	rp.ID = p.id
 	p.read[version] = rp
+	return rp, nil
+}
+
+// readAssets reads a version file by file from a source that can (a GitHub
+// release), leaving out the metadata.yaml already read to resolve latest.
+// It returns nil, nil when the source cannot.
+func (m *mirror) readAssets(ctx context.Context, p *MirroredProvider, version string) (*release.Provider, error) {
+	ar, ok := p.reader.(assetReader)
+	l, ok2 := p.reader.(publish.Lister)
+	m.mu.Lock()
+	meta, ok3 := p.meta[version]
+	m.mu.Unlock()
+	if !ok || !ok2 || !ok3 {
+		return nil, nil
+	}
+	list, err := l.List(ctx, p.Label, version)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for n := range list {
+		if n != provider.MetadataFile {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	files, err := ar.Assets(ctx, version, names...)
+	if err != nil {
+		return nil, err
+	}
+	rp := &release.Provider{ID: p.id, Version: version, ComponentsFile: p.components}
+	for _, f := range append(files, release.File{Name: provider.MetadataFile, Data: meta}) {
+		if err := rp.Add(f.Name, f.Data); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := rp.File(p.components); !ok {
+		return nil, fmt.Errorf("%s has no %s", version, p.components)
+	}
 	return rp, nil
 }
 

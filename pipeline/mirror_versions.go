@@ -47,7 +47,7 @@ func (m *mirror) resolve(ctx context.Context, p *MirroredProvider, want string) 
 			continue
 		}
 		v := "v" + sv.String()
-		if _, err := m.metadata(ctx, p, v); errors.Is(err, publish.ErrNotFound) {
+		if err := m.hasMetadata(ctx, p, v); errors.Is(err, publish.ErrNotFound) {
 			m.logf("%s: skipping %s: %v", p.Label, v, err)
 			continue
 		} else if err != nil {
@@ -96,7 +96,7 @@ func (m *mirror) latestPatch(ctx context.Context, p *MirroredProvider, all []str
 	cands = cands[:min(5, len(cands))]
 	for _, sv := range cands {
 		v := "v" + sv.String()
-		_, err := m.metadata(ctx, p, v)
+		err := m.hasMetadata(ctx, p, v)
 		if errors.Is(err, publish.ErrNotFound) {
 			continue
 		}
@@ -173,4 +173,15 @@ func (m *mirror) metadata(ctx context.Context, p *MirroredProvider, v string) ([
 	p.meta[v] = data
 	m.mu.Unlock()
 	return data, nil
+}
+
+// hasMetadata checks that a version holds a metadata.yaml, from the
+// source's listing where it has one (no download).
+func (m *mirror) hasMetadata(ctx context.Context, p *MirroredProvider, v string) error {
+	if l, ok := p.reader.(publish.Lister); ok {
+		_, err := l.List(ctx, p.Label, v)
+		return err
+	}
+	_, err := m.metadata(ctx, p, v)
+	return err
 }
