@@ -150,8 +150,9 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 		}
 	}
 
-	// Every version is resolved (and read) before anything is copied, so a
-	// request that cannot be met stops the run with nothing written.
+	// Every version is resolved (its metadata.yaml read) before anything
+	// is copied, so a request that cannot be met stops the run with
+	// nothing written.
 	if err := m.each(ctx, provs, m.resolveProvider); err != nil {
 		return m.sum, err
 	}
