@@ -291,14 +291,19 @@ func (m *mirror) source(p *MirroredProvider) (publish.Reader, error) {
 		mk = func() (publish.Reader, error) {
 			return &localrepo.Reader{Root: root, Components: map[string]string{}}, nil
 		}
-	case u.Scheme == "https" && strings.HasPrefix(u.Host, "gitlab.") && len(seg) == 10 && seg[0] == "api" && seg[3] == "projects" && seg[5] == "packages":
-		project, err := url.PathUnescape(strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")[4])
+	case u.Scheme == "https" && strings.HasPrefix(u.Host, "gitlab.") && isGitLabPackageURL(u):
+		esc := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+		project, err := url.PathUnescape(esc[3])
 		if err != nil {
 			return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
 		}
-		key = "gitlab/" + u.Host + "/" + project + "/" + seg[7]
+		pkg, err := url.PathUnescape(esc[6])
+		if err != nil {
+			return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
+		}
+		key = "gitlab/" + u.Host + "/" + project + "/" + pkg
 		mk = func() (publish.Reader, error) {
-			r, err := publish.NewGitLabReader(publish.GitLabOptions{URL: "https://" + u.Host, Project: project, Package: seg[7],
+			r, err := publish.NewGitLabReader(publish.GitLabOptions{URL: "https://" + u.Host, Project: project, Package: pkg,
 				Token: m.o.GitLabToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
 			if err != nil {
 				return nil, err
@@ -330,6 +335,14 @@ func (m *mirror) source(p *MirroredProvider) (publish.Reader, error) {
 	return r, nil
 }
 
+// isGitLabPackageURL recognises clusterctl's GitLab provider URL,
+// /api/v4/projects/SLUG/packages/generic/NAME/VERSION/FILE, with SLUG the
+// numeric id or the escaped path (group%2Fproject).
+func isGitLabPackageURL(u *url.URL) bool {
+	esc := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+	return len(esc) == 9 && esc[0] == "api" && esc[1] == "v4" && esc[2] == "projects" && esc[4] == "packages" && esc[5] == "generic"
+}
+
 // urlVersion is the version a provider URL names: latest or vX.Y.Z.
 func urlVersion(p *MirroredProvider) string {
 	u, err := url.Parse(p.Source)
@@ -342,8 +355,8 @@ func urlVersion(p *MirroredProvider) string {
 		return seg[3]
 	case u.Scheme == "file" && len(seg) >= 3:
 		return seg[len(seg)-2]
-	case len(seg) == 10:
-		return seg[8]
+	case isGitLabPackageURL(u):
+		return strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")[7]
 	}
 	return "latest"
 }

@@ -463,3 +463,42 @@ func TestMirror_UnknownProviderAndVersionAreRefusedBeforeCopying(t *testing.T) {
 		t.Errorf("refused runs wrote %v", files)
 	}
 }
+
+// TestMirror_FromAMirror reads providers from a local repository (a
+// providers: override with a file:// URL, as a site's config has) and
+// writes them into another folder: mirror = read one target, write another.
+func TestMirror_FromAMirror(t *testing.T) {
+	ctx := context.Background()
+	u := newUpstream(t, nil)
+	first := t.TempDir()
+	var log bytes.Buffer
+	if _, err := pipeline.Mirror(ctx, u.options(t, "file://"+first, &log, "infrastructure-example:latest-1")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "clusterctl.yaml")
+	body := "providers:\n- name: example\n  type: InfrastructureProvider\n  url: file://" + first + "/infrastructure-example/latest/infrastructure-components.yaml\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := t.TempDir()
+	o := u.options(t, "file://"+second, &log, "infrastructure-example:latest-1")
+	o.ClusterctlConfig, o.CertManager = cfg, false
+	sum, err := pipeline.Mirror(ctx, o)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if diff := cmp.Diff(map[string][]string{"infrastructure-example": {"v0.2.0", "v0.2.1"}}, versionsOf(sum)); diff != "" {
+		t.Errorf("versions (-want +got):\n%s", diff)
+	}
+	want := listTree(t, filepath.Join(first, "infrastructure-example"))
+	if diff := cmp.Diff(want, listTree(t, filepath.Join(second, "infrastructure-example"))); diff != "" {
+		t.Errorf("the second mirror differs from the first (-first +second):\n%s", diff)
+	}
+	for _, f := range want {
+		a, _ := os.ReadFile(filepath.Join(first, "infrastructure-example", f))
+		b, _ := os.ReadFile(filepath.Join(second, "infrastructure-example", f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between the mirrors", f)
+		}
+	}
+}
