@@ -69,6 +69,9 @@ type MirrorOptions struct {
 
 	// Log receives one line per step; nil discards it.
 	Log io.Writer
+	// Progress hears of each provider version copied (one line rewritten
+	// in place on a terminal); nil means none.
+	Progress Progress
 }
 
 // MirrorSummary is what a mirror run did.
@@ -156,6 +159,9 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	if err := m.each(ctx, provs, m.resolveProvider); err != nil {
 		return m.sum, err
 	}
+	for _, p := range provs {
+		m.total += len(p.resolved)
+	}
 	errs := []error{m.each(ctx, provs, m.provider)}
 	if o.CertManager {
 		if err := m.certManager(ctx, cfg); err != nil {
@@ -187,6 +193,8 @@ type mirror struct {
 
 	mu      sync.Mutex
 	readers map[string]publish.Reader // by source repository
+	// done and total count the provider versions, for Progress.
+	done, total int
 	// certManagerComponents is cert-manager's manifest, for its images.
 	certManagerComponents []byte
 }
@@ -529,36 +537,75 @@ func compareVersions(a, b string) int {
 // provider mirrors the resolved versions of one provider, oldest first.
 func (m *mirror) provider(ctx context.Context, p *MirroredProvider) error {
 	for _, v := range p.resolved {
-		if mv, err := m.alreadyThere(ctx, p, v); err != nil {
-			return fmt.Errorf("version %s: %w", v, err)
-		} else if mv != nil {
-			m.mu.Lock()
-			p.Versions = append(p.Versions, mv)
-			m.mu.Unlock()
-			m.logf("%s %s: all %d files already there, nothing downloaded", p.Label, v, len(mv.Skipped))
-			continue
-		}
-		rp, err := m.read(ctx, p, v)
+		n := m.start(p.Label + " " + v)
+		mv, err := m.version(ctx, p, v)
+		m.finish(n, p.Label+" "+v, mv, err)
 		if err != nil {
-			return fmt.Errorf("read %s from %s: %w", v, p.Source, err)
+			return err
 		}
-		sum, err := m.o.Sink.Providers.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
-		if err != nil {
-			return fmt.Errorf("version %s: %w", v, err)
-		}
-		mv := &MirroredVersion{Version: v, Uploaded: sum.Uploaded, Skipped: sum.Skipped, Replaced: sum.Replaced, Bytes: sum.BytesUploaded}
-		for _, pu := range sum.Providers {
-			if pu.Name == p.Name && pu.Type == p.Type {
-				mv.URL = pu.URL
-			}
-		}
-		for _, f := range rp.Files {
-			mv.files = append(mv.files, f.Name)
-		}
+	}
+	return nil
+}
+
+func (m *mirror) start(what string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.done++
+	if m.o.Progress != nil {
+		m.o.Progress.Start(m.done, m.total, what)
+	}
+	return m.done
+}
+
+func (m *mirror) finish(n int, what string, mv *MirroredVersion, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.o.Progress == nil {
+		return
+	}
+	r := StepResult{Step: what, Status: StatusOK}
+	switch {
+	case err != nil:
+		r.Status, r.Detail = StatusFailed, firstLine(err.Error())
+	case mv != nil:
+		r.Detail = fmt.Sprintf("%d copied, %d already there, %d replaced", len(mv.Uploaded), len(mv.Skipped), len(mv.Replaced))
+	}
+	m.o.Progress.Done(n, m.total, r)
+}
+
+// version mirrors one version of a provider: nothing downloaded when the
+// target lists the same files, else read and published (the publisher
+// compares and writes what is missing).
+func (m *mirror) version(ctx context.Context, p *MirroredProvider, v string) (*MirroredVersion, error) {
+	if mv, err := m.alreadyThere(ctx, p, v); err != nil {
+		return nil, fmt.Errorf("version %s: %w", v, err)
+	} else if mv != nil {
 		m.mu.Lock()
 		p.Versions = append(p.Versions, mv)
 		m.mu.Unlock()
-		m.logf("%s %s: %d written, %d already there, %d replaced", p.Label, v, len(mv.Uploaded), len(mv.Skipped), len(mv.Replaced))
+		m.logf("%s %s: all %d files already there, nothing downloaded", p.Label, v, len(mv.Skipped))
+		return mv, nil
 	}
-	return nil
+	rp, err := m.read(ctx, p, v)
+	if err != nil {
+		return nil, fmt.Errorf("read %s from %s: %w", v, p.Source, err)
+	}
+	sum, err := m.o.Sink.Providers.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
+	if err != nil {
+		return nil, fmt.Errorf("version %s: %w", v, err)
+	}
+	mv := &MirroredVersion{Version: v, Uploaded: sum.Uploaded, Skipped: sum.Skipped, Replaced: sum.Replaced, Bytes: sum.BytesUploaded}
+	for _, pu := range sum.Providers {
+		if pu.Name == p.Name && pu.Type == p.Type {
+			mv.URL = pu.URL
+		}
+	}
+	for _, f := range rp.Files {
+		mv.files = append(mv.files, f.Name)
+	}
+	m.mu.Lock()
+	p.Versions = append(p.Versions, mv)
+	m.mu.Unlock()
+	m.logf("%s %s: %d written, %d already there, %d replaced", p.Label, v, len(mv.Uploaded), len(mv.Skipped), len(mv.Replaced))
+	return mv, nil
 }

@@ -235,9 +235,15 @@ func TestMirror_IntoAFolderResolvesVersionsAsClusterctlAndVerifies(t *testing.T)
 	u := newUpstream(t, nil)
 	dir := t.TempDir()
 	var log bytes.Buffer
-	sum, err := pipeline.Mirror(ctx, u.options(t, "file://"+dir, &log, "infrastructure-example:latest-1", "infrastructure-sample"))
+	var progress bytes.Buffer
+	o := u.options(t, "file://"+dir, &log, "infrastructure-example:latest-1", "infrastructure-sample")
+	o.Progress = pipeline.Lines(&progress, false)
+	sum, err := pipeline.Mirror(ctx, o)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.Contains(progress.String(), "[3/3]") || !strings.Contains(progress.String(), "infrastructure-example v0.2.1: ok (8 copied") {
+		t.Errorf("progress:\n%s", progress.String())
 	}
 	want := map[string][]string{
 		// latest is v0.2.1 (the draft v0.2.2 and the bare tag v0.3.0 are

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -110,6 +111,13 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	if so.GitLabToken != "" {
 		vars["gitlab-access-token"] = so.GitLabToken
 	}
+	// On a terminal one line shows the provider versions as they are copied;
+	// elsewhere (CI logs) every step is a line of its own.
+	var log io.Writer = s.errOut
+	var progress pipeline.Progress
+	if isTerminal(s.errOut) {
+		log, progress = io.Discard, pipeline.Lines(s.errOut, true)
+	}
 	sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{
 		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
 		Target: t, Sink: sink,
@@ -117,7 +125,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		HTTPClient: httpClient(),
 		Images:     o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)},
 		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars,
-		Log: s.errOut,
+		Log: log, Progress: progress,
 	})
 	if sum == nil {
 		return err
