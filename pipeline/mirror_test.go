@@ -275,6 +275,9 @@ func TestMirror_IntoAFolderResolvesVersionsAsClusterctlAndVerifies(t *testing.T)
 	if sum.Verified != 3 {
 		t.Errorf("verified %d provider versions through clusterctl, want 3", sum.Verified)
 	}
+	if !strings.Contains(log.String(), "cert-manager v1.16.0 read back through clusterctl") {
+		t.Errorf("cert-manager was not read back through clusterctl:\n%s", log.String())
+	}
 	if sum.CertManager == nil || sum.CertManager.Version != "v1.16.0" {
 		t.Errorf("cert-manager mirrored: %+v, want v1.16.0 (the config's version wins over the URL's latest)", sum.CertManager)
 	}
