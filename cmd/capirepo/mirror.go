@@ -113,7 +113,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	}
 	// On a terminal one line shows the provider versions as they are copied;
 	// elsewhere (CI logs) every step is a line of its own.
-	var log io.Writer = s.errOut
+	log := s.errOut
 	var progress pipeline.Progress
 	if isTerminal(s.errOut) {
 		log, progress = io.Discard, pipeline.Lines(s.errOut, true)
