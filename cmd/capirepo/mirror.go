@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -123,7 +125,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		Target: t, Sink: sink,
 		GitHubAPI: o.githubAPI, GitHubToken: s.getenv("GITHUB_TOKEN"), GitLabToken: s.getenv("GITLAB_ACCESS_TOKEN"),
 		HTTPClient: httpClient(),
-		Images:     o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)},
+		Images:     o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(registryTransport())},
 		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars,
 		Log: log, Progress: progress,
 	})
@@ -164,4 +166,12 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		fmt.Fprintf(s.errOut, "clusterctl config for the site written to %s\n", o.configOut)
 	}
 	return err
+}
+
+// registryTransport is go-containerregistry's default transport (proxy from
+// the environment) with a bound on the wait for a registry's answer.
+func registryTransport() http.RoundTripper {
+	t := remote.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 2 * time.Minute
+	return t
 }
