@@ -171,7 +171,11 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 // registryTransport is go-containerregistry's default transport (proxy from
 // the environment) with a bound on the wait for a registry's answer.
 func registryTransport() http.RoundTripper {
-	t := remote.DefaultTransport.(*http.Transport).Clone()
+	base, ok := remote.DefaultTransport.(*http.Transport)
+	if !ok {
+		return remote.DefaultTransport
+	}
+	t := base.Clone()
 	t.ResponseHeaderTimeout = 2 * time.Minute
 	return t
 }
