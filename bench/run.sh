@@ -301,6 +301,13 @@ if [ -z "${SKIP_PUBLISH:-}" ]; then
 	echo
 fi
 
+if [ -z "${SKIP_MIRROR:-}" ]; then
+	echo "## mirror (clusterctl's providers x 3 versions from the fake GitHub, 100 ms per request, into a folder)"
+	CAPIREPO_BENCH_MIRROR=1 timeout "$T" go test ./bench/mirror -run 'TestMirrorTimes' -v -count 1 |
+		grep -v '^=== RUN'
+	echo
+fi
+
 if [ -z "${SKIP_GOBENCH:-}" ]; then
 	echo "## go test -bench (builder hot paths)"
 	CAPIREPO_BENCH_LARGE=$OUT/large timeout "$T" go test ./builder/ -run '^$' -bench . -benchtime 2x -count 3

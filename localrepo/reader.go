@@ -24,7 +24,7 @@ type Reader struct {
 	Components map[string]string
 }
 
-var _ publish.Reader = (*Reader)(nil)
+var _ publish.Lister = (*Reader)(nil)
 
 // Versions lists the version folders of a label.
 func (r *Reader) Versions(ctx context.Context, label string) ([]string, error) {
@@ -96,4 +96,17 @@ func (r *Reader) Read(ctx context.Context, label, version string) (*release.Prov
 		}
 	}
 	return p, nil
+}
+
+// List returns the files Read would return with their size and sha256.
+func (r *Reader) List(ctx context.Context, label, version string) (map[string]publish.Remote, error) {
+	p, err := r.Read(ctx, label, version)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]publish.Remote{}
+	for _, f := range p.Files {
+		out[f.Name] = publish.Remote{Name: f.Name, Size: int64(len(f.Data)), SHA256: f.SHA256()}
+	}
+	return out, nil
 }

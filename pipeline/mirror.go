@@ -69,6 +69,9 @@ type MirrorOptions struct {
 
 	// Log receives one line per step; nil discards it.
 	Log io.Writer
+	// Progress hears of each provider version copied (one line rewritten
+	// in place on a terminal); nil means none.
+	Progress Progress
 }
 
 // MirrorSummary is what a mirror run did.
@@ -99,6 +102,7 @@ type MirroredProvider struct {
 	wants      []string
 	resolved   []string
 	read       map[string]*release.Provider
+	meta       map[string][]byte
 }
 
 // MirroredVersion is one copied version: what was written and what was
@@ -144,12 +148,19 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 		if p.reader, err = m.source(p); err != nil {
 			return nil, err
 		}
+		if c, ok := o.Sink.Reader.(componentsNamer); ok {
+			c.setComponents(p.Label, p.components)
+		}
 	}
 
-	// Every version is resolved (and read) before anything is copied, so a
-	// request that cannot be met stops the run with nothing written.
+	// Every version is resolved (its metadata.yaml read) before anything
+	// is copied, so a request that cannot be met stops the run with
+	// nothing written.
 	if err := m.each(ctx, provs, m.resolveProvider); err != nil {
 		return m.sum, err
+	}
+	for _, p := range provs {
+		m.total += len(p.resolved)
 	}
 	errs := []error{m.each(ctx, provs, m.provider)}
 	if o.CertManager {
@@ -182,6 +193,8 @@ type mirror struct {
 
 	mu      sync.Mutex
 	readers map[string]publish.Reader // by source repository
+	// done and total count the provider versions, for Progress.
+	done, total int
 	// certManagerComponents is cert-manager's manifest, for its images.
 	certManagerComponents []byte
 }
@@ -206,7 +219,7 @@ func selectProviders(cfg config.Client, requests []string, all bool) ([]*Mirrore
 	mk := func(p config.Provider) *MirroredProvider {
 		return &MirroredProvider{Label: p.ManifestLabel(), Name: p.Name(), Type: string(p.Type()), Source: p.URL(),
 			id: provider.ID{Name: p.Name(), Type: p.Type()}, components: path.Base(p.URL()),
-			read: map[string]*release.Provider{}}
+			read: map[string]*release.Provider{}, meta: map[string][]byte{}}
 	}
 	var out []*MirroredProvider
 	if all {
@@ -228,7 +241,7 @@ func selectProviders(cfg config.Client, requests []string, all bool) ([]*Mirrore
 		label, version, _ := strings.Cut(r, ":")
 		p, ok := byLabel[label]
 		if !ok {
-			return nil, fmt.Errorf("provider %q is not in clusterctl's provider list nor in the providers: of the clusterctl config: use a provider label such as infrastructure-aws or cluster-api, or add it under providers:", label)
+			return nil, fmt.Errorf("provider %q is not in clusterctl's provider list nor in the providers: of the clusterctl config: use a provider label such as infrastructure-aws or cluster-api, or add the provider to the config's providers list", label)
 		}
 		if version != "" && version != "latest" && !isLatestN(version) {
 			if _, err := provider.ParseVersion(version); err != nil {
@@ -286,14 +299,19 @@ func (m *mirror) source(p *MirroredProvider) (publish.Reader, error) {
 		mk = func() (publish.Reader, error) {
 			return &localrepo.Reader{Root: root, Components: map[string]string{}}, nil
 		}
-	case u.Scheme == "https" && strings.HasPrefix(u.Host, "gitlab.") && len(seg) == 10 && seg[0] == "api" && seg[3] == "projects" && seg[5] == "packages":
-		project, err := url.PathUnescape(strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")[4])
+	case u.Scheme == "https" && strings.HasPrefix(u.Host, "gitlab.") && isGitLabPackageURL(u):
+		esc := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+		project, err := url.PathUnescape(esc[3])
 		if err != nil {
 			return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
 		}
-		key = "gitlab/" + u.Host + "/" + project + "/" + seg[7]
+		pkg, err := url.PathUnescape(esc[6])
+		if err != nil {
+			return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
+		}
+		key = "gitlab/" + u.Host + "/" + project + "/" + pkg
 		mk = func() (publish.Reader, error) {
-			r, err := publish.NewGitLabReader(publish.GitLabOptions{URL: "https://" + u.Host, Project: project, Package: seg[7],
+			r, err := publish.NewGitLabReader(publish.GitLabOptions{URL: "https://" + u.Host, Project: project, Package: pkg,
 				Token: m.o.GitLabToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
 			if err != nil {
 				return nil, err
@@ -325,6 +343,14 @@ func (m *mirror) source(p *MirroredProvider) (publish.Reader, error) {
 	return r, nil
 }
 
+// isGitLabPackageURL recognises clusterctl's GitLab provider URL,
+// /api/v4/projects/SLUG/packages/generic/NAME/VERSION/FILE, with SLUG the
+// numeric id or the escaped path (group%2Fproject).
+func isGitLabPackageURL(u *url.URL) bool {
+	esc := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+	return len(esc) == 9 && esc[0] == "api" && esc[1] == "v4" && esc[2] == "projects" && esc[4] == "packages" && esc[5] == "generic"
+}
+
 // urlVersion is the version a provider URL names: latest or vX.Y.Z.
 func urlVersion(p *MirroredProvider) string {
 	u, err := url.Parse(p.Source)
@@ -337,10 +363,51 @@ func urlVersion(p *MirroredProvider) string {
 		return seg[3]
 	case u.Scheme == "file" && len(seg) >= 3:
 		return seg[len(seg)-2]
-	case len(seg) == 10:
-		return seg[8]
+	case isGitLabPackageURL(u):
+		return strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")[7]
 	}
 	return "latest"
+}
+
+// alreadyThere compares the source's listing of a version with the
+// target's, when both can list without downloading: a version the target
+// holds with every file of the same sha256 is not downloaded again. It
+// returns nil when the version must be copied (or compared by the
+// publisher, which refuses a changed file without Replace).
+func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string) (*MirroredVersion, error) {
+	src, ok := p.reader.(publish.Lister)
+	if !ok || m.o.Sink.Reader == nil || m.o.Sink.ProviderURL == nil {
+		return nil, nil
+	}
+	want, err := src.List(ctx, p.Label, v)
+	if err != nil {
+		return nil, err
+	}
+	have, err := m.o.Sink.Reader.List(ctx, p.Label, v)
+	if err != nil {
+		// Not there, or not whole (an interrupted upload): the publisher
+		// compares file by file and finishes it.
+		if !errors.Is(err, publish.ErrNotFound) {
+			m.logf("%s %s: the mirror's copy cannot be listed whole (%v): copying", p.Label, v, err)
+		}
+		return nil, nil
+	}
+	if len(want) != len(have) {
+		return nil, nil
+	}
+	mv := &MirroredVersion{Version: v, Uploaded: []string{}, Replaced: []string{}}
+	for name, w := range want {
+		h, ok := have[name]
+		if !ok || w.SHA256 == "" || w.SHA256 != h.SHA256 || w.Size != h.Size {
+			return nil, nil
+		}
+		mv.Skipped = append(mv.Skipped, p.Label+"/"+name)
+		mv.files = append(mv.files, name)
+	}
+	slices.Sort(mv.Skipped)
+	slices.Sort(mv.files)
+	mv.URL = m.o.Sink.ProviderURL(p.id, v, p.components)
+	return mv, nil
 }
 
 // read reads one version once (the latest resolution reads metadata.yaml of
@@ -349,7 +416,10 @@ func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) 
 	if rp, ok := p.read[version]; ok {
 		return rp, nil
 	}
-	rp, err := p.reader.Read(ctx, p.Label, version)
+	rp, err := m.readAssets(ctx, p, version)
+	if err == nil && rp == nil {
+		rp, err = p.reader.Read(ctx, p.Label, version)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +427,45 @@ func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) 
 	// spelled the same for another type).
 	rp.ID = p.id
 	p.read[version] = rp
+	return rp, nil
+}
+
+// readAssets reads a version file by file from a source that can (a GitHub
+// release), leaving out the metadata.yaml already read to resolve latest.
+// It returns nil, nil when the source cannot.
+func (m *mirror) readAssets(ctx context.Context, p *MirroredProvider, version string) (*release.Provider, error) {
+	ar, ok := p.reader.(assetReader)
+	l, ok2 := p.reader.(publish.Lister)
+	m.mu.Lock()
+	meta, ok3 := p.meta[version]
+	m.mu.Unlock()
+	if !ok || !ok2 || !ok3 {
+		return nil, nil
+	}
+	list, err := l.List(ctx, p.Label, version)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for n := range list {
+		if n != provider.MetadataFile {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	files, err := ar.Assets(ctx, version, names...)
+	if err != nil {
+		return nil, err
+	}
+	rp := &release.Provider{ID: p.id, Version: version, ComponentsFile: p.components}
+	for _, f := range append(files, release.File{Name: provider.MetadataFile, Data: meta}) {
+		if err := rp.Add(f.Name, f.Data); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := rp.File(p.components); !ok {
+		return nil, fmt.Errorf("%s has no %s", version, p.components)
+	}
 	return rp, nil
 }
 
@@ -428,27 +537,75 @@ func compareVersions(a, b string) int {
 // provider mirrors the resolved versions of one provider, oldest first.
 func (m *mirror) provider(ctx context.Context, p *MirroredProvider) error {
 	for _, v := range p.resolved {
-		rp, err := m.read(ctx, p, v)
+		n := m.start(p.Label + " " + v)
+		mv, err := m.version(ctx, p, v)
+		m.finish(n, p.Label+" "+v, mv, err)
 		if err != nil {
-			return fmt.Errorf("read %s from %s: %w", v, p.Source, err)
+			return err
 		}
-		sum, err := m.o.Sink.Providers.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
-		if err != nil {
-			return fmt.Errorf("version %s: %w", v, err)
-		}
-		mv := &MirroredVersion{Version: v, Uploaded: sum.Uploaded, Skipped: sum.Skipped, Replaced: sum.Replaced, Bytes: sum.BytesUploaded}
-		for _, pu := range sum.Providers {
-			if pu.Name == p.Name && pu.Type == p.Type {
-				mv.URL = pu.URL
-			}
-		}
-		for _, f := range rp.Files {
-			mv.files = append(mv.files, f.Name)
-		}
+	}
+	return nil
+}
+
+func (m *mirror) start(what string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.done++
+	if m.o.Progress != nil {
+		m.o.Progress.Start(m.done, m.total, what)
+	}
+	return m.done
+}
+
+func (m *mirror) finish(n int, what string, mv *MirroredVersion, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.o.Progress == nil {
+		return
+	}
+	r := StepResult{Step: what, Status: StatusOK}
+	switch {
+	case err != nil:
+		r.Status, r.Detail = StatusFailed, firstLine(err.Error())
+	case mv != nil:
+		r.Detail = fmt.Sprintf("%d copied, %d already there, %d replaced", len(mv.Uploaded), len(mv.Skipped), len(mv.Replaced))
+	}
+	m.o.Progress.Done(n, m.total, r)
+}
+
+// version mirrors one version of a provider: nothing downloaded when the
+// target lists the same files, else read and published (the publisher
+// compares and writes what is missing).
+func (m *mirror) version(ctx context.Context, p *MirroredProvider, v string) (*MirroredVersion, error) {
+	if mv, err := m.alreadyThere(ctx, p, v); err != nil {
+		return nil, fmt.Errorf("version %s: %w", v, err)
+	} else if mv != nil {
 		m.mu.Lock()
 		p.Versions = append(p.Versions, mv)
 		m.mu.Unlock()
-		m.logf("%s %s: %d written, %d already there, %d replaced", p.Label, v, len(mv.Uploaded), len(mv.Skipped), len(mv.Replaced))
+		m.logf("%s %s: all %d files already there, nothing downloaded", p.Label, v, len(mv.Skipped))
+		return mv, nil
 	}
-	return nil
+	rp, err := m.read(ctx, p, v)
+	if err != nil {
+		return nil, fmt.Errorf("read %s from %s: %w", v, p.Source, err)
+	}
+	sum, err := m.o.Sink.Providers.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
+	if err != nil {
+		return nil, fmt.Errorf("version %s: %w", v, err)
+	}
+	mv := &MirroredVersion{Version: v, Uploaded: sum.Uploaded, Skipped: sum.Skipped, Replaced: sum.Replaced, Bytes: sum.BytesUploaded}
+	for _, pu := range sum.Providers {
+		if pu.Name == p.Name && pu.Type == p.Type {
+			mv.URL = pu.URL
+		}
+	}
+	for _, f := range rp.Files {
+		mv.files = append(mv.files, f.Name)
+	}
+	m.mu.Lock()
+	p.Versions = append(p.Versions, mv)
+	m.mu.Unlock()
+	m.logf("%s %s: %d written, %d already there, %d replaced", p.Label, v, len(mv.Uploaded), len(mv.Skipped), len(mv.Replaced))
+	return mv, nil
 }

@@ -1,13 +1,16 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/localrepo"
@@ -134,13 +137,45 @@ func (m *mirror) verify(ctx context.Context) error {
 			targets = append(targets, verify.Target{ID: p.id, URL: v.URL, Version: v.Version, Files: v.files})
 		}
 	}
-	if len(targets) == 0 {
-		return nil
+	var errs []error
+	if len(targets) > 0 {
+		rep, err := verify.Repository(ctx, targets, verify.Options{Variables: m.o.Variables})
+		if rep != nil {
+			m.sum.Verified = len(rep.Providers)
+			_ = rep.WriteText(m.o.Log)
+		}
+		errs = append(errs, err)
 	}
-	rep, err := verify.Repository(ctx, targets, verify.Options{Variables: m.o.Variables})
-	if rep != nil {
-		m.sum.Verified = len(rep.Providers)
-		_ = rep.WriteText(m.o.Log)
+	if cm := m.sum.CertManager; cm != nil {
+		errs = append(errs, m.verifyCertManager(ctx, cm))
 	}
-	return err
+	return errors.Join(errs...)
+}
+
+// verifyCertManager reads cert-manager's manifest from the mirror as
+// clusterctl does (cluster/cert_manager.go getManifestObjs: a provider
+// named cert-manager with no type, at the config's version) and compares
+// the bytes with those mirrored.
+func (m *mirror) verifyCertManager(ctx context.Context, cm *MirroredVersion) error {
+	r := config.NewMemoryReader()
+	for k, v := range m.o.Variables {
+		r.Set(k, v)
+	}
+	cfg, err := config.New(ctx, "", config.InjectReader(r))
+	if err != nil {
+		return err
+	}
+	repo, err := repository.New(ctx, config.NewProvider(CertManagerName, cm.URL, ""), cfg)
+	if err != nil {
+		return fmt.Errorf("cert-manager %s at %s: %w", cm.Version, cm.URL, err)
+	}
+	raw, err := repo.Components().Raw(ctx, repository.ComponentsOptions{Version: cm.Version})
+	if err != nil {
+		return fmt.Errorf("cert-manager %s at %s: %w", cm.Version, cm.URL, err)
+	}
+	if !bytes.Equal(raw, m.certManagerComponents) {
+		return fmt.Errorf("cert-manager %s: clusterctl reads other bytes from %s than were mirrored", cm.Version, cm.URL)
+	}
+	m.logf("cert-manager %s read back through clusterctl from %s", cm.Version, cm.URL)
+	return nil
 }

@@ -5,8 +5,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
 	"github.com/capirepo/capirepo/pipeline"
@@ -95,6 +99,38 @@ func TestMirror_IntoGitLabThenClusterctlReadsIt(t *testing.T) {
 	}
 	if n := gl.Writes() - before; n != 0 {
 		t.Errorf("a third run wrote %d times, want 0", n)
+	}
+
+	// And out again: the site's GitLab is the source (its URL as the
+	// generated config has it), a folder the target.
+	cfg := filepath.Join(t.TempDir(), "clusterctl.yaml")
+	body := "providers:\n- name: example\n  type: InfrastructureProvider\n  url: " +
+		strings.TrimPrefix(want, "url: ") + "\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var log bytes.Buffer
+	o := u.options(t, "file://"+dir, &log, "infrastructure-example:latest-1")
+	o.ClusterctlConfig, o.CertManager, o.GitLabToken = cfg, false, mirrorGLToken
+	o.HTTPClient = &http.Client{Transport: gl.Transport(mirrorGLHost)}
+	out, err := pipeline.Mirror(ctx, o)
+	if err != nil {
+		t.Fatalf("mirror out of GitLab: %v\n%s", err, log.String())
+	}
+	if diff := cmp.Diff(map[string][]string{"infrastructure-example": {"v0.2.0", "v0.2.1"}}, versionsOf(out)); diff != "" {
+		t.Errorf("versions read from GitLab (-want +got):\n%s", diff)
+	}
+	for _, v := range []string{"v0.2.0", "v0.2.1"} {
+		for name, copies := range gl.Contents(project, "infrastructure-example", v) {
+			if name == "checksums.txt" {
+				continue
+			}
+			got, err := os.ReadFile(filepath.Join(dir, "infrastructure-example", v, name))
+			if err != nil || string(got) != copies[0] {
+				t.Errorf("%s %s: the folder does not hold GitLab's bytes (%v)", v, name, err)
+			}
+		}
 	}
 }
 

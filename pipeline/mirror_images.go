@@ -81,7 +81,7 @@ func ComponentImages(data []byte) ([]string, error) {
 // provider can express (it replaces everything before the last '/'), so two
 // images of one provider with the same last path element would land in the
 // same repository: that is refused, naming both.
-func (m *mirror) imagePlan() ([]*MirroredImage, error) {
+func (m *mirror) imagePlan(ctx context.Context) ([]*MirroredImage, error) {
 	byKey := map[string][]string{}
 	var keys []string
 	add := func(key string, components []byte) error {
@@ -101,7 +101,15 @@ func (m *mirror) imagePlan() ([]*MirroredImage, error) {
 	}
 	for _, p := range m.sum.Providers {
 		for _, v := range p.Versions {
-			if err := add(p.Label, p.read[v.Version].Components().Data); err != nil {
+			rp := p.read[v.Version]
+			if rp == nil {
+				// Skipped as already mirrored: the mirror holds the same bytes.
+				var err error
+				if rp, err = m.o.Sink.Reader.Read(ctx, p.Label, v.Version); err != nil {
+					return nil, fmt.Errorf("%s %s: read the mirrored components for their images: %w", p.Label, v.Version, err)
+				}
+			}
+			if err := add(p.Label, rp.Components().Data); err != nil {
 				return nil, err
 			}
 		}
@@ -145,7 +153,7 @@ func (m *mirror) imagePlan() ([]*MirroredImage, error) {
 
 // images copies every image of the mirrored components, Concurrency at a time.
 func (m *mirror) images(ctx context.Context) error {
-	plan, err := m.imagePlan()
+	plan, err := m.imagePlan(ctx)
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/capirepo/capirepo/localrepo"
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
@@ -65,7 +67,24 @@ type MirrorSink struct {
 	// CertManager publishes a release holding one provider, cert-manager
 	// (ID name cert-manager, no type); nil when the target cannot hold it.
 	CertManager publish.Publisher
+	// Reader lists what the target holds, so versions already there are
+	// not downloaded again; nil means every version is read and compared
+	// by the publisher. ProviderURL is the URL clusterctl reads a provider
+	// version from at the target; Reader is used only with it.
+	Reader      publish.Lister
+	ProviderURL func(id provider.ID, version, componentsFile string) string
 }
+
+// componentsNamer is a target reader told each provider's components file.
+type componentsNamer interface{ setComponents(label, file string) }
+
+type localLister struct{ *localrepo.Reader }
+
+func (l localLister) setComponents(label, file string) { l.Components[label] = file }
+
+type gitlabLister struct{ *publish.GitLabReader }
+
+func (l gitlabLister) setComponents(label, file string) { l.Components[label] = file }
 
 // SinkOptions are what a sink needs besides the target.
 type SinkOptions struct {
@@ -93,7 +112,11 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 			return MirrorSink{}, err
 		}
 		return MirrorSink{Providers: &localrepo.Publisher{Root: root, Replace: o.Replace},
-			CertManager: &certManagerDir{root: root, replace: o.Replace}}, nil
+			CertManager: &certManagerDir{root: root, replace: o.Replace},
+			Reader:      localLister{&localrepo.Reader{Root: root, Components: map[string]string{}}},
+			ProviderURL: func(id provider.ID, version, components string) string {
+				return localrepo.FileURL(filepath.Join(root, id.Label(), version, components))
+			}}, nil
 	case GitLab:
 		if o.GitLabToken == "" {
 			return MirrorSink{}, errors.New("gitlab target: set GITLAB_ACCESS_TOKEN (or CI_JOB_TOKEN with --gitlab-token-type job)")
@@ -104,12 +127,24 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 		if err != nil {
 			return MirrorSink{}, err
 		}
+		r, err := publish.NewGitLabReader(opts)
+		if err != nil {
+			return MirrorSink{}, err
+		}
+		r.Components = map[string]string{}
 		opts.Package = CertManagerName
 		cm, err := publish.NewGitLab(opts)
 		if err != nil {
 			return MirrorSink{}, err
 		}
-		return MirrorSink{Providers: p, CertManager: cm}, nil
+		host := t.Host
+		if u, err := url.Parse(opts.URL); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		return MirrorSink{Providers: p, CertManager: cm, Reader: gitlabLister{r},
+			ProviderURL: func(id provider.ID, version, components string) string {
+				return publish.GitLabProviderURL(host, t.Project, id.Label(), version, components)
+			}}, nil
 	case ociKind:
 		if NewOCISink == nil {
 			return MirrorSink{}, fmt.Errorf("%s: this build of capirepo cannot write OCI registries", t.Raw)

@@ -235,9 +235,15 @@ func TestMirror_IntoAFolderResolvesVersionsAsClusterctlAndVerifies(t *testing.T)
 	u := newUpstream(t, nil)
 	dir := t.TempDir()
 	var log bytes.Buffer
-	sum, err := pipeline.Mirror(ctx, u.options(t, "file://"+dir, &log, "infrastructure-example:latest-1", "infrastructure-sample"))
+	var progress bytes.Buffer
+	o := u.options(t, "file://"+dir, &log, "infrastructure-example:latest-1", "infrastructure-sample")
+	o.Progress = pipeline.Lines(&progress, false)
+	sum, err := pipeline.Mirror(ctx, o)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.Contains(progress.String(), "[3/3]") || !strings.Contains(progress.String(), "infrastructure-example v0.2.1: ok (8 copied") {
+		t.Errorf("progress:\n%s", progress.String())
 	}
 	want := map[string][]string{
 		// latest is v0.2.1 (the draft v0.2.2 and the bare tag v0.3.0 are
@@ -269,6 +275,9 @@ func TestMirror_IntoAFolderResolvesVersionsAsClusterctlAndVerifies(t *testing.T)
 	if sum.Verified != 3 {
 		t.Errorf("verified %d provider versions through clusterctl, want 3", sum.Verified)
 	}
+	if !strings.Contains(log.String(), "cert-manager v1.16.0 read back through clusterctl") {
+		t.Errorf("cert-manager was not read back through clusterctl:\n%s", log.String())
+	}
 	if sum.CertManager == nil || sum.CertManager.Version != "v1.16.0" {
 		t.Errorf("cert-manager mirrored: %+v, want v1.16.0 (the config's version wins over the URL's latest)", sum.CertManager)
 	}
@@ -290,6 +299,13 @@ func TestMirror_IntoAFolderResolvesVersionsAsClusterctlAndVerifies(t *testing.T)
 	}
 	if up, skip := written(again); up != 0 || skip == 0 {
 		t.Errorf("re-run wrote %d files (skipped %d), want none written", up, skip)
+	}
+	// The re-run downloads only what resolving latest needs (the newest
+	// release's metadata.yaml, for its contract: example v0.2.1, sample
+	// v1.2.0) and cert-manager's manifest; the mirrored versions are
+	// compared by their listed sha256, not downloaded.
+	if n := u.gh.Calls(fakegh.RouteGetAsset); n != 3 {
+		t.Errorf("re-run downloaded %d assets, want 3: %v", n, u.gh.Log())
 	}
 	if diff := cmp.Diff(files, listTree(t, dir)); diff != "" {
 		t.Errorf("re-run changed the tree (-before +after):\n%s", diff)
@@ -454,5 +470,44 @@ func TestMirror_UnknownProviderAndVersionAreRefusedBeforeCopying(t *testing.T) {
 	}
 	if files := listTree(t, dir); len(files) != 0 {
 		t.Errorf("refused runs wrote %v", files)
+	}
+}
+
+// TestMirror_FromAMirror reads providers from a local repository (a
+// providers: override with a file:// URL, as a site's config has) and
+// writes them into another folder: mirror = read one target, write another.
+func TestMirror_FromAMirror(t *testing.T) {
+	ctx := context.Background()
+	u := newUpstream(t, nil)
+	first := t.TempDir()
+	var log bytes.Buffer
+	if _, err := pipeline.Mirror(ctx, u.options(t, "file://"+first, &log, "infrastructure-example:latest-1")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "clusterctl.yaml")
+	body := "providers:\n- name: example\n  type: InfrastructureProvider\n  url: file://" + first + "/infrastructure-example/latest/infrastructure-components.yaml\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := t.TempDir()
+	o := u.options(t, "file://"+second, &log, "infrastructure-example:latest-1")
+	o.ClusterctlConfig, o.CertManager = cfg, false
+	sum, err := pipeline.Mirror(ctx, o)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if diff := cmp.Diff(map[string][]string{"infrastructure-example": {"v0.2.0", "v0.2.1"}}, versionsOf(sum)); diff != "" {
+		t.Errorf("versions (-want +got):\n%s", diff)
+	}
+	want := listTree(t, filepath.Join(first, "infrastructure-example"))
+	if diff := cmp.Diff(want, listTree(t, filepath.Join(second, "infrastructure-example"))); diff != "" {
+		t.Errorf("the second mirror differs from the first (-first +second):\n%s", diff)
+	}
+	for _, f := range want {
+		a, _ := os.ReadFile(filepath.Join(first, "infrastructure-example", f))
+		b, _ := os.ReadFile(filepath.Join(second, "infrastructure-example", f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between the mirrors", f)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
 )
 
 // resolve turns a requested version (vX.Y.Z, latest, latest-N) into the
@@ -46,7 +47,7 @@ func (m *mirror) resolve(ctx context.Context, p *MirroredProvider, want string) 
 			continue
 		}
 		v := "v" + sv.String()
-		if _, err := m.read(ctx, p, v); errors.Is(err, publish.ErrNotFound) {
+		if err := m.hasMetadata(ctx, p, v); errors.Is(err, publish.ErrNotFound) {
 			m.logf("%s: skipping %s: %v", p.Label, v, err)
 			continue
 		} else if err != nil {
@@ -68,8 +69,11 @@ func (m *mirror) latest(ctx context.Context, p *MirroredProvider, all []string) 
 	if err != nil {
 		return "", err
 	}
-	f, _ := p.read[latest].File(provider.MetadataFile)
-	md, err := provider.ParseMetadata(provider.MetadataFile, f.Data)
+	data, err := m.metadata(ctx, p, latest)
+	if err != nil {
+		return "", err
+	}
+	md, err := provider.ParseMetadata(provider.MetadataFile, data)
 	if err != nil {
 		return latest, nil //nolint:nilerr // clusterctl takes the latest when its metadata cannot be decoded
 	}
@@ -92,7 +96,7 @@ func (m *mirror) latestPatch(ctx context.Context, p *MirroredProvider, all []str
 	cands = cands[:min(5, len(cands))]
 	for _, sv := range cands {
 		v := "v" + sv.String()
-		_, err := m.read(ctx, p, v)
+		err := m.hasMetadata(ctx, p, v)
 		if errors.Is(err, publish.ErrNotFound) {
 			continue
 		}
@@ -135,4 +139,49 @@ func sortedCandidates(all []string, major, minor *int32) []*version.Version {
 		return 0
 	})
 	return out
+}
+
+// assetReader downloads single files of a release (GitHubReader).
+type assetReader interface {
+	Assets(ctx context.Context, version string, names ...string) ([]release.File, error)
+}
+
+// metadata reads one version's metadata.yaml, alone where the source can
+// (a GitHub release), so resolving latest downloads no components.
+func (m *mirror) metadata(ctx context.Context, p *MirroredProvider, v string) ([]byte, error) {
+	m.mu.Lock()
+	data, ok := p.meta[v]
+	m.mu.Unlock()
+	if ok {
+		return data, nil
+	}
+	if ar, ok := p.reader.(assetReader); ok {
+		fs, err := ar.Assets(ctx, v, provider.MetadataFile)
+		if err != nil {
+			return nil, err
+		}
+		data = fs[0].Data
+	} else {
+		rp, err := m.read(ctx, p, v)
+		if err != nil {
+			return nil, err
+		}
+		f, _ := rp.File(provider.MetadataFile)
+		data = f.Data
+	}
+	m.mu.Lock()
+	p.meta[v] = data
+	m.mu.Unlock()
+	return data, nil
+}
+
+// hasMetadata checks that a version holds a metadata.yaml, from the
+// source's listing where it has one (no download).
+func (m *mirror) hasMetadata(ctx context.Context, p *MirroredProvider, v string) error {
+	if l, ok := p.reader.(publish.Lister); ok {
+		_, err := l.List(ctx, p.Label, v)
+		return err
+	}
+	_, err := m.metadata(ctx, p, v)
+	return err
 }

@@ -31,9 +31,10 @@ type GitHubReader struct {
 
 	mu       sync.Mutex
 	versions []string // cached: one repository serves several providers (cluster-api)
+	releases map[string]*ghRelease
 }
 
-var _ Reader = (*GitHubReader)(nil)
+var _ Lister = (*GitHubReader)(nil)
 
 // NewGitHubReader checks the options (Owner, Repo, APIURL, Token,
 // HTTPClient, Retry, Progress are used) and returns a reader.
@@ -103,6 +104,34 @@ func (r *GitHubReader) Read(ctx context.Context, label, version string) (*releas
 	return p, nil
 }
 
+// List returns the files Read would download, with the size and sha256
+// GitHub reports for each (no sha256 from servers that report no digest).
+func (r *GitHubReader) List(ctx context.Context, label, version string) (map[string]Remote, error) {
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := r.published(ctx, version)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(rel.assets))
+	for n := range rel.assets {
+		names = append(names, n)
+	}
+	_, files, err := ReadFiles(id, names, r.Components[label])
+	if err != nil {
+		return nil, fmt.Errorf("github release %s of %s/%s: %w", version, r.o.Owner, r.o.Repo, err)
+	}
+	out := remotes(&ghRelease{assets: rel.assets})
+	for n := range out {
+		if !slices.Contains(files, n) {
+			delete(out, n)
+		}
+	}
+	return out, nil
+}
+
 // Assets downloads the named assets of a published release, whatever they
 // are (cert-manager's release holds no metadata.yaml).
 func (r *GitHubReader) Assets(ctx context.Context, version string, names ...string) ([]release.File, error) {
@@ -118,8 +147,15 @@ func (r *GitHubReader) Assets(ctx context.Context, version string, names ...stri
 	return r.download(ctx, rel, names)
 }
 
-// published finds the published release of a tag with its full asset list.
+// published finds the published release of a tag with its full asset
+// list. A release found is kept for the reader's life (one run).
 func (r *GitHubReader) published(ctx context.Context, tag string) (*ghRelease, error) {
+	r.mu.Lock()
+	rel, ok := r.releases[tag]
+	r.mu.Unlock()
+	if ok {
+		return rel, nil
+	}
 	rr, err := DoValue(ctx, r.retry, func(ctx context.Context) (*github.RepositoryRelease, error) {
 		rr, _, err := r.c.Repositories.GetReleaseByTag(ctx, r.o.Owner, r.o.Repo, tag)
 		return rr, r.convert(err)
@@ -131,12 +167,18 @@ func (r *GitHubReader) published(ctx context.Context, tag string) (*ghRelease, e
 	case err != nil:
 		return nil, r.readHint(fmt.Errorf("read release %s of %s/%s: %w", tag, r.o.Owner, r.o.Repo, err))
 	}
-	rel := toRelease(rr)
+	rel = toRelease(rr)
 	if rel.assets == nil {
 		if err := r.listAssets(ctx, rel); err != nil {
 			return nil, err
 		}
 	}
+	r.mu.Lock()
+	if r.releases == nil {
+		r.releases = map[string]*ghRelease{}
+	}
+	r.releases[tag] = rel
+	r.mu.Unlock()
 	return rel, nil
 }
 

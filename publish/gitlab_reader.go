@@ -22,7 +22,7 @@ type GitLabReader struct {
 	Components map[string]string
 }
 
-var _ Reader = (*GitLabReader)(nil)
+var _ Lister = (*GitLabReader)(nil)
 
 // NewGitLabReader checks the options and returns a reader.
 func NewGitLabReader(o GitLabOptions) (*GitLabReader, error) {
@@ -65,6 +65,37 @@ func (r *GitLabReader) Versions(ctx context.Context, label string) ([]string, er
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// List returns the files Read would download, with the size and sha256
+// GitLab lists for the newest copy of each.
+func (r *GitLabReader) List(ctx context.Context, label, version string) (map[string]Remote, error) {
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		return nil, err
+	}
+	pk := &glPackage{name: r.packageName(label), version: version}
+	copies, err := r.remoteFiles(ctx, pk)
+	if err != nil {
+		return nil, r.redact(err)
+	}
+	if len(copies) == 0 {
+		return nil, fmt.Errorf("gitlab project %s has no package %s %s: %w", r.projectName(), pk.name, version, ErrNotFound)
+	}
+	names := make([]string, 0, len(copies))
+	for n := range copies {
+		names = append(names, n)
+	}
+	_, files, err := ReadFiles(id, names, r.Components[label])
+	if err != nil {
+		return nil, fmt.Errorf("gitlab package %s %s of project %s: %w", pk.name, version, r.projectName(), err)
+	}
+	out := map[string]Remote{}
+	for _, n := range files {
+		c := copies[n][len(copies[n])-1]
+		out[n] = Remote{Name: n, Size: c.Size, SHA256: c.FileSHA256}
+	}
+	return out, nil
 }
 
 // Read downloads the newest copy of each provider file of one package version.

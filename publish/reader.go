@@ -26,3 +26,12 @@ type Reader interface {
 
 // ErrNotFound is the error a Reader wraps when a provider or version is not there.
 var ErrNotFound = errors.New("not found")
+
+// Lister is a Reader that can also tell which files Read would return, with
+// their size and sha256 (SHA256 "" when the target does not report it),
+// without downloading them: mirror compares two listings to skip a version
+// both hold already.
+type Lister interface {
+	Reader
+	List(ctx context.Context, label, version string) (map[string]Remote, error)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -173,5 +174,22 @@ func TestGitLabReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	}
 	if _, err := r.Read(ctx, "infrastructure-example", "v3.0.0"); !errors.Is(err, publish.ErrNotFound) {
 		t.Errorf("missing version: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestGitHubReader_ARefusedTokenSaysWhatToDoAndIsNeverPrinted(t *testing.T) {
+	srv := fakegh.New(t, fakegh.WithToken("ghp_the_right_one"))
+	srv.AddRepo("acme", "cluster-api-provider-example", false)
+	r, err := publish.NewGitHubReader(publish.GitHubOptions{Owner: "acme", Repo: "cluster-api-provider-example", Token: "ghp_wrong_token_value",
+		APIURL: srv.APIURL(), HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Versions(context.Background(), "infrastructure-example")
+	if err == nil || !strings.Contains(err.Error(), "GITHUB_TOKEN") {
+		t.Fatalf("err = %v, want the hint to set GITHUB_TOKEN", err)
+	}
+	if strings.Contains(err.Error(), "ghp_wrong_token_value") {
+		t.Errorf("the token is in the error: %v", err)
 	}
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -110,14 +113,21 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	if so.GitLabToken != "" {
 		vars["gitlab-access-token"] = so.GitLabToken
 	}
+	// On a terminal one line shows the provider versions as they are copied;
+	// elsewhere (CI logs) every step is a line of its own.
+	log := s.errOut
+	var progress pipeline.Progress
+	if isTerminal(s.errOut) {
+		log, progress = io.Discard, pipeline.Lines(s.errOut, true)
+	}
 	sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{
 		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
 		Target: t, Sink: sink,
 		GitHubAPI: o.githubAPI, GitHubToken: s.getenv("GITHUB_TOKEN"), GitLabToken: s.getenv("GITLAB_ACCESS_TOKEN"),
 		HTTPClient: httpClient(),
-		Images:     o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)},
+		Images:     o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(registryTransport())},
 		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars,
-		Log: s.errOut,
+		Log: log, Progress: progress,
 	})
 	if sum == nil {
 		return err
@@ -156,4 +166,16 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		fmt.Fprintf(s.errOut, "clusterctl config for the site written to %s\n", o.configOut)
 	}
 	return err
+}
+
+// registryTransport is go-containerregistry's default transport (proxy from
+// the environment) with a bound on the wait for a registry's answer.
+func registryTransport() http.RoundTripper {
+	base, ok := remote.DefaultTransport.(*http.Transport)
+	if !ok {
+		return remote.DefaultTransport
+	}
+	t := base.Clone()
+	t.ResponseHeaderTimeout = 2 * time.Minute
+	return t
 }
