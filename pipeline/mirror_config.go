@@ -127,7 +127,7 @@ func newestVersion(vs []*MirroredVersion) *MirroredVersion {
 // https://gitlab.* packages; it has no OCI repository, so an oci:// mirror
 // is not read back here.
 func (m *mirror) verify(ctx context.Context) error {
-	if m.o.Target.Kind == ociKind {
+	if m.o.Target.Kind == OCI {
 		m.sum.Warnings = append(m.sum.Warnings, "clusterctl cannot read an OCI registry: the mirror was not read back through clusterctl")
 		return nil
 	}

@@ -17,10 +17,6 @@ import (
 	"github.com/capirepo/capirepo/release"
 )
 
-// ociKind is the kind of an oci://REGISTRY/PATH mirror target (the oci
-// branch names it OCI in target.go; at merge this can become that constant).
-const ociKind = "oci"
-
 // MirrorTarget is where mirror writes: file://DIR, gitlab://HOST/PROJECT or
 // oci://REGISTRY/PATH.
 type MirrorTarget struct {
@@ -39,7 +35,7 @@ func ParseMirrorTarget(s string) (MirrorTarget, error) {
 		if reg, path, ok := strings.Cut(ref, "/"); !ok || reg == "" || path == "" {
 			return MirrorTarget{}, fmt.Errorf("%q: want oci://REGISTRY/PATH", s)
 		}
-		return MirrorTarget{Target: Target{Raw: s, Kind: ociKind}, Ref: ref}, nil
+		return MirrorTarget{Target: Target{Raw: s, Kind: OCI}, Ref: ref}, nil
 	}
 	t, err := ParseTarget(s)
 	if err != nil {
@@ -145,7 +141,7 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 			ProviderURL: func(id provider.ID, version, components string) string {
 				return publish.GitLabProviderURL(host, t.Project, id.Label(), version, components)
 			}}, nil
-	case ociKind:
+	case OCI:
 		if NewOCISink == nil {
 			return MirrorSink{}, fmt.Errorf("%s: this build of capirepo cannot write OCI registries", t.Raw)
 		}

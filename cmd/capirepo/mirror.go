@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish/oci"
 )
 
 type mirrorOptions struct {
@@ -28,6 +29,7 @@ type mirrorOptions struct {
 	noVerify         bool
 	certManager      bool
 	configOut        string
+	plainHTTP        bool
 }
 
 func newMirrorCmd(s streams, g *globalOptions) *cobra.Command {
@@ -58,7 +60,19 @@ reads every mirrored version back from the mirror.
 
 Tokens: GITHUB_TOKEN (optional, for rate limits and private repositories),
 GITLAB_ACCESS_TOKEN or CI_JOB_TOKEN for a GitLab target; registries use the
-docker credential helpers and ~/.docker/config.json.`,
+docker credential helpers and ~/.docker/config.json (OCI_USERNAME/OCI_PASSWORD
+or OCI_ACCESS_TOKEN for an oci:// target, as publish oci reads them). An oci://
+target holds the artifacts cluster-api-operator reads (see publish oci);
+clusterctl itself reads no registry, so nothing is read back from it.`,
+		Example: `  # The providers a site uses, at the versions clusterctl installs, into GitLab
+  GITLAB_ACCESS_TOKEN=... capirepo mirror cluster-api:latest infrastructure-aws:latest \
+    --to gitlab://gitlab.example.com/infra/capi-mirror --config-out clusterctl.yaml
+
+  # The last three patch releases of a provider into a folder, with its images
+  capirepo mirror infrastructure-aws:latest-2 --to file:///srv/capi --images registry.example.com/capi
+
+  # Into a registry, for cluster-api-operator
+  capirepo mirror infrastructure-aws:v2.13.0 --to oci://registry.example.com/capi/providers`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMirror(cmd.Context(), s, g, o, args)
 		},
@@ -72,6 +86,7 @@ docker credential helpers and ~/.docker/config.json.`,
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
 	f.StringVar(&o.images, "images", "", "copy every image to REGISTRY/PREFIX and write image overrides")
 	f.BoolVar(&o.replace, "replace", false, "let mirrored files that changed upstream be replaced")
+	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to an oci:// target registry")
 	f.IntVar(&o.concurrency, "concurrency", 4, "providers mirrored at once")
 	f.BoolVar(&o.noVerify, "no-verify", false, "do not read the mirror back through clusterctl")
 	f.BoolVar(&o.certManager, "cert-manager", true, "mirror cert-manager at the version clusterctl would install")
@@ -102,7 +117,16 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 			return fmt.Errorf("--to %s: %w", t.Raw, err)
 		}
 	}
-	sink, err := pipeline.NewMirrorSink(ctx, t, so)
+	var sink pipeline.MirrorSink
+	if t.Kind == pipeline.OCI {
+		// The artifacts cluster-api-operator reads, as publish oci pushes them.
+		kc, secrets := ociKeychain(s.getenv)
+		var p *oci.Publisher
+		p, err = oci.New(oci.Options{Repository: t.Ref, PlainHTTP: o.plainHTTP, Replace: so.Replace, Keychain: kc, Secrets: secrets, Retry: so.Retry, Progress: so.Progress})
+		sink = pipeline.MirrorSink{Providers: p}
+	} else {
+		sink, err = pipeline.NewMirrorSink(ctx, t, so)
+	}
 	if err != nil {
 		return err
 	}

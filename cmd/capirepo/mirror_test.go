@@ -9,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -104,5 +107,50 @@ func TestMirror_CLIRefusesAGitLabHostClusterctlWouldNotRead(t *testing.T) {
 	code, _, stderr := runCmd(t, map[string]string{"GITLAB_ACCESS_TOKEN": "x"}, "mirror", "infrastructure-aws", "--to", "gitlab://code.example.com/capi/mirror")
 	if code != 2 || !strings.Contains(stderr, `"gitlab."`) {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestMirror_CLIIntoAnOCIRegistryThenCopiesNothing: an oci:// target gets
+// the artifacts cluster-api-operator reads, credentials from OCI_USERNAME and
+// OCI_PASSWORD (never printed); the artifact reads back by the operator's
+// rules with the upstream bytes, and a re-run pushes nothing.
+func TestMirror_CLIIntoAnOCIRegistryThenCopiesNothing(t *testing.T) {
+	srv, cfg := mirrorUpstream(t)
+	host := authRegistry(t, "mirror", "s3cret-mirror-pw")
+	env := map[string]string{"GITHUB_API_URL": srv.APIURL(), "OCI_USERNAME": "mirror", "OCI_PASSWORD": "s3cret-mirror-pw"}
+	args := []string{"mirror", "infrastructure-example:v0.1.0", "--to", "oci://" + host + "/capi", "--plain-http", "--clusterctl-config", cfg, "--cert-manager=false", "-o", "json"}
+	for run, wantUploaded := range []bool{true, false} {
+		code, stdout, stderr := runCmd(t, env, args...)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d: %s", run, code, stderr)
+		}
+		if strings.Contains(stdout+stderr, "s3cret-mirror-pw") {
+			t.Fatal("the registry password was printed")
+		}
+		var sum pipeline.MirrorSummary
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatalf("%v: %s", err, stdout)
+		}
+		if len(sum.Providers) != 1 || len(sum.Providers[0].Versions) != 1 {
+			t.Fatalf("run %d: summary %+v", run, sum)
+		}
+		if got := len(sum.Providers[0].Versions[0].Uploaded) > 0; got != wantUploaded {
+			t.Errorf("run %d: uploaded %v", run, sum.Providers[0].Versions[0].Uploaded)
+		}
+	}
+	r, err := oci.New(oci.Options{Repository: host + "/capi", PlainHTTP: true, Keychain: staticKeychain{authn.FromConfig(authn.AuthConfig{Username: "mirror", Password: "s3cret-mirror-pw"})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Read(t.Context(), "infrastructure-example", "v0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../builder/testdata/golden/infrastructure-example/infrastructure-components.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Components(); string(got.Data) != string(want) {
+		t.Errorf("components read back from the registry differ from upstream's (%d vs %d bytes)", len(got.Data), len(want))
 	}
 }

@@ -37,6 +37,9 @@ The operator reads ConfigMaps only from the Provider's namespace: --namespace
 puts everything in one; the default is each provider's own (the namespace
 its components create). ConfigMaps over 256 KiB cannot be applied with
 client-side kubectl apply: use kubectl apply --server-side.`,
+		Example: `  # The ConfigMaps and Provider resources, for kubectl or a GitOps repository
+  capirepo publish configmap --from dist --namespace capi-providers --out providers.yaml
+  kubectl apply --server-side -f providers.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rel, err := o.load()

@@ -67,6 +67,11 @@ unpacks a layer.
 Credentials: OCI_USERNAME/OCI_PASSWORD, OCI_ACCESS_TOKEN or OCI_REFRESH_TOKEN
 (the variables the operator reads from its configSecret), else the docker
 config and its credential helpers (docker login). They are never printed.`,
+		Example: `  # Push dist to a registry you are logged in to (docker login) and save the Provider resources
+  capirepo publish oci --repo registry.example.com/capi --from dist > providers.yaml
+
+  # A plain-HTTP registry in a kind cluster, with credentials from the environment
+  OCI_USERNAME=ci OCI_PASSWORD=... capirepo publish oci --repo localhost:5000/capi --plain-http`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rel, err := o.load()
