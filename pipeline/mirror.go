@@ -590,6 +590,7 @@ func (m *mirror) version(ctx context.Context, p *MirroredProvider, v string) (*M
 	if err != nil {
 		return nil, fmt.Errorf("read %s from %s: %w", v, p.Source, err)
 	}
+	rp.NoChecksums = true // only what the release holds
 	sum, err := m.o.Sink.Providers.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
 	if err != nil {
 		return nil, fmt.Errorf("version %s: %w", v, err)

@@ -53,7 +53,7 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 		return fmt.Errorf("cert-manager URL %s: mirror reads cert-manager from a GitHub release only", cm.URL())
 	}
 	m.certManagerComponents = files[0].Data
-	rp := &release.Provider{ID: provider.ID{Name: CertManagerName}, Version: v, ComponentsFile: file, Files: files}
+	rp := &release.Provider{ID: provider.ID{Name: CertManagerName}, Version: v, ComponentsFile: file, Files: files, NoChecksums: true}
 	sum, err := m.o.Sink.CertManager.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
 	if err != nil {
 		return fmt.Errorf("version %s: %w", v, err)

@@ -27,6 +27,10 @@ type Provider struct {
 	ComponentsFile string
 	// Files are the release assets without checksums.txt, sorted by name.
 	Files []File
+	// NoChecksums leaves checksums.txt out of Assets: a mirrored release
+	// holds only the files upstream published (clusterctl reads no
+	// checksums.txt, and a file it does not expect confuses its lookup).
+	NoChecksums bool
 }
 
 // File is one release asset.
@@ -88,6 +92,9 @@ func Checksums(files []File) []byte {
 
 // Assets returns the files with checksums.txt, as written to the folder.
 func (p *Provider) Assets() []File {
+	if p.NoChecksums {
+		return slices.Clone(p.Files)
+	}
 	return append(slices.Clone(p.Files), File{Name: ChecksumsFile, Data: Checksums(p.Files)})
 }
 
