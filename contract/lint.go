@@ -251,6 +251,8 @@ type view struct {
 
 	// filled while linting
 	meta *provider.Metadata
+	// managerTagged: a Deployment's manager container has the release tag.
+	managerTagged bool
 }
 
 func (v *view) path(name string) string {

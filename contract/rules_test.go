@@ -292,10 +292,10 @@ func TestLint_Rules(t *testing.T) {
 		}, []key{{"CAPI501", E, tmpl, "Namespace/${NAMESPACE}", "kind"}}},
 		{"CAPI502 template object in a fixed namespace", func(t *testing.T, fs files) {
 			fs.replace(t, tmpl, "kind: FooCluster\nmetadata:\n  name: ${CLUSTER_NAME}\n", "kind: FooCluster\nmetadata:\n  name: ${CLUSTER_NAME}\n  namespace: default\n")
-		}, []key{{"CAPI502", E, tmpl, "FooCluster/default/${CLUSTER_NAME}", "metadata.namespace"}}},
+		}, []key{{"CAPI502", W, tmpl, "FooCluster/default/${CLUSTER_NAME}", "metadata.namespace"}}},
 		{"CAPI503 template without a Cluster", func(t *testing.T, fs files) {
 			fs.edit(t, tmpl, "Cluster", "${CLUSTER_NAME}", func(map[string]any) bool { return false })
-		}, []key{{"CAPI503", E, tmpl, "", ""}}},
+		}, []key{{"CAPI503", W, tmpl, "", ""}}},
 		{"CAPI504 topology class not shipped", func(t *testing.T, fs files) {
 			fs.replace(t, topo, "name: quick", "name: slow")
 		}, []key{{"CAPI504", E, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},
@@ -305,6 +305,10 @@ func TestLint_Rules(t *testing.T) {
 		{"CAPI505 topology class from a variable", func(t *testing.T, fs files) {
 			fs.replace(t, topo, "name: quick", "name: ${CLASS:=quick}")
 		}, []key{{"CAPI505", W, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},
+		{"CAPI505 topology class from a variable, the class shipped inline and not as a file", func(t *testing.T, fs files) {
+			fs.replace(t, topo, "name: quick", "name: ${CLASS:=inline}")
+			fs[topo] += "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata:\n  name: ${CLASS:=inline}\n"
+		}, []key{{"CAPI505", E, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},
 
 		// ClusterClass files.
 		{"CAPI601 variable in a ClusterClass file", func(t *testing.T, fs files) {
