@@ -78,6 +78,15 @@ func TestLint_NoFalsePositives(t *testing.T) {
 		{"CAPI206 a bundled operator's container also named manager", func(t *testing.T, fs files) {
 			fs[comps] += "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: bundled-operator\n  namespace: foo-system\n  labels:\n    cluster.x-k8s.io/provider: infrastructure-foo\nspec:\n  selector:\n    matchLabels: {app: bundled}\n  template:\n    metadata:\n      labels: {app: bundled}\n    spec:\n      containers:\n      - name: manager\n        image: quay.io/other/operator:v3.2.1\n"
 		}, nil},
+		{"CAPI001 a template that is YAML only after substitution (a variable splices in a block)", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: infrastructure.foo.example.com/v1beta1\nkind: FooMachineTemplate\nmetadata:\n  name: ${CLUSTER_NAME}-md\nspec:\n  template:\n    spec:\n${FOO_MACHINE_SPEC}\n"
+		}, nil},
+		{"CAPI001 checked after substitution: a Namespace in a document that parses only substituted is found", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n${EXTRA_METADATA}\n"
+		}, []key{{"CAPI501", E, tmpl, "Namespace/ns", "kind"}}},
+		{"CAPI001 where no placeholder makes it parse: a warning naming the skipped checks", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n${BROKEN}\n"
+		}, []key{{"CAPI001", W, tmpl, "document 5", ""}}},
 		{"CAPI102 metadata.yaml without kind is a warning", func(t *testing.T, fs files) {
 			fs.replace(t, meta, "kind: Metadata\n", "")
 		}, []key{{"CAPI102", W, meta, "Metadata", "kind"}}},

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"path"
@@ -392,13 +393,47 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 	objs := parse(f.Data, crds, func(doc int, field, msg string) {
 		bads = append(bads, badDoc{doc, field, msg})
 	})
-	if err := <-varErr; err != nil {
-		l.add(RuleVariableSyntax, file, "", "", "variables do not parse as clusterctl parses them: %v", err)
+	varsErr := <-varErr
+	if varsErr != nil {
+		l.add(RuleVariableSyntax, file, "", "", "variables do not parse as clusterctl parses them: %v", varsErr)
+	}
+	// A document may be YAML only after substitution (a variable that
+	// splices in a block): clusterctl substitutes before it parses, so
+	// check it as substituted, and where no placeholder makes it parse,
+	// warn naming the checks skipped instead of refusing it.
+	var still map[int]bool
+	if len(bads) > 0 && varsErr == nil && bytes.Contains(f.Data, []byte("${")) {
+		if data, st, changed := substituteBad(parse, f.Data); changed || len(st) > 0 {
+			still = st
+			if changed {
+				bads = bads[:0]
+				objs = parse(data, crds, func(doc int, field, msg string) {
+					bads = append(bads, badDoc{doc, field, msg})
+				})
+			}
+		}
 	}
 	for _, b := range bads {
+		if still[b.doc] {
+			l.addSev(RuleYAML, Warning, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s; it holds variables and may be YAML only once they are substituted (clusterctl substitutes before it parses), but no placeholder makes it parse, so %s skipped for this document", b.msg, skippedChecks(f))
+			continue
+		}
 		l.add(RuleYAML, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s", b.msg)
 	}
 	return objs
+}
+
+// skippedChecks names the rules that read the objects of a file of f's sort.
+func skippedChecks(f release.File) string {
+	switch classify(f) {
+	case kindTemplate:
+		return "the template checks (CAPI501 ... CAPI505) are"
+	case kindClusterClass:
+		return "the ClusterClass checks (CAPI601 ... CAPI604) are"
+	case kindComponents:
+		return "the components and CRD checks (CAPI2xx, CAPI3xx, CAPI401) are"
+	}
+	return "all object checks are"
 }
 
 func (l *linter) report(opts Options) Report {
