@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -397,6 +398,9 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 	if varsErr != nil {
 		l.add(RuleVariableSyntax, file, "", "", "variables do not parse as clusterctl parses them: %v", varsErr)
 	}
+	for _, name := range emptyDefaults(f.Data) {
+		l.add(RuleEmptyDefault, file, "", "", "${%s:=} has an empty default, which clusterctl treats as no default: the variable is required, and generate provider/init fail unless it is set; give a default, or write ${%s:=\"\"} for an empty string in a value of its own", name, name)
+	}
 	// A document may be YAML only after substitution (a variable that
 	// splices in a block): clusterctl substitutes before it parses, so
 	// check it as substituted, and where no placeholder makes it parse,
@@ -421,6 +425,23 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 		l.add(RuleYAML, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s", b.msg)
 	}
 	return objs
+}
+
+// emptyDefaultRE matches ${VAR:=}, ${VAR:-}, ${VAR=} and ${VAR-}.
+var emptyDefaultRE = regexp.MustCompile(`\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:?[=-]\s*\}`)
+
+// emptyDefaults lists, once each and sorted, the variables written with an
+// empty default.
+func emptyDefaults(data []byte) []string {
+	if !bytes.Contains(data, []byte("${")) {
+		return nil
+	}
+	var out []string
+	for _, m := range emptyDefaultRE.FindAllSubmatch(data, -1) {
+		out = append(out, string(m[1]))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // skippedChecks names the rules that read the objects of a file of f's sort.

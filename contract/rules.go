@@ -50,6 +50,7 @@ const (
 const (
 	RuleYAML             = "CAPI001"
 	RuleVariableSyntax   = "CAPI002"
+	RuleEmptyDefault     = "CAPI003"
 	RuleMetadataMissing  = "CAPI101"
 	RuleMetadataInvalid  = "CAPI102"
 	RuleContractUnknown  = "CAPI103"
@@ -97,6 +98,9 @@ var catalogue = []Rule{
 	{RuleYAML, Error, AreaFiles, "Every YAML file parses, and every document is an object with apiVersion, kind and metadata.name",
 		"clusterctl splits each file into documents and converts each to an object; one bad document fails init, generate cluster and upgrade.",
 		"Fix the YAML where the message points; quote values that start with '{', '*' or '@'."},
+	{RuleEmptyDefault, Warning, AreaFiles, "No variable has an empty default (${VAR:=})",
+		"clusterctl (yamlprocessor.SimpleProcessor.Process) treats a variable whose default is empty as missing: generate provider, init and generate cluster fail with 'value for variables [VAR] is not set' unless the user sets it, which the empty default suggests they need not.",
+		"Give a real default (${VAR:=value}); for an empty value in a YAML value of its own write ${VAR:=\"\"}, which substitutes to an empty string; or write ${VAR} and document it as required."},
 	{RuleVariableSyntax, Error, AreaFiles, "Variables parse with the envsubst library clusterctl uses",
 		"clusterctl finds and substitutes ${VAR} with drone/envsubst; a malformed expression such as ${VAR-default} is a parse error that fails every command reading the file.",
 		"Write ${NAME}, ${NAME:=default}, ${NAME=default} or ${NAME:-default}, with names of letters, digits and '_'; write $${X} for a literal ${X}."},

@@ -68,6 +68,10 @@ func TestLint_Rules(t *testing.T) {
 			fs.replace(t, tmpl, "${FOO_REGION:=west}", "${FOO_REGION-west}")
 		}, []key{{"CAPI002", E, tmpl, "", ""}}},
 
+		{"CAPI003 a variable with an empty default", func(t *testing.T, fs files) {
+			fs.replace(t, comps, "${FOO_LOG_LEVEL:=2}", "${FOO_LOG_LEVEL:=}")
+		}, []key{{"CAPI003", W, comps, "", ""}}},
+
 		// Repository.
 		{"CAPI101 no metadata.yaml", func(t *testing.T, fs files) { delete(fs, meta) },
 			[]key{{"CAPI101", E, meta, "", ""}}},

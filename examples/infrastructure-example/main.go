@@ -38,8 +38,8 @@ type options struct {
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-	fs.StringVar(&o.namespace, "namespace", "",
-		"Namespace that the controller watches to reconcile objects. If unspecified, the controller watches all namespaces.")
+	fs.StringVar(&o.namespace, "namespace", os.Getenv("WATCH_NAMESPACE"),
+		"Namespace that the controller watches to reconcile objects (default: $WATCH_NAMESPACE). If empty, the controller watches all namespaces.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Enable leader election for the controller manager, ensuring only one active manager.")
 	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8443",
