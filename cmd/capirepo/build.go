@@ -30,6 +30,9 @@ type buildOptions struct {
 	imageLayout string
 	imageRef    string
 	baseImage   string
+
+	// disable waives lint rules: RULE=reason, as lint --disable.
+	disable []string
 }
 
 func (o *buildOptions) bind(cmd *cobra.Command) {
@@ -46,6 +49,7 @@ func (o *buildOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.imageLayout, "image-layout", "", "build the manager image from the binaries and write it as an OCI layout to this folder")
 	f.StringVar(&o.imageRef, "image-ref", "tag", "how the components name a built image: tag (REPO:VERSION) or digest (REPO@sha256:...)")
 	f.StringVar(&o.baseImage, "base-image", "", "base of the manager image (default: empty, for a static binary)")
+	f.StringArrayVar(&o.disable, "disable", nil, "waive a lint rule: RULE=reason (repeatable), with the waivers of capirepo.yaml lint.disable")
 }
 
 // validateArtifacts checks the binary and image flags of build and release.
@@ -67,7 +71,14 @@ func (o *buildOptions) validateArtifacts() error {
 			return usagef("--platforms: %v", err)
 		}
 	}
-	return nil
+	_, err := parseDisable(o.disable)
+	return err
+}
+
+// disabled is --disable as Options.Disabled (validated by validateArtifacts).
+func (o *buildOptions) disabled() map[string]string {
+	d, _ := parseDisable(o.disable)
+	return d
 }
 
 // pipelineOptions is what the flags ask the build to make; the go command gets the
@@ -76,7 +87,7 @@ func (o *buildOptions) pipelineOptions(s streams) pipeline.BuildOptions {
 	return pipeline.BuildOptions{
 		Dir: o.dir, ConfigPath: o.config, Version: o.version, Out: o.out, Image: o.image, AllowRemote: o.allowRemote,
 		Binaries: o.binaries, Platforms: o.platforms, ImagePush: o.imagePush, ImageLayout: o.imageLayout,
-		ImageRef: o.imageRef, BaseImage: o.baseImage,
+		ImageRef: o.imageRef, BaseImage: o.baseImage, Disabled: o.disabled(),
 		SourceDateEpoch: s.getenv("SOURCE_DATE_EPOCH"), Env: os.Environ(), Keychain: authn.DefaultKeychain,
 	}
 }
@@ -96,7 +107,7 @@ func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 				return err
 			}
 			res := b.Result
-			if err := lintBuilt(s, res); err != nil {
+			if err := lintBuilt(s, res, o.disabled()); err != nil {
 				return err
 			}
 			if err := release.Write(o.out, res.Release); err != nil {
@@ -126,9 +137,9 @@ type fileSummary struct {
 
 // lintBuilt runs the contract checks on a fresh build: findings are printed,
 // errors fail the build before anything is written.
-func lintBuilt(s streams, res *builder.Result) error {
-	rep := contract.Lint(res.Release, contract.Options{Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings})
-	if len(rep.Findings) > 0 || len(rep.Waived) > 0 {
+func lintBuilt(s streams, res *builder.Result, disabled map[string]string) error {
+	rep := contract.Lint(res.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings})
+	if len(rep.Findings) > 0 || len(rep.Waived) > 0 || len(rep.Unmatched) > 0 {
 		if err := rep.WriteText(s.errOut); err != nil {
 			return err
 		}

@@ -69,9 +69,12 @@ in docs/lint-rules.md. Exit 1 when an error-level finding remains.`,
 	return cmd
 }
 
-func (o *lintOptions) disabled() (map[string]string, error) {
+func (o *lintOptions) disabled() (map[string]string, error) { return parseDisable(o.disable) }
+
+// parseDisable turns --disable RULE=reason flags into Options.Disabled.
+func parseDisable(flags []string) (map[string]string, error) {
 	out := map[string]string{}
-	for _, d := range o.disable {
+	for _, d := range flags {
 		rule, reason, ok := strings.Cut(d, "=")
 		if !ok || strings.TrimSpace(reason) == "" {
 			reason = "disabled on the command line"
