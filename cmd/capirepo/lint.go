@@ -7,9 +7,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -104,27 +106,97 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 		}
 		return contract.LintFiles([]release.File{{Name: filepath.Base(path), Data: data}}, opts), nil
 	}
-	if isReleaseFolder(path) {
-		rel, err := release.Load(path, o.version)
+	if !isSourceTree(path) {
+		rel, notes, err := contract.ReadRelease(path, o.version)
 		if err != nil {
 			return contract.Report{}, err
 		}
-		return contract.Lint(rel, contract.Options{Disabled: disabled}), nil
+		for _, n := range notes {
+			fmt.Fprintf(cmd.ErrOrStderr(), "lint: %s\n", n)
+		}
+		opts := contract.Options{Disabled: disabled}
+		// capirepo.yaml's waivers apply to a release folder too: --config,
+		// or capirepo.yaml in the current folder.
+		cfgPath := o.config
+		if cfgPath == "" {
+			if _, err := os.Stat(provider.ConfigFile); err == nil {
+				cfgPath = provider.ConfigFile
+			}
+		}
+		if cfgPath != "" {
+			cfg, err := provider.LoadConfig(filepath.Dir(cfgPath), cfgPath)
+			if err != nil {
+				return contract.Report{}, err
+			}
+			opts.Waivers = contract.Waivers(cfg.Lint)
+			if len(opts.Waivers) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "lint: %d waivers from %s\n", len(opts.Waivers), cfgPath)
+			}
+		}
+		return contract.Lint(rel, opts), nil
 	}
-	res, err := builder.Build(cmd.Context(), builder.Options{Dir: path, ConfigPath: o.config, Version: o.version})
+	version := o.version
+	if version == "" {
+		v, from, err := nextVersion(path, o.config)
+		if err != nil {
+			return contract.Report{}, err
+		}
+		if v != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "lint: no --version: linting as %s (%s)\n", v, from)
+		}
+		version = v
+	}
+	res, err := builder.Build(cmd.Context(), builder.Options{Dir: path, ConfigPath: o.config, Version: version})
 	if err != nil {
 		return contract.Report{}, err
 	}
 	return contract.Lint(res.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings}), nil
 }
 
-// isReleaseFolder tells a dist folder or repository tree (it holds
-// <label>/<version> folders with checksums) from a source tree.
-func isReleaseFolder(path string) bool {
-	matches, _ := filepath.Glob(filepath.Join(path, "*", "v*", release.ChecksumsFile))
-	if len(matches) > 0 {
-		return true
+// isSourceTree tells a provider source tree (a capirepo.yaml, a
+// clusterctl-settings.json or a kustomization under config/) from a folder
+// of release assets.
+func isSourceTree(path string) bool {
+	for _, p := range []string{provider.ConfigFile, provider.SettingsFile, "config/default/kustomization.yaml", "core/config/default/kustomization.yaml"} {
+		if _, err := os.Stat(filepath.Join(path, filepath.FromSlash(p))); err == nil {
+			return true
+		}
 	}
-	_, err := os.Stat(filepath.Join(path, release.ChecksumsFile))
-	return err == nil
+	return false
+}
+
+// nextVersion is the version a pull request's lint checks when none is
+// given: the config's version, the first provider's nextVersion, or the
+// newest release series of its metadata.yaml (vX.Y.0). from says which.
+func nextVersion(dir, configPath string) (version, from string, err error) {
+	cfg, err := provider.LoadConfig(dir, configPath)
+	if err != nil {
+		return "", "", err
+	}
+	if cfg.Version != "" {
+		return "", "", nil // the build takes it
+	}
+	for _, s := range cfg.Providers {
+		if s.NextVersion != "" {
+			return s.NextVersion, "nextVersion of " + s.Name, nil
+		}
+	}
+	for _, s := range cfg.Providers {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(s.Metadata)))
+		if err != nil {
+			continue
+		}
+		var m provider.Metadata
+		if yaml.Unmarshal(data, &m) != nil || len(m.ReleaseSeries) == 0 {
+			continue
+		}
+		newest := m.ReleaseSeries[0]
+		for _, rs := range m.ReleaseSeries[1:] {
+			if rs.Major > newest.Major || (rs.Major == newest.Major && rs.Minor > newest.Minor) {
+				newest = rs
+			}
+		}
+		return fmt.Sprintf("v%d.%d.0", newest.Major, newest.Minor), fmt.Sprintf("the newest release series of %s, %d.%d", s.Metadata, newest.Major, newest.Minor), nil
+	}
+	return "", "", nil
 }
