@@ -498,9 +498,39 @@ func (l *linter) report(opts Options) Report {
 	}
 	sort.SliceStable(r.Findings, func(i, j int) bool { return less(r.Findings[i], r.Findings[j]) })
 	sort.SliceStable(r.Waived, func(i, j int) bool { return less(r.Waived[i].Finding, r.Waived[j].Finding) })
-	r.Findings = slices.Compact(r.Findings)
+	r.Findings = mergeFields(slices.Compact(r.Findings))
 	r.Waived = slices.Compact(r.Waived)
 	return r
+}
+
+// mergeFields makes one finding per rule and object: findings of one rule,
+// severity, file and object on several fields become one that lists the
+// fields, and the messages that differ. Sorted input stays sorted.
+func mergeFields(fs []Finding) []Finding {
+	out := fs[:0]
+	for i := 0; i < len(fs); {
+		j := i + 1
+		for j < len(fs) && fs[i].Object != "" && fs[j].Rule == fs[i].Rule && fs[j].Severity == fs[i].Severity && fs[j].File == fs[i].File && fs[j].Object == fs[i].Object {
+			j++
+		}
+		f := fs[i]
+		if j-i > 1 {
+			var fields, msgs []string
+			for _, g := range fs[i:j] {
+				if g.Field != "" && !slices.Contains(fields, g.Field) {
+					fields = append(fields, g.Field)
+				}
+				if !slices.Contains(msgs, g.Message) {
+					msgs = append(msgs, g.Message)
+				}
+			}
+			f.Field = strings.Join(fields, ", ")
+			f.Message = strings.Join(msgs, "; ")
+		}
+		out = append(out, f)
+		i = j
+	}
+	return out
 }
 
 func less(a, b Finding) bool {

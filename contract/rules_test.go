@@ -130,8 +130,8 @@ func TestLint_Rules(t *testing.T) {
 			fs.replace(t, comps, "foo/manager:v0.1.0", "foo/manager:latest")
 			fs.replace(t, comps, "kube-rbac-proxy:v0.16.0", "kube-rbac-proxy")
 		}, []key{
-			{"CAPI205", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"},
-			{"CAPI205", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[1].image"},
+			// One finding per rule and object, listing its fields.
+			{"CAPI205", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image, spec.template.spec.containers[1].image"},
 		}},
 		{"CAPI206 manager image from another version", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "foo/manager:v0.1.0", "foo/manager:v0.0.9")
@@ -230,8 +230,7 @@ func TestLint_Rules(t *testing.T) {
 			})
 		}, []key{
 			{"CAPI314", W, comps, crd("fooclusters"), "metadata.labels[cluster.x-k8s.io/v1beta2]"},
-			{"CAPI308", E, comps, crd("fooclusters"), schemaField("spec.properties.controlPlaneEndpoint.properties.host")},
-			{"CAPI308", E, comps, crd("fooclusters"), schemaField("spec.properties.controlPlaneEndpoint.properties.port")},
+			{"CAPI308", E, comps, crd("fooclusters"), schemaField("spec.properties.controlPlaneEndpoint.properties.host") + ", " + schemaField("spec.properties.controlPlaneEndpoint.properties.port")},
 			{"CAPI309", E, comps, crd("fooclusters"), schemaField("status.properties.ready")},
 		}},
 		{"CAPI309 InfraMachine without status.initialization", func(t *testing.T, fs files) {
@@ -275,8 +274,7 @@ func TestLint_Rules(t *testing.T) {
 				return true
 			})
 		}, []key{
-			{"CAPI315", E, comps, crd("foomachines"), "metadata.labels[example.com/managed]"},
-			{"CAPI315", E, comps, crd("foomachines"), schemaField("spec.properties.providerID.description")},
+			{"CAPI315", E, comps, crd("foomachines"), "metadata.labels[example.com/managed], " + schemaField("spec.properties.providerID.description")},
 		}},
 
 		// RBAC.
