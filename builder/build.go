@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,10 @@ type Result struct {
 	Config    *provider.Config
 	Providers []ProviderResult
 	Warnings  []string
+	// Sources lead lint findings back to the tree: release path
+	// (<label>/<version>/<name>) -> the file it was copied from or the
+	// kustomization it was rendered from (contract.Options.Sources).
+	Sources map[string]finding.Source
 	// Findings are what the build itself found (a missing metadata.yaml, a
 	// provider label it rewrote). They are lint findings: Lint reports
 	// them with the lint's own, under the same waivers.
@@ -130,6 +135,10 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		res.Providers = append(res.Providers, o.result)
 		res.Warnings = append(res.Warnings, o.warnings...)
 		res.Findings = append(res.Findings, o.findings...)
+		if res.Sources == nil {
+			res.Sources = map[string]finding.Source{}
+		}
+		maps.Copy(res.Sources, o.sources)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -142,6 +151,7 @@ type providerOut struct {
 	result   ProviderResult
 	warnings []string
 	findings []finding.Finding
+	sources  map[string]finding.Source
 	err      error
 }
 
@@ -217,7 +227,14 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		}
 		r.Templates = append(r.Templates, f.Name)
 	}
-	return providerOut{provider: p, result: r, warnings: set.Warnings, findings: findings}
+	sources := map[string]finding.Source{
+		path.Join(id.Label(), version, provider.MetadataFile): {Path: s.Metadata, Copied: true},
+		path.Join(id.Label(), version, s.ComponentsFile):      {Path: path.Join(s.Kustomize, "kustomization.yaml")},
+	}
+	for _, f := range set.Files {
+		sources[path.Join(id.Label(), version, f.Name)] = templateSource(fs, s.Templates, tdir, f.Name)
+	}
+	return providerOut{provider: p, result: r, warnings: set.Warnings, findings: findings, sources: sources}
 }
 
 type rendered struct {

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,4 +118,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// templateSource is where a release template comes from: the file of the
+// same name in the templates folder (copied as it is), else its flavor's
+// kustomization folder when there is one, else the templates folder.
+func templateSource(fs filesys.FileSystem, rel, tdir, name string) finding.Source {
+	if p := filepath.Join(tdir, name); fs.Exists(p) && !fs.IsDir(p) {
+		return finding.Source{Path: path.Join(rel, name), Copied: true}
+	}
+	flavor := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(name, "cluster-template"), "-"), ".yaml")
+	if flavor == "" {
+		flavor = "default"
+	}
+	if fs.IsDir(filepath.Join(tdir, "flavors", flavor)) {
+		return finding.Source{Path: path.Join(rel, "flavors", flavor, "kustomization.yaml")}
+	}
+	return finding.Source{Path: rel}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -18,6 +19,9 @@ import (
 
 // Finding is one rule broken at one place.
 type Finding = finding.Finding
+
+// Source is where a release file comes from in the provider tree.
+type Source = finding.Source
 
 // WaivedFinding is a finding of a disabled rule, with the waiver's reason.
 type WaivedFinding struct {
@@ -110,6 +114,10 @@ type Options struct {
 	// label it rewrote, a metadata.yaml the config names but the tree lacks);
 	// they are reported and waived with the lint's own.
 	Findings []Finding
+	// Sources lead findings back to the tree: release path
+	// (<label>/<version>/<name>) -> where the file comes from (the build's
+	// Result.Sources).
+	Sources map[string]Source
 
 	// Version and Provider describe the files given to LintFiles when they
 	// are not a whole release: the release version (vX.Y.Z) and provider
@@ -201,9 +209,10 @@ func lintRelease(rel *release.Release, opts Options, parse parseFunc) Report {
 		})
 	}
 	wg.Wait()
-	l := &linter{}
-	for _, part := range parts {
-		l.findings = append(l.findings, part.findings...)
+	l := &linter{data: map[string][]byte{}}
+	for i := range parts {
+		l.findings = append(l.findings, parts[i].findings...)
+		maps.Copy(l.data, parts[i].data)
 	}
 	return l.report(opts)
 }
@@ -304,6 +313,9 @@ func classify(f release.File) fileKind {
 
 type linter struct {
 	findings []Finding
+	// data is each parsed file's text, by its path in the release.
+	data map[string][]byte
+	mu   sync.Mutex
 	// parseDocs parses a file; nil means parseObjects.
 	parseDocs parseFunc
 }
@@ -377,6 +389,12 @@ type parseFunc func(data []byte, crds bool, bad func(doc int, field, msg string)
 // the findings are added in the same order as when done one after the other.
 func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 	file := v.path(f.Name)
+	l.mu.Lock()
+	if l.data == nil {
+		l.data = map[string][]byte{}
+	}
+	l.data[file] = f.Data
+	l.mu.Unlock()
 	varErr := make(chan error, 1)
 	go func() {
 		_, err := getVariables(f.Data)
@@ -500,7 +518,63 @@ func (l *linter) report(opts Options) Report {
 	sort.SliceStable(r.Waived, func(i, j int) bool { return less(r.Waived[i].Finding, r.Waived[j].Finding) })
 	r.Findings = mergeFields(slices.Compact(r.Findings))
 	r.Waived = slices.Compact(r.Waived)
+	l.addSources(r, opts.Sources)
 	return r
+}
+
+// addSources sets each finding's Source, and for a file copied as it is
+// the line of its object.
+func (l *linter) addSources(r Report, sources map[string]Source) {
+	if len(sources) == 0 {
+		return
+	}
+	lines := map[string]map[string]int{}
+	set := func(f *Finding) {
+		src, ok := sources[f.File]
+		if !ok {
+			return
+		}
+		f.Source = src.Path
+		if !src.Copied || f.Object == "" {
+			return
+		}
+		if _, done := lines[f.File]; !done {
+			lines[f.File] = objectLines(l.data[f.File])
+		}
+		f.Line = lines[f.File][f.Object]
+	}
+	for i := range r.Findings {
+		set(&r.Findings[i])
+	}
+	for i := range r.Waived {
+		set(&r.Waived[i].Finding)
+	}
+}
+
+// objectLines maps each object ID (and "document N") of a file to the
+// 1-based line its document starts on.
+func objectLines(data []byte) map[string]int {
+	out := map[string]int{}
+	raws, _ := splitDocuments(data)
+	pos, n := 0, 0
+	for _, raw := range raws {
+		i := bytes.Index(data[pos:], bytes.TrimSpace(raw))
+		if i < 0 {
+			continue
+		}
+		line := 1 + bytes.Count(data[:pos+i], []byte("\n"))
+		pos += i + len(bytes.TrimSpace(raw))
+		d := decodeDocument(raw, false)
+		if d.err == nil && d.v == nil {
+			continue // takes no number
+		}
+		n++
+		out[fmt.Sprintf("document %d", n)] = line
+		if d.obj != nil {
+			out[d.obj.ID()] = line
+		}
+	}
+	return out
 }
 
 // mergeFields makes one finding per rule and object: findings of one rule,

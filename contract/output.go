@@ -19,6 +19,9 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 		ew.printf("  %-7s %s %s\n", f.Severity, f.Rule, location(f))
 		ew.printf("          %s\n", f.Message)
+		if f.Source != "" {
+			ew.printf("          from %s\n", sourceOf(f))
+		}
 	}
 	if len(r.Waived) > 0 {
 		ew.printf("waived:\n")
@@ -47,6 +50,14 @@ func describeWaiver(w Waiver) string {
 		s += " file " + w.File
 	}
 	return s + " (" + w.Reason + ")"
+}
+
+// sourceOf is the finding's source: path:line, or the kustomization.
+func sourceOf(f Finding) string {
+	if f.Line > 0 {
+		return fmt.Sprintf("%s:%d", f.Source, f.Line)
+	}
+	return f.Source
 }
 
 func location(f Finding) string {
@@ -161,6 +172,11 @@ type sarifLocation struct {
 
 type sarifPhysical struct {
 	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
 }
 
 type sarifArtifact struct {
@@ -204,7 +220,14 @@ func (r Report) WriteSARIF(w io.Writer) error {
 		})
 	}
 	result := func(f Finding) sarifResult {
+		// Code scanning annotates the tree's file: the source when known.
 		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: f.File}}}
+		if f.Source != "" {
+			loc.PhysicalLocation.ArtifactLocation.URI = f.Source
+			if f.Line > 0 {
+				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line}
+			}
+		}
 		if f.Object != "" {
 			name := f.Object
 			if f.Field != "" {

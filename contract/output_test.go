@@ -2,6 +2,7 @@ package contract_test
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"flag"
 	"os"
@@ -263,5 +264,29 @@ func TestRulesDoc(t *testing.T) {
 		if r.Title == "" || r.Why == "" || r.Fix == "" || r.Severity == "" || r.Area == "" {
 			t.Errorf("rule %s lacks a title, why, fix, severity or area", r.ID)
 		}
+	}
+}
+
+// TestReport_SARIFLocatesTheSource: with the build's sources, a finding in a
+// template copied as it is points code scanning at the tree's file and line.
+func TestReport_SARIFLocatesTheSource(t *testing.T) {
+	fs := readDir(t, "testdata/release")
+	fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n"
+	line := strings.Count(fs[tmpl], "\n") - 3
+	r := contract.Lint(fs.release(t, label, version), contract.Options{Sources: map[string]contract.Source{
+		prefix + tmpl: {Path: "templates/" + tmpl, Copied: true},
+	}})
+	var b bytes.Buffer
+	if err := r.WriteSARIF(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`"artifactLocation":{"uri":"templates/cluster-template.yaml"},"region":{"startLine":%d}`, line)
+	if !strings.Contains(strings.Join(strings.Fields(b.String()), ""), want) {
+		t.Errorf("SARIF lacks %s:\n%s", want, b.String())
+	}
+	var txt bytes.Buffer
+	_ = r.WriteText(&txt)
+	if !strings.Contains(txt.String(), fmt.Sprintf("from templates/cluster-template.yaml:%d\n", line)) {
+		t.Errorf("text lacks the source:\n%s", txt.String())
 	}
 }

@@ -138,7 +138,7 @@ type fileSummary struct {
 // lintBuilt runs the contract checks on a fresh build: findings are printed,
 // errors fail the build before anything is written.
 func lintBuilt(s streams, res *builder.Result, disabled map[string]string) error {
-	rep := contract.Lint(res.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings})
+	rep := contract.Lint(res.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings, Sources: res.Sources})
 	if len(rep.Findings) > 0 || len(rep.Waived) > 0 || len(rep.Unmatched) > 0 {
 		if err := rep.WriteText(s.errOut); err != nil {
 			return err

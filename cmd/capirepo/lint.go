@@ -150,7 +150,7 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 	if err != nil {
 		return contract.Report{}, err
 	}
-	return contract.Lint(res.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings}), nil
+	return contract.Lint(res.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings, Sources: res.Sources}), nil
 }
 
 // isSourceTree tells a provider source tree (a capirepo.yaml, a
