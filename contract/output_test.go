@@ -2,9 +2,9 @@ package contract_test
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
