@@ -81,7 +81,7 @@ func labelSources(fs filesys.FileSystem, dir, value string, seen map[string]bool
 	if err := yaml.Unmarshal(data, &k); err != nil {
 		return out
 	}
-	for _, r := range slices.Concat(k.Resources, k.Components, k.Bases) {
+	for _, r := range slices.Concat(k.Resources, k.Components, k.Bases) { //nolint:staticcheck // older trees still list bases
 		if strings.Contains(r, "://") || filepath.IsAbs(r) {
 			continue
 		}
