@@ -29,9 +29,14 @@ func newLintCmd(s streams, g *globalOptions) *cobra.Command {
 		Short: "Check a source tree, a dist folder or one components/template file against the provider contracts",
 		Long: `Checks rendered release assets against the clusterctl contract and the
 infrastructure provider contracts. PATH is a provider source tree (rendered
-first, as build does), a dist folder or provider repository tree, or a single
-components, metadata, cluster-template or clusterclass file. Rules are listed
-in docs/lint-rules.md. Exit 1 when an error-level finding remains.`,
+first, as build does; without --version, the nextVersion or newest release
+series of metadata.yaml), any folder of release assets (a <label>/<version>/
+tree such as a dist folder or a clusterctl overrides folder, one version
+folder, a GitHub release download or a kustomize + cp out/ folder; no
+checksums.txt needed), or a single components, metadata, cluster-template or
+clusterclass file. capirepo.yaml's waivers apply (--config, or the tree's).
+Rules are listed in docs/lint-rules.md. Exit 1 when an error-level finding
+remains.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := "."
@@ -65,7 +70,7 @@ in docs/lint-rules.md. Exit 1 when an error-level finding remains.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.version, "version", "", "release version (source tree: default from the config; dist folder: the version to check)")
-	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json for a source tree")
+	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json: the source tree's config, or the waivers for a release folder (default: ./capirepo.yaml)")
 	f.StringVar(&o.provider, "provider", "", "provider label of a single file (default: inferred)")
 	f.StringArrayVar(&o.disable, "disable", nil, "waive a rule: RULE=reason (repeatable); the reason is printed with each waived finding")
 	return cmd
