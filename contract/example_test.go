@@ -339,8 +339,8 @@ func TestExample_GenerateProviderNeedsOnlyTheCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatalf("clusterctl would refuse the example with only the credentials set: %v", err)
 	}
-	if !strings.Contains(string(out), "- name: WATCH_NAMESPACE\n          value: \"\"\n") {
-		t.Errorf("WATCH_NAMESPACE is not the empty string after substitution")
+	if !strings.Contains(string(out), `- --namespace=""`) {
+		t.Errorf("the watch namespace is not the default \"\" after substitution")
 	}
 	r := contract.Lint(rel, contract.Options{})
 	if slices.ContainsFunc(r.Findings, func(f contract.Finding) bool { return f.Rule == contract.RuleEmptyDefault }) {

@@ -417,7 +417,7 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 		l.add(RuleVariableSyntax, file, "", "", "variables do not parse as clusterctl parses them: %v", varsErr)
 	}
 	for _, name := range emptyDefaults(f.Data) {
-		l.add(RuleEmptyDefault, file, "", "", "${%s:=} has an empty default, which clusterctl treats as no default: the variable is required, and generate provider/init fail unless it is set; give a default, or write ${%s:=\"\"} for an empty string in a value of its own", name, name)
+		l.add(RuleEmptyDefault, file, "", "", "${%s:=} has an empty default, which clusterctl treats as no default: the variable is required, and generate provider/init fail unless it is set; give a real default, or ${%s:=\"\"} and read \"\" as empty (see CAPI003)", name, name)
 	}
 	// A document may be YAML only after substitution (a variable that
 	// splices in a block): clusterctl substitutes before it parses, so

@@ -100,7 +100,7 @@ var catalogue = []Rule{
 		"Fix the YAML where the message points; quote values that start with '{', '*' or '@'."},
 	{RuleEmptyDefault, Warning, AreaFiles, "No variable has an empty default (${VAR:=})",
 		"clusterctl (yamlprocessor.SimpleProcessor.Process) treats a variable whose default is empty as missing: generate provider, init and generate cluster fail with 'value for variables [VAR] is not set' unless the user sets it, which the empty default suggests they need not.",
-		"Give a real default (${VAR:=value}); for an empty value in a YAML value of its own write ${VAR:=\"\"}, which substitutes to an empty string; or write ${VAR} and document it as required."},
+		"Give a real default (${VAR:=value}). For an empty value there is no empty default: ${VAR:=\"\"} gives the two characters \"\" (an empty string where it is a YAML value of its own, but then a value the user sets may turn into a number; inside a string, e.g. a flag, the program must read \"\" as empty). Or write ${VAR} and document it as required."},
 	{RuleVariableSyntax, Error, AreaFiles, "Variables parse with the envsubst library clusterctl uses",
 		"clusterctl finds and substitutes ${VAR} with drone/envsubst; a malformed expression such as ${VAR-default} is a parse error that fails every command reading the file.",
 		"Write ${NAME}, ${NAME:=default}, ${NAME=default} or ${NAME:-default}, with names of letters, digits and '_'; write $${X} for a literal ${X}."},
