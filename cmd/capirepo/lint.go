@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/builder"
@@ -171,28 +173,36 @@ func isSourceTree(path string) bool {
 }
 
 // nextVersion is the version a pull request's lint checks when none is
-// given: the config's version, the first provider's nextVersion, or the
-// newest release series of its metadata.yaml (vX.Y.0). from says which.
+// given: the config's version (the build takes it), the first provider's
+// nextVersion when its metadata.yaml has a series for it, else the newest
+// release series of its metadata.yaml (vX.Y.0). from says which.
 func nextVersion(dir, configPath string) (version, from string, err error) {
 	cfg, err := provider.LoadConfig(dir, configPath)
 	if err != nil {
 		return "", "", err
 	}
 	if cfg.Version != "" {
-		return "", "", nil // the build takes it
+		return "", "", nil
 	}
 	for _, s := range cfg.Providers {
-		if s.NextVersion != "" {
+		var m provider.Metadata
+		if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(s.Metadata))); err == nil {
+			_ = yaml.Unmarshal(data, &m)
+		}
+		// nextVersion, when metadata.yaml has its series and none newer
+		// (a stale nextVersion is older than the newest series).
+		if sv, err := provider.ParseVersion(s.NextVersion); err == nil && len(m.ReleaseSeries) > 0 &&
+			slices.ContainsFunc(m.ReleaseSeries, func(rs clusterctlv1.ReleaseSeries) bool {
+				return uint64(rs.Major) == sv.Major() && uint64(rs.Minor) == sv.Minor()
+			}) && !slices.ContainsFunc(m.ReleaseSeries, func(rs clusterctlv1.ReleaseSeries) bool {
+			return uint64(rs.Major) > sv.Major() || (uint64(rs.Major) == sv.Major() && uint64(rs.Minor) > sv.Minor())
+		}) {
 			return s.NextVersion, "nextVersion of " + s.Name, nil
 		}
-	}
-	for _, s := range cfg.Providers {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(s.Metadata)))
-		if err != nil {
-			continue
-		}
-		var m provider.Metadata
-		if yaml.Unmarshal(data, &m) != nil || len(m.ReleaseSeries) == 0 {
+		if len(m.ReleaseSeries) == 0 {
+			if s.NextVersion != "" {
+				return s.NextVersion, "nextVersion of " + s.Name, nil
+			}
 			continue
 		}
 		newest := m.ReleaseSeries[0]
@@ -201,7 +211,11 @@ func nextVersion(dir, configPath string) (version, from string, err error) {
 				newest = rs
 			}
 		}
-		return fmt.Sprintf("v%d.%d.0", newest.Major, newest.Minor), fmt.Sprintf("the newest release series of %s, %d.%d", s.Metadata, newest.Major, newest.Minor), nil
+		from = fmt.Sprintf("the newest release series of %s, %d.%d", s.Metadata, newest.Major, newest.Minor)
+		if s.NextVersion != "" {
+			from += fmt.Sprintf("; nextVersion %s of %s is not its newest series", s.NextVersion, s.Name)
+		}
+		return fmt.Sprintf("v%d.%d.0", newest.Major, newest.Minor), from, nil
 	}
 	return "", "", nil
 }

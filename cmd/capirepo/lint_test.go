@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/capirepo/capirepo/internal/testtree"
 )
 
 // copyDir copies the regular files of src into dst, but skip.
@@ -87,5 +89,22 @@ func TestLint_SourceTreeWithoutVersion(t *testing.T) {
 	code, _, stderr := runCmd(t, nil, "lint", exampleDir(t))
 	if code != 0 || !strings.Contains(stderr, "lint: no --version: linting as v0.1.0 (the newest release series of metadata.yaml, 0.1)") {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestLint_SourceTreeNextVersion: nextVersion wins when metadata.yaml has its
+// series and none newer; a stale one gives way to the newest series.
+func TestLint_SourceTreeNextVersion(t *testing.T) {
+	for _, c := range []struct{ next, want string }{
+		{"v1.2.5", "linting as v1.2.5 (nextVersion of infrastructure-test)"},
+		{"v1.1.0", "linting as v1.2.0 (the newest release series of metadata.yaml, 1.2; nextVersion v1.1.0 of infrastructure-test is not its newest series)"},
+	} {
+		dir := testtree.Write(t, testtree.Minimal(map[string]string{
+			"capirepo.yaml": "providers:\n- name: infrastructure-test\n  nextVersion: " + c.next + "\n",
+			"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- {major: 1, minor: 1, contract: v1beta2}\n- {major: 1, minor: 2, contract: v1beta2}\n",
+		}))
+		if code, _, stderr := runCmd(t, nil, "lint", dir); !strings.Contains(stderr, c.want) {
+			t.Errorf("nextVersion %s: exit %d: %s", c.next, code, stderr)
+		}
 	}
 }
