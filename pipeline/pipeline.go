@@ -211,7 +211,7 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 
 func (r *run) lint(context.Context) (string, bool, error) {
 	rep := contract.Lint(r.b.Result.Release, contract.Options{Disabled: r.o.Build.Disabled, Waivers: contract.Waivers(r.b.Config.Lint), Findings: r.b.Result.Findings, Sources: r.b.Result.Sources})
-	if len(rep.Findings) > 0 || len(rep.Unmatched) > 0 {
+	if len(rep.Findings) > 0 || len(rep.Waived) > 0 || len(rep.Unmatched) > 0 {
 		_ = rep.WriteText(r.o.Log)
 	}
 	d := fmt.Sprintf("%d errors, %d warnings", rep.Count(contract.Error), rep.Count(contract.Warning))
