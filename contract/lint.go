@@ -491,9 +491,11 @@ func (l *linter) report(opts Options) Report {
 			all = append(all, f)
 		}
 	}
+	usedRule := map[string]bool{}
 	for _, f := range all {
 		if reason, ok := opts.Disabled[f.Rule]; ok {
 			r.Waived = append(r.Waived, WaivedFinding{Finding: f, Reason: reason})
+			usedRule[f.Rule] = true
 			continue
 		}
 		waived := false
@@ -512,6 +514,11 @@ func (l *linter) report(opts Options) Report {
 	for i, w := range opts.Waivers {
 		if !used[i] {
 			r.Unmatched = append(r.Unmatched, w)
+		}
+	}
+	for _, rule := range sortedKeys(opts.Disabled) {
+		if !usedRule[rule] {
+			r.Unmatched = append(r.Unmatched, Waiver{Rule: rule, Reason: opts.Disabled[rule]})
 		}
 	}
 	sort.SliceStable(r.Findings, func(i, j int) bool { return less(r.Findings[i], r.Findings[j]) })

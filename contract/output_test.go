@@ -290,3 +290,27 @@ func TestReport_SARIFLocatesTheSource(t *testing.T) {
 		t.Errorf("text lacks the source:\n%s", txt.String())
 	}
 }
+
+// TestReport_UnmatchedWaivers: a waiver, narrow or whole-rule, that matches
+// no finding is reported; one that matches is not.
+func TestReport_UnmatchedWaivers(t *testing.T) {
+	fs := readDir(t, "testdata/release")
+	fs.edit(t, comps, "CustomResourceDefinition", "foomachinepooltemplates."+group, func(map[string]any) bool { return false })
+	r := contract.Lint(fs.release(t, label, version), contract.Options{
+		Disabled: map[string]string{"CAPI313": "stale flag"},
+		Waivers: []contract.Waiver{
+			{Rule: "CAPI312", Object: "CustomResourceDefinition/foomachinepools.*", Reason: "pools are not offered through ClusterClass"},
+			{Rule: "CAPI312", File: "cluster-template-*.yaml", Reason: "misspelt"},
+		},
+	})
+	if len(r.Findings) != 0 || len(r.Waived) != 1 {
+		t.Errorf("findings %v, waived %v", r.Findings, r.Waived)
+	}
+	want := []contract.Waiver{
+		{Rule: "CAPI312", File: "cluster-template-*.yaml", Reason: "misspelt"},
+		{Rule: "CAPI313", Reason: "stale flag"},
+	}
+	if diff := cmp.Diff(want, r.Unmatched); diff != "" {
+		t.Errorf("unmatched (-want +got):\n%s", diff)
+	}
+}
