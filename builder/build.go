@@ -229,7 +229,7 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 	}
 	sources := map[string]finding.Source{
 		path.Join(id.Label(), version, provider.MetadataFile): {Path: s.Metadata, Copied: true},
-		path.Join(id.Label(), version, s.ComponentsFile):      {Path: path.Join(s.Kustomize, "kustomization.yaml")},
+		path.Join(id.Label(), version, s.ComponentsFile):      {Path: path.Join(s.Kustomize, "kustomization.yaml"), Locate: components.locate},
 	}
 	for _, f := range set.Files {
 		sources[path.Join(id.Label(), version, f.Name)] = templateSource(fs, s.Templates, tdir, f.Name)
@@ -242,6 +242,7 @@ type rendered struct {
 	objects  int
 	images   []string
 	findings []finding.Finding
+	locate   func(string) (finding.Location, bool)
 }
 
 // renderComponents renders the provider's kustomization and applies the
@@ -275,6 +276,7 @@ func renderComponents(fs *treeFS, kdir string, opts Options, s provider.Spec, ve
 		return rendered{}, "", err
 	}
 	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, s.ComponentsFile), t.relabelled)
+	locate := objectLocator(fs, kdir, opts.Dir, rm)
 	data, err := asYAML(rm)
 	if err != nil {
 		return rendered{}, "", fmt.Errorf("%s: %w", t.file, err)
@@ -285,7 +287,7 @@ func renderComponents(fs *treeFS, kdir string, opts Options, s provider.Spec, ve
 			imgs[c.image()] = true
 		}
 	}
-	out := rendered{yaml: data, objects: rm.Size(), findings: findings}
+	out := rendered{yaml: data, objects: rm.Size(), findings: findings, locate: locate}
 	for i := range imgs {
 		out.images = append(out.images, i)
 	}

@@ -542,6 +542,12 @@ func (l *linter) addSources(r Report, sources map[string]Source) {
 			return
 		}
 		f.Source = src.Path
+		if src.Locate != nil && f.Object != "" {
+			if loc, ok := src.Locate(f.Object); ok {
+				f.Source, f.Line = loc.Path, loc.Line
+				return
+			}
+		}
 		if !src.Copied || f.Object == "" {
 			return
 		}

@@ -48,6 +48,17 @@ type Source struct {
 	// Copied says the release file is the source file as it is, so lines
 	// are the same.
 	Copied bool
+	// Locate, when set, finds an object of a rendered file in the tree: by
+	// object ID (Kind/name or Kind/namespace/name), the file and line of the
+	// document it was rendered from. It is called only for objects with a
+	// finding, so a build without findings does not pay for it.
+	Locate func(object string) (Location, bool)
+}
+
+// Location is a line of a file of the provider tree.
+type Location struct {
+	Path string
+	Line int
 }
 
 // String renders the finding on one line: file: object: field: message [rule].
