@@ -55,6 +55,10 @@ type Result struct {
 	Config    *provider.Config
 	Providers []ProviderResult
 	Warnings  []string
+	// Sources lead lint findings back to the tree: release path
+	// (<label>/<version>/<name>) -> the file it was copied from or the
+	// kustomization it was rendered from (contract.Options.Sources).
+	Sources map[string]finding.Source
 	// Findings are what the build itself found (a missing metadata.yaml, a
 	// provider label it rewrote). They are lint findings: Lint reports
 	// them with the lint's own, under the same waivers.
@@ -149,6 +153,10 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		res.Providers = append(res.Providers, o.result)
 		res.Warnings = append(res.Warnings, o.warnings...)
 		res.Findings = append(res.Findings, o.findings...)
+		if res.Sources == nil {
+			res.Sources = map[string]finding.Source{}
+		}
+		maps.Copy(res.Sources, o.sources)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -205,6 +213,7 @@ type providerOut struct {
 	result   ProviderResult
 	warnings []string
 	findings []finding.Finding
+	sources  map[string]finding.Source
 	err      error
 	// imageFrom is the image name the kustomization gave the manager
 	// before the release image replaced it ("" when nothing was replaced).
@@ -259,6 +268,9 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 
 	files := append([]provider.Components{{Kustomize: s.Kustomize, File: s.ComponentsFile}}, s.Components...)
 	var imageFrom string
+	sources := map[string]finding.Source{
+		path.Join(id.Label(), version, provider.MetadataFile): {Path: s.Metadata, Copied: true},
+	}
 	for i, c := range files {
 		kdir := filepath.Join(opts.Dir, filepath.FromSlash(c.Kustomize))
 		components, err := renderComponents(fs, kdir, c.File, opts, s, version)
@@ -266,6 +278,7 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 			return providerOut{err: err}
 		}
 		findings = append(findings, components.findings...)
+		sources[path.Join(id.Label(), version, c.File)] = finding.Source{Path: path.Join(c.Kustomize, "kustomization.yaml"), Locate: components.locate}
 		if err := p.Add(c.File, components.yaml); err != nil {
 			return providerOut{err: err}
 		}
@@ -293,11 +306,14 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		}
 		r.Templates = append(r.Templates, f.Name)
 	}
+	for _, f := range set.Files {
+		sources[path.Join(id.Label(), version, f.Name)] = templateSource(fs, opts.Dir, set.Sources[f.Name])
+	}
 	warnings := set.Warnings
 	if len(set.Files) == 0 && id.Type == clusterctlv1.InfrastructureProviderType && (s.Templates == nil || !s.Templates.None) {
 		warnings = append(warnings, noTemplates(opts.Dir, s))
 	}
-	return providerOut{provider: p, result: r, warnings: warnings, findings: findings, imageFrom: imageFrom}
+	return providerOut{provider: p, result: r, warnings: warnings, findings: findings, sources: sources, imageFrom: imageFrom}
 }
 
 type rendered struct {
@@ -307,6 +323,7 @@ type rendered struct {
 	namespace string
 	imageFrom string
 	findings  []finding.Finding
+	locate    func(string) (finding.Location, bool)
 }
 
 // plan turns the options and the provider's image settings into what the
@@ -367,6 +384,7 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 		return rendered{}, err
 	}
 	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, file), t.relabelled)
+	locate := objectLocator(fs, kdir, opts.Dir, rm)
 	data, err := asYAML(rm)
 	if err != nil {
 		return rendered{}, fmt.Errorf("%s: %w", t.file, err)
@@ -377,7 +395,7 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 			imgs[c.image()] = true
 		}
 	}
-	out := rendered{yaml: data, objects: rm.Size(), namespace: ns, imageFrom: from, findings: findings}
+	out := rendered{yaml: data, objects: rm.Size(), namespace: ns, imageFrom: from, findings: findings, locate: locate}
 	for i := range imgs {
 		out.images = append(out.images, i)
 	}

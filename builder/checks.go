@@ -2,11 +2,14 @@ package builder
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -80,7 +83,7 @@ func labelSources(fs filesys.FileSystem, dir, value string, seen map[string]bool
 	if err := yaml.Unmarshal(data, &k); err != nil {
 		return out
 	}
-	for _, r := range slices.Concat(k.Resources, k.Components, k.Bases) {
+	for _, r := range slices.Concat(k.Resources, k.Components, k.Bases) { //nolint:staticcheck // older trees still list bases
 		if strings.Contains(r, "://") || filepath.IsAbs(r) {
 			continue
 		}
@@ -117,4 +120,173 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// templateSource is where a release template comes from (src, as the
+// templates Set records it): the file it was copied from, whose lines the
+// findings can name, or the flavor kustomization it was rendered from.
+func templateSource(fs filesys.FileSystem, root, src string) finding.Source {
+	rel, err := filepath.Rel(root, src)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = src
+	}
+	rel = filepath.ToSlash(rel)
+	if fs.IsDir(src) {
+		return finding.Source{Path: path.Join(rel, "kustomization.yaml")}
+	}
+	return finding.Source{Path: rel, Copied: true}
+}
+
+// objectLocator returns a finding.Source.Locate for the rendered objects:
+// it reads the tree's resource files once, on its first call (see
+// objectSources).
+func objectLocator(fs filesys.FileSystem, kdir, root string, rm resmap.ResMap) func(string) (finding.Location, bool) {
+	type obj struct{ id, kind, name string }
+	objs := make([]obj, 0, rm.Size())
+	for _, r := range rm.Resources() {
+		id := r.GetKind() + "/" + r.GetName()
+		if ns := r.GetNamespace(); ns != "" {
+			id = r.GetKind() + "/" + ns + "/" + r.GetName()
+		}
+		objs = append(objs, obj{id, r.GetKind(), r.GetName()})
+	}
+	var once sync.Once
+	var locs map[string]finding.Location
+	return func(id string) (finding.Location, bool) {
+		once.Do(func() {
+			ids, kinds, names := make([]string, len(objs)), make([]string, len(objs)), make([]string, len(objs))
+			for i, o := range objs {
+				ids[i], kinds[i], names[i] = o.id, o.kind, o.name
+			}
+			locs = objectSources(fs, kdir, root, ids, kinds, names)
+		})
+		loc, ok := locs[id]
+		return loc, ok
+	}
+}
+
+// objectSources locates each rendered object in the tree: the resource file
+// (reached from the kustomization in kdir through local resources,
+// components and bases) and line of the document of the same kind whose
+// name is the object's or a part of it (namePrefix, nameSuffix). An object
+// found nowhere, or in several files equally well, is left out.
+func objectSources(fs filesys.FileSystem, kdir, root string, ids, kinds, names []string) map[string]finding.Location {
+	type doc struct {
+		kind, name, path string
+		line             int
+	}
+	var docs []doc
+	for _, file := range resourceFiles(fs, kdir, map[string]bool{}) {
+		data, err := fs.ReadFile(file)
+		if err != nil || len(data) > MaxFileSize {
+			continue
+		}
+		line := 1
+		for _, part := range strings.SplitAfter(string(data), "\n---") {
+			kind := topLevel(part, "kind")
+			name := metadataName(part)
+			if kind != "" && name != "" {
+				docs = append(docs, doc{kind, name, rel(root, file), line + leadingBlank(part)})
+			}
+			line += strings.Count(part, "\n")
+		}
+	}
+	out := map[string]finding.Location{}
+	for k, id := range ids {
+		best, n := -1, 0
+		for i, d := range docs {
+			if d.kind != kinds[k] || !strings.Contains(names[k], d.name) {
+				continue
+			}
+			switch {
+			case best < 0 || len(d.name) > len(docs[best].name):
+				best, n = i, 1
+			case len(d.name) == len(docs[best].name):
+				n++
+			}
+		}
+		if best >= 0 && n == 1 {
+			out[id] = finding.Location{Path: docs[best].path, Line: docs[best].line}
+		}
+	}
+	return out
+}
+
+// resourceFiles lists the local resource files a kustomization reaches.
+func resourceFiles(fs filesys.FileSystem, dir string, seen map[string]bool) []string {
+	if seen[dir] || len(seen) > 200 {
+		return nil
+	}
+	seen[dir] = true
+	var data []byte
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if d, err := fs.ReadFile(filepath.Join(dir, n)); err == nil {
+			data = d
+			break
+		}
+	}
+	var k types.Kustomization
+	if data == nil || yaml.Unmarshal(data, &k) != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range slices.Concat(k.Resources, k.Components, k.Bases, k.Crds) { //nolint:staticcheck // older trees still list bases
+		if strings.Contains(r, "://") || filepath.IsAbs(r) {
+			continue
+		}
+		p := filepath.Join(dir, r)
+		switch {
+		case fs.IsDir(p):
+			out = append(out, resourceFiles(fs, p, seen)...)
+		case fs.Exists(p):
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// topLevel returns the value of a top-level key of a YAML document's text.
+func topLevel(doc, key string) string {
+	for line := range strings.Lines(doc) {
+		line = strings.TrimRight(line, "\r\n")
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+// metadataName returns metadata.name of a YAML document's text (two-space
+// or any indentation, the first name: key under metadata:).
+func metadataName(doc string) string {
+	in := false
+	for line := range strings.Lines(doc) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "metadata:":
+			in = true
+		case in && len(line) > 0 && line[0] != ' ' && line[0] != '#':
+			return ""
+		case in:
+			t := strings.TrimSpace(line)
+			if v, ok := strings.CutPrefix(t, "name:"); ok && len(line)-len(strings.TrimLeft(line, " ")) <= 4 {
+				return strings.Trim(strings.TrimSpace(v), `"'`)
+			}
+		}
+	}
+	return ""
+}
+
+// leadingBlank counts the lines before a document's first content line
+// (the rest of a --- line, blank lines and comments).
+func leadingBlank(doc string) int {
+	n := 0
+	for line := range strings.Lines(doc) {
+		t := strings.TrimSpace(line)
+		if t != "" && !strings.HasPrefix(t, "#") && t != "---" {
+			return n
+		}
+		n++
+	}
+	return 0
 }

@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 // rules and the build's own findings under the config's waivers.
 func lintBuilt(res *Result, opts contract.Options) contract.Report {
 	opts.Waivers = append(contract.Waivers(res.Config.Lint), opts.Waivers...)
-	opts.Findings = res.Findings
+	opts.Findings, opts.Sources = res.Findings, res.Sources
 	return contract.Lint(res.Release, opts)
 }
 
@@ -144,5 +145,60 @@ resources:
 	}
 	if _, ok := contract.LookupRule(ruleMetadataMissing); !ok {
 		t.Errorf("rule %s is not in the catalogue", ruleMetadataMissing)
+	}
+}
+
+// TestBuild_FindingsLeadBackToTheTree: a finding in a template copied as it
+// is names the file and the line of its object; one in the components names
+// the resource file the object was rendered from.
+func TestBuild_FindingsLeadBackToTheTree(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"templates/cluster-template.yaml":   "# a comment\n" + cluster + "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n",
+		"config/default/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: elsewhere\n",
+		"config/default/kustomization.yaml": "resources:\n- namespace.yaml\n- ../manager\n- cm.yaml\n",
+		"capirepo.yaml":                     "providers:\n- name: infrastructure-test\n",
+	}))
+	res, err := build(t, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := lintBuilt(res, contract.Options{})
+	got := map[string]string{}
+	for _, f := range rep.Findings {
+		if f.Line > 0 {
+			got[f.Rule] = fmt.Sprintf("%s:%d", f.Source, f.Line)
+		} else {
+			got[f.Rule] = f.Source
+		}
+	}
+	if want := "templates/cluster-template.yaml:7"; got["CAPI501"] != want {
+		t.Errorf("CAPI501 source %q, want %q (%v)", got["CAPI501"], want, rep.Findings)
+	}
+	if want := "config/default/cm.yaml:1"; got["CAPI202"] != want {
+		t.Errorf("CAPI202 source %q, want %q", got["CAPI202"], want)
+	}
+}
+
+// TestBuild_ComponentFindingsNameTheResourceFile: a finding on a rendered
+// object names the resource file and line it came from, through the
+// kustomization's resources and the namePrefix.
+func TestBuild_ComponentFindingsNameTheResourceFile(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"config/default/kustomization.yaml": "namespace: test-system\nnamePrefix: test-\nresources:\n- namespace.yaml\n- ../manager\n- ../extra\n",
+		"config/extra/kustomization.yaml":   "resources:\n- objects.yaml\n",
+		"config/extra/objects.yaml":         "# objects\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n",
+		"capirepo.yaml":                     "providers:\n- name: infrastructure-test\n",
+	}))
+	res, err := build(t, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := lintBuilt(res, contract.Options{})
+	i := slices.IndexFunc(rep.Findings, func(f contract.Finding) bool { return f.Rule == "CAPI207" })
+	if i < 0 {
+		t.Fatalf("no CAPI207: %v", rep.Findings)
+	}
+	if got := fmt.Sprintf("%s:%d", rep.Findings[i].Source, rep.Findings[i].Line); got != "config/extra/objects.yaml:7" {
+		t.Errorf("CAPI207 on %s comes from %s, want config/extra/objects.yaml:7", rep.Findings[i].Object, got)
 	}
 }

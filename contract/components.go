@@ -146,6 +146,17 @@ func (v *view) providerTypeAndLabel(name string, objs []*object) (provider.Type,
 }
 
 func (l *linter) lintWorkloads(v *view, file string, objs []*object) {
+	// A bundled operator may have a container named manager too: when one
+	// manager is tagged with the release version, it is the provider's.
+	for _, o := range objs {
+		if o.is("apps", "Deployment") {
+			for _, c := range getSlice(o.m, "spec", "template", "spec", "containers") {
+				if getString(c, "name") == "manager" && v.version != "" && strings.HasSuffix(getString(c, "image"), ":"+v.version) {
+					v.managerTagged = true
+				}
+			}
+		}
+	}
 	managers := 0
 	var deployments []*object
 	for _, o := range objs {
@@ -210,7 +221,7 @@ func (l *linter) lintImage(v *view, file string, o *object, field, container, im
 		l.add(RuleImageFloating, file, o.ID(), field, "image %q uses a floating tag (%s): tag it with the release version or pin a digest", image, shown)
 		return
 	}
-	if container == "manager" && v.version != "" && tag != v.version {
+	if container == "manager" && v.version != "" && tag != v.version && !v.managerTagged {
 		l.add(RuleImageVersion, file, o.ID(), field, "manager image %q has tag %s, not the release version %s", image, tag, v.version)
 	}
 }

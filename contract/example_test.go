@@ -2,8 +2,13 @@ package contract_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
+
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
 	"github.com/capirepo/capirepo/internal/testtree"
 
@@ -316,4 +321,29 @@ func subtract(a, b []key) []key {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestExample_GenerateProviderNeedsOnlyTheCredentials: clusterctl's own
+// processor substitutes the example's components with only the credentials
+// set (clusterctl generate provider), and the watch namespace comes out
+// empty (all namespaces), as its README says; the example has no CAPI003.
+func TestExample_GenerateProviderNeedsOnlyTheCredentials(t *testing.T) {
+	rel := build(t, exampleDir, exampleVersion)
+	comps := rel.Providers[0].Components().Data
+	out, err := yamlprocessor.NewSimpleProcessor().Process(comps, func(name string) (string, error) {
+		if name == "EXAMPLE_B64ENCODED_CREDENTIALS" {
+			return "Y3JlZHM=", nil
+		}
+		return "", fmt.Errorf("%s is not set", name)
+	})
+	if err != nil {
+		t.Fatalf("clusterctl would refuse the example with only the credentials set: %v", err)
+	}
+	if !strings.Contains(string(out), `- --namespace=""`) {
+		t.Errorf("the watch namespace is not the default \"\" after substitution")
+	}
+	r := contract.Lint(rel, contract.Options{})
+	if slices.ContainsFunc(r.Findings, func(f contract.Finding) bool { return f.Rule == contract.RuleEmptyDefault }) {
+		t.Errorf("the example has a CAPI003 finding:\n%s", text(r))
+	}
 }

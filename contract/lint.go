@@ -1,9 +1,12 @@
 package contract
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +19,9 @@ import (
 
 // Finding is one rule broken at one place.
 type Finding = finding.Finding
+
+// Source is where a release file comes from in the provider tree.
+type Source = finding.Source
 
 // WaivedFinding is a finding of a disabled rule, with the waiver's reason.
 type WaivedFinding struct {
@@ -108,6 +114,10 @@ type Options struct {
 	// label it rewrote, a metadata.yaml the config names but the tree lacks);
 	// they are reported and waived with the lint's own.
 	Findings []Finding
+	// Sources lead findings back to the tree: release path
+	// (<label>/<version>/<name>) -> where the file comes from (the build's
+	// Result.Sources).
+	Sources map[string]Source
 
 	// Version and Provider describe the files given to LintFiles when they
 	// are not a whole release: the release version (vX.Y.Z) and provider
@@ -199,9 +209,10 @@ func lintRelease(rel *release.Release, opts Options, parse parseFunc) Report {
 		})
 	}
 	wg.Wait()
-	l := &linter{}
-	for _, part := range parts {
-		l.findings = append(l.findings, part.findings...)
+	l := &linter{data: map[string][]byte{}}
+	for i := range parts {
+		l.findings = append(l.findings, parts[i].findings...)
+		maps.Copy(l.data, parts[i].data)
 	}
 	return l.report(opts)
 }
@@ -251,6 +262,8 @@ type view struct {
 
 	// filled while linting
 	meta *provider.Metadata
+	// managerTagged: a Deployment's manager container has the release tag.
+	managerTagged bool
 }
 
 func (v *view) path(name string) string {
@@ -300,6 +313,9 @@ func classify(f release.File) fileKind {
 
 type linter struct {
 	findings []Finding
+	// data is each parsed file's text, by its path in the release.
+	data map[string][]byte
+	mu   sync.Mutex
 	// parseDocs parses a file; nil means parseObjects.
 	parseDocs parseFunc
 }
@@ -373,6 +389,12 @@ type parseFunc func(data []byte, crds bool, bad func(doc int, field, msg string)
 // the findings are added in the same order as when done one after the other.
 func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 	file := v.path(f.Name)
+	l.mu.Lock()
+	if l.data == nil {
+		l.data = map[string][]byte{}
+	}
+	l.data[file] = f.Data
+	l.mu.Unlock()
 	varErr := make(chan error, 1)
 	go func() {
 		_, err := getVariables(f.Data)
@@ -390,13 +412,67 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 	objs := parse(f.Data, crds, func(doc int, field, msg string) {
 		bads = append(bads, badDoc{doc, field, msg})
 	})
-	if err := <-varErr; err != nil {
-		l.add(RuleVariableSyntax, file, "", "", "variables do not parse as clusterctl parses them: %v", err)
+	varsErr := <-varErr
+	if varsErr != nil {
+		l.add(RuleVariableSyntax, file, "", "", "variables do not parse as clusterctl parses them: %v", varsErr)
+	}
+	for _, name := range emptyDefaults(f.Data) {
+		l.add(RuleEmptyDefault, file, "", "", "${%s:=} has an empty default, which clusterctl treats as no default: the variable is required, and generate provider/init fail unless it is set; give a real default, or ${%s:=\"\"} and read \"\" as empty (see CAPI003)", name, name)
+	}
+	// A document may be YAML only after substitution (a variable that
+	// splices in a block): clusterctl substitutes before it parses, so
+	// check it as substituted, and where no placeholder makes it parse,
+	// warn naming the checks skipped instead of refusing it.
+	var still map[int]bool
+	if len(bads) > 0 && varsErr == nil && bytes.Contains(f.Data, []byte("${")) {
+		if data, st, changed := substituteBad(parse, f.Data); changed || len(st) > 0 {
+			still = st
+			if changed {
+				bads = bads[:0]
+				objs = parse(data, crds, func(doc int, field, msg string) {
+					bads = append(bads, badDoc{doc, field, msg})
+				})
+			}
+		}
 	}
 	for _, b := range bads {
+		if still[b.doc] {
+			l.addSev(RuleYAML, Warning, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s; it holds variables and may be YAML only once they are substituted (clusterctl substitutes before it parses), but no placeholder makes it parse, so %s skipped for this document", b.msg, skippedChecks(f))
+			continue
+		}
 		l.add(RuleYAML, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s", b.msg)
 	}
 	return objs
+}
+
+// emptyDefaultRE matches ${VAR:=}, ${VAR:-}, ${VAR=} and ${VAR-}.
+var emptyDefaultRE = regexp.MustCompile(`\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:?[=-]\s*\}`)
+
+// emptyDefaults lists, once each and sorted, the variables written with an
+// empty default.
+func emptyDefaults(data []byte) []string {
+	if !bytes.Contains(data, []byte("${")) {
+		return nil
+	}
+	var out []string
+	for _, m := range emptyDefaultRE.FindAllSubmatch(data, -1) {
+		out = append(out, string(m[1]))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// skippedChecks names the rules that read the objects of a file of f's sort.
+func skippedChecks(f release.File) string {
+	switch classify(f) {
+	case kindTemplate:
+		return "the template checks (CAPI501 ... CAPI505) are"
+	case kindClusterClass:
+		return "the ClusterClass checks (CAPI601 ... CAPI604) are"
+	case kindComponents:
+		return "the components and CRD checks (CAPI2xx, CAPI3xx, CAPI401) are"
+	}
+	return "all object checks are"
 }
 
 func (l *linter) report(opts Options) Report {
@@ -415,9 +491,11 @@ func (l *linter) report(opts Options) Report {
 			all = append(all, f)
 		}
 	}
+	usedRule := map[string]bool{}
 	for _, f := range all {
 		if reason, ok := opts.Disabled[f.Rule]; ok {
 			r.Waived = append(r.Waived, WaivedFinding{Finding: f, Reason: reason})
+			usedRule[f.Rule] = true
 			continue
 		}
 		waived := false
@@ -438,11 +516,108 @@ func (l *linter) report(opts Options) Report {
 			r.Unmatched = append(r.Unmatched, w)
 		}
 	}
+	for _, rule := range sortedKeys(opts.Disabled) {
+		if !usedRule[rule] {
+			r.Unmatched = append(r.Unmatched, Waiver{Rule: rule, Reason: opts.Disabled[rule]})
+		}
+	}
 	sort.SliceStable(r.Findings, func(i, j int) bool { return less(r.Findings[i], r.Findings[j]) })
 	sort.SliceStable(r.Waived, func(i, j int) bool { return less(r.Waived[i].Finding, r.Waived[j].Finding) })
-	r.Findings = slices.Compact(r.Findings)
+	r.Findings = mergeFields(slices.Compact(r.Findings))
 	r.Waived = slices.Compact(r.Waived)
+	l.addSources(r, opts.Sources)
 	return r
+}
+
+// addSources sets each finding's Source, and for a file copied as it is
+// the line of its object.
+func (l *linter) addSources(r Report, sources map[string]Source) {
+	if len(sources) == 0 {
+		return
+	}
+	lines := map[string]map[string]int{}
+	set := func(f *Finding) {
+		src, ok := sources[f.File]
+		if !ok {
+			return
+		}
+		f.Source = src.Path
+		if src.Locate != nil && f.Object != "" {
+			if loc, ok := src.Locate(f.Object); ok {
+				f.Source, f.Line = loc.Path, loc.Line
+				return
+			}
+		}
+		if !src.Copied || f.Object == "" {
+			return
+		}
+		if _, done := lines[f.File]; !done {
+			lines[f.File] = objectLines(l.data[f.File])
+		}
+		f.Line = lines[f.File][f.Object]
+	}
+	for i := range r.Findings {
+		set(&r.Findings[i])
+	}
+	for i := range r.Waived {
+		set(&r.Waived[i].Finding)
+	}
+}
+
+// objectLines maps each object ID (and "document N") of a file to the
+// 1-based line its document starts on.
+func objectLines(data []byte) map[string]int {
+	out := map[string]int{}
+	raws, _ := splitDocuments(data)
+	pos, n := 0, 0
+	for _, raw := range raws {
+		i := bytes.Index(data[pos:], bytes.TrimSpace(raw))
+		if i < 0 {
+			continue
+		}
+		line := 1 + bytes.Count(data[:pos+i], []byte("\n"))
+		pos += i + len(bytes.TrimSpace(raw))
+		d := decodeDocument(raw, false)
+		if d.err == nil && d.v == nil {
+			continue // takes no number
+		}
+		n++
+		out[fmt.Sprintf("document %d", n)] = line
+		if d.obj != nil {
+			out[d.obj.ID()] = line
+		}
+	}
+	return out
+}
+
+// mergeFields makes one finding per rule and object: findings of one rule,
+// severity, file and object on several fields become one that lists the
+// fields, and the messages that differ. Sorted input stays sorted.
+func mergeFields(fs []Finding) []Finding {
+	out := fs[:0]
+	for i := 0; i < len(fs); {
+		j := i + 1
+		for j < len(fs) && fs[i].Object != "" && fs[j].Rule == fs[i].Rule && fs[j].Severity == fs[i].Severity && fs[j].File == fs[i].File && fs[j].Object == fs[i].Object {
+			j++
+		}
+		f := fs[i]
+		if j-i > 1 {
+			var fields, msgs []string
+			for _, g := range fs[i:j] {
+				if g.Field != "" && !slices.Contains(fields, g.Field) {
+					fields = append(fields, g.Field)
+				}
+				if !slices.Contains(msgs, g.Message) {
+					msgs = append(msgs, g.Message)
+				}
+			}
+			f.Field = strings.Join(fields, ", ")
+			f.Message = strings.Join(msgs, "; ")
+		}
+		out = append(out, f)
+		i = j
+	}
+	return out
 }
 
 func less(a, b Finding) bool {

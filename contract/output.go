@@ -19,6 +19,9 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 		ew.printf("  %-7s %s %s\n", f.Severity, f.Rule, location(f))
 		ew.printf("          %s\n", f.Message)
+		if f.Source != "" {
+			ew.printf("          from %s\n", sourceOf(f))
+		}
 	}
 	if len(r.Waived) > 0 {
 		ew.printf("waived:\n")
@@ -47,6 +50,14 @@ func describeWaiver(w Waiver) string {
 		s += " file " + w.File
 	}
 	return s + " (" + w.Reason + ")"
+}
+
+// sourceOf is the finding's source: path:line, or the kustomization.
+func sourceOf(f Finding) string {
+	if f.Line > 0 {
+		return fmt.Sprintf("%s:%d", f.Source, f.Line)
+	}
+	return f.Source
 }
 
 func location(f Finding) string {
@@ -161,6 +172,11 @@ type sarifLocation struct {
 
 type sarifPhysical struct {
 	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
 }
 
 type sarifArtifact struct {
@@ -204,7 +220,14 @@ func (r Report) WriteSARIF(w io.Writer) error {
 		})
 	}
 	result := func(f Finding) sarifResult {
+		// Code scanning annotates the tree's file: the source when known.
 		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: f.File}}}
+		if f.Source != "" {
+			loc.PhysicalLocation.ArtifactLocation.URI = f.Source
+			if f.Line > 0 {
+				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line}
+			}
+		}
 		if f.Object != "" {
 			name := f.Object
 			if f.Field != "" {
@@ -244,20 +267,47 @@ var areaHeadings = map[string]string{
 func WriteRulesMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("# capirepo lint rules\n\n")
-	ew.printf("`capirepo lint` and `capirepo build` check a release against the clusterctl provider contract\n")
-	ew.printf("and the infrastructure provider contracts. Each rule has a stable ID and a severity:\n\n")
-	ew.printf("- **error**: the contract says MUST, or clusterctl, the API server or a core controller fails. Errors fail the build.\n")
-	ew.printf("- **warning**: the contract says SHOULD. A rule that matters only for the kinds core Cluster API reads\n")
-	ew.printf("  (InfraCluster, InfraMachine, InfraMachinePool, bootstrap configs, control planes and their templates)\n")
-	ew.printf("  is a warning when it fires on other CRDs.\n")
-	ew.printf("- **info**: the contract says MAY.\n\n")
-	ew.printf("Contract kinds are recognised by the provider type and the kind's suffix: `*Cluster`, `*Machine`,\n")
-	ew.printf("`*MachinePool` for infrastructure providers, `*Config` for bootstrap and `*ControlPlane` for control-plane\n")
-	ew.printf("providers, each optionally followed by `Template`.\n\n")
-	ew.printf("Every finding names the file, the object (`Kind/name` or `Kind/namespace/name`) and the field.\n")
-	ew.printf("To waive a rule, give the reason; waived findings are still printed with it:\n\n")
-	ew.printf("```yaml\n# capirepo.yaml\nlint:\n  disable:\n  - rule: CAPI312\n    reason: our machine pools are not offered through ClusterClass\n```\n\n")
-	ew.printf("or `capirepo lint --disable CAPI312`.\n\n")
+	ew.printf("`capirepo lint`, `capirepo build` and `capirepo release` check a release against the clusterctl\n")
+	ew.printf("provider contract and the infrastructure provider contracts, through one gate: every check the build\n")
+	ew.printf("makes (YAML that parses, metadata.yaml, namespaces, the provider label, template classes ...) is a rule\n")
+	ew.printf("here, all findings of all providers and files are reported together, the same waivers apply in all\n")
+	ew.printf("three commands, and nothing is written while an error stands.\n\n")
+	ew.printf("## Severity policy\n\n")
+	ew.printf("- **error** only where the finding makes clusterctl, the API server or a core Cluster API controller fail\n")
+	ew.printf("  for users of this release. Each error rule's *Why* says which fails, and how.\n")
+	ew.printf("- **warning** for what the contract says SHOULD, and for latent defects: nothing fails today, but a user,\n")
+	ew.printf("  a kubectl apply or a later version may trip on it. A rule that is an error for contract kinds is a\n")
+	ew.printf("  warning where it fires on other CRDs.\n")
+	ew.printf("- **info** for what the contract says MAY.\n\n")
+	ew.printf("A false refusal is as bad as a missed defect: a rule that cannot say which of the three fails is not an error.\n\n")
+	ew.printf("## Contract kinds\n\n")
+	ew.printf("The contract rules (CAPI301 ... CAPI314, CAPI401) apply to contract kinds only, classified from evidence:\n\n")
+	ew.printf("1. **References** in the release's templates and ClusterClass files: a Cluster's `spec.infrastructureRef`\n")
+	ew.printf("   (InfraCluster) and `spec.controlPlaneRef` (ControlPlane); the `infrastructureRef` of a Machine,\n")
+	ew.printf("   MachineSet, MachineDeployment or control-plane machine template (InfraMachine) and of a MachinePool\n")
+	ew.printf("   (InfraMachinePool); bootstrap `configRef`s (BootstrapConfig); a ClusterClass's `infrastructure`,\n")
+	ew.printf("   `controlPlane`, `machineInfrastructure`, `machineDeployments` and `machinePools` references.\n")
+	ew.printf("2. **`<Kind>` / `<Kind>Template` pairs** of CRDs in a group of a provider type: `bootstrap.*` groups\n")
+	ew.printf("   hold bootstrap configs, `controlplane.*` groups control planes, `infrastructure.*` groups InfraClusters,\n")
+	ew.printf("   InfraMachines and InfraMachinePools (told apart by the contract's names `...Cluster`, `...Machine`,\n")
+	ew.printf("   `...MachinePool`). Other groups take the provider's type.\n\n")
+	ew.printf("A CRD with neither is no contract kind, whatever its name or labels: an identity, a pool entry kind\n")
+	ew.printf("(`...MachinePoolMachine` with no Template and no reference) or a control-plane group kind named `...Cluster`.\n\n")
+	ew.printf("Contract labels are read as core Cluster API reads them (`GetLatestContractAndAPIVersionFromContract`):\n")
+	ew.printf("the label of the newest contract core accepts (`cluster.x-k8s.io/v1beta2`, else `cluster.x-k8s.io/v1beta1`),\n")
+	ew.printf("and the highest API version in its value. The schema rules (CAPI308 ... CAPI311) check that version against\n")
+	ew.printf("that contract. Labels for older contracts, and the other versions of a value, are never read by a core\n")
+	ew.printf("that can run the release, and are not checked.\n\n")
+	ew.printf("## Findings and waivers\n\n")
+	ew.printf("Every finding names the file, the object (`Kind/name` or `Kind/namespace/name`) and the field, once per\n")
+	ew.printf("rule and object (several fields are listed together). From a build it also names where it comes from in\n")
+	ew.printf("the tree: the file and line of a template copied as it is, the resource file and line an object of the\n")
+	ew.printf("components was rendered from, or the flavor's kustomization; SARIF locations use them.\n")
+	ew.printf("To waive a rule, give the reason; waived findings are still printed with it. A waiver may be narrowed\n")
+	ew.printf("to objects (`Kind/name` or `Kind/namespace/name`) and/or files, with globs where `*` matches any text;\n")
+	ew.printf("a waiver that matches no finding is reported, so stale ones do not pile up:\n\n")
+	ew.printf("```yaml\n# capirepo.yaml\nlint:\n  disable:\n  - rule: CAPI312\n    reason: our machine pools are not offered through ClusterClass\n  - rule: CAPI504\n    file: cluster-template-multitenancy-clusterclass.yaml\n    reason: apply the class first; tracked in issue 123\n  - rule: CAPI303\n    object: CustomResourceDefinition/*identities.*\n    reason: identities are no contract kinds\n```\n\n")
+	ew.printf("or `capirepo lint --disable CAPI312=reason` (`build` and `release` take `--disable` too).\n\n")
 	ew.printf("This file is generated from the catalogue in contract/rules.go: `go test ./contract -run TestRulesDoc -update`.\n\n")
 	ew.printf("| ID | severity | area | rule |\n|---|---|---|---|\n")
 	md := strings.NewReplacer("<", `\<`, ">", `\>`, "|", `\|`).Replace

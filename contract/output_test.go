@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -263,5 +264,53 @@ func TestRulesDoc(t *testing.T) {
 		if r.Title == "" || r.Why == "" || r.Fix == "" || r.Severity == "" || r.Area == "" {
 			t.Errorf("rule %s lacks a title, why, fix, severity or area", r.ID)
 		}
+	}
+}
+
+// TestReport_SARIFLocatesTheSource: with the build's sources, a finding in a
+// template copied as it is points code scanning at the tree's file and line.
+func TestReport_SARIFLocatesTheSource(t *testing.T) {
+	fs := readDir(t, "testdata/release")
+	fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n"
+	line := strings.Count(fs[tmpl], "\n") - 3
+	r := contract.Lint(fs.release(t, label, version), contract.Options{Sources: map[string]contract.Source{
+		prefix + tmpl: {Path: "templates/" + tmpl, Copied: true},
+	}})
+	var b bytes.Buffer
+	if err := r.WriteSARIF(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`"artifactLocation":{"uri":"templates/cluster-template.yaml"},"region":{"startLine":%d}`, line)
+	if !strings.Contains(strings.Join(strings.Fields(b.String()), ""), want) {
+		t.Errorf("SARIF lacks %s:\n%s", want, b.String())
+	}
+	var txt bytes.Buffer
+	_ = r.WriteText(&txt)
+	if !strings.Contains(txt.String(), fmt.Sprintf("from templates/cluster-template.yaml:%d\n", line)) {
+		t.Errorf("text lacks the source:\n%s", txt.String())
+	}
+}
+
+// TestReport_UnmatchedWaivers: a waiver, narrow or whole-rule, that matches
+// no finding is reported; one that matches is not.
+func TestReport_UnmatchedWaivers(t *testing.T) {
+	fs := readDir(t, "testdata/release")
+	fs.edit(t, comps, "CustomResourceDefinition", "foomachinepooltemplates."+group, func(map[string]any) bool { return false })
+	r := contract.Lint(fs.release(t, label, version), contract.Options{
+		Disabled: map[string]string{"CAPI313": "stale flag"},
+		Waivers: []contract.Waiver{
+			{Rule: "CAPI312", Object: "CustomResourceDefinition/foomachinepools.*", Reason: "pools are not offered through ClusterClass"},
+			{Rule: "CAPI312", File: "cluster-template-*.yaml", Reason: "misspelt"},
+		},
+	})
+	if len(r.Findings) != 0 || len(r.Waived) != 1 {
+		t.Errorf("findings %v, waived %v", r.Findings, r.Waived)
+	}
+	want := []contract.Waiver{
+		{Rule: "CAPI312", File: "cluster-template-*.yaml", Reason: "misspelt"},
+		{Rule: "CAPI313", Reason: "stale flag"},
+	}
+	if diff := cmp.Diff(want, r.Unmatched); diff != "" {
+		t.Errorf("unmatched (-want +got):\n%s", diff)
 	}
 }

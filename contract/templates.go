@@ -22,13 +22,39 @@ func (l *linter) parseTemplate(v *view, f release.File) []*object {
 func (l *linter) lintTemplate(v *view, f release.File, objs []*object, classes []release.File) {
 	file := v.path(f.Name)
 	clusters := 0
+	// Inline ClusterClasses: clusterctl still fetches clusterclass-<name>.yaml
+	// for a topology Cluster (addClusterClassIfMissing), inline or not.
+	inline := map[string]bool{}
+	for _, o := range objs {
+		if o.is(clusterGroup, "ClusterClass") {
+			inline[o.name] = true
+		}
+	}
+	shipped := func(class string) bool {
+		return slices.ContainsFunc(classes, func(c release.File) bool { return c.Name == classFile(class) })
+	}
+	// Namespaces: clusterctl moves every object into the target namespace,
+	// so one namespace for all (unset, ${NAMESPACE} or a literal) is what the
+	// contract asks; objects in different namespaces differ for kubectl users.
+	nsOf := func(o *object) string {
+		if strings.HasPrefix(o.namespace, "${NAMESPACE") || strings.HasPrefix(o.namespace, "${ NAMESPACE") {
+			return ""
+		}
+		return o.namespace
+	}
+	namespaces := map[string]int{}
+	for _, o := range objs {
+		if o.kind != "Namespace" || o.group() != "" {
+			namespaces[nsOf(o)]++
+		}
+	}
 	for _, o := range objs {
 		if o.kind == "Namespace" && o.group() == "" {
 			l.add(RuleTemplateNS, file, o.ID(), "kind", "a cluster template must assume the target namespace exists; clusterctl renames this Namespace to it")
 			continue
 		}
-		if o.namespace != "" && !strings.HasPrefix(o.namespace, "${NAMESPACE") && !strings.HasPrefix(o.namespace, "${ NAMESPACE") {
-			l.add(RuleTemplateOneNS, file, o.ID(), "metadata.namespace", "namespace %q: leave it unset or write ${NAMESPACE}", o.namespace)
+		if ns := nsOf(o); ns != "" && len(namespaces) > 1 {
+			l.add(RuleTemplateOneNS, file, o.ID(), "metadata.namespace", "namespace %q while other objects of the template are in %s: clusterctl moves all into the target namespace, kubectl apply does not; leave it unset or write ${NAMESPACE}", o.namespace, otherNamespaces(namespaces, ns))
 		}
 		if !o.is(clusterGroup, "Cluster") {
 			continue
@@ -42,16 +68,69 @@ func (l *linter) lintTemplate(v *view, f release.File, objs []*object, classes [
 		}
 		switch {
 		case class == "":
+		case strings.Contains(class, "${") && len(inline) > 0:
+			// The class comes with the template, so no earlier flavor puts
+			// it in the cluster: clusterctl fetches the file and fails.
+			want := substituteDefaults(class)
+			if !shipped(want) {
+				l.add(RuleClassVariable, file, o.ID(), field, "class %q holds a variable and the template ships ClusterClass %s inline, but the release has no %s: clusterctl generate cluster fetches clusterclass-<class>.yaml before it reads the template's objects and fails; ship the class file, or name the class literally", class, strings.Join(sortedKeys(inline), ", "), classFile(want))
+			}
 		case strings.Contains(class, "${"):
-			l.add(RuleClassVariable, file, o.ID(), field, "class %q holds a variable; the ClusterClass file clusterctl fetches depends on the user's environment", class)
+			l.addSev(RuleClassVariable, Warning, file, o.ID(), field, "class %q holds a variable; the ClusterClass file clusterctl fetches depends on the user's environment (it works only where the class is already in the cluster)", class)
 		case v.complete || len(classes) > 0:
-			if !slices.ContainsFunc(classes, func(c release.File) bool { return c.Name == classFile(class) }) {
-				l.add(RuleTemplateClass, file, o.ID(), field, "class %q has no %s in the release", class, classFile(class))
+			if !shipped(class) {
+				also := ""
+				if inline[class] {
+					also = " (the template ships it inline, but clusterctl generate cluster fetches the file before it reads the template's objects, and fails unless the class is already in the cluster)"
+				}
+				l.add(RuleTemplateClass, file, o.ID(), field, "class %q has no %s in the release%s", class, classFile(class), also)
 			}
 		}
 	}
-	if clusters == 0 && len(objs) > 0 {
-		l.add(RuleTemplateCluster, file, "", "", "no cluster.x-k8s.io Cluster in the template")
+	if clusters == 0 && len(inline) == 0 && len(objs) > 0 {
+		l.add(RuleTemplateCluster, file, "", "", "no cluster.x-k8s.io Cluster (nor a ClusterClass) in the template")
+	}
+}
+
+// otherNamespaces lists the namespaces of counts other than ns, "unset" for "".
+func otherNamespaces(counts map[string]int, ns string) string {
+	var out []string
+	for _, k := range sortedKeys(counts) {
+		if k == ns {
+			continue
+		}
+		if k == "" {
+			k = "the target namespace (unset or ${NAMESPACE})"
+		}
+		out = append(out, k)
+	}
+	return strings.Join(out, ", ")
+}
+
+// substituteDefaults replaces each ${VAR:=default} (or :-, =, -) with its
+// default and any other ${VAR} with VAR, as a user who sets nothing sees it.
+func substituteDefaults(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			return b.String() + s
+		}
+		j := strings.Index(s[i:], "}")
+		if j < 0 {
+			return b.String() + s
+		}
+		b.WriteString(s[:i])
+		expr := s[i+2 : i+j]
+		name, def := expr, ""
+		if k := strings.IndexAny(expr, ":=-"); k >= 0 {
+			name, def = expr[:k], strings.TrimLeft(expr[k:], ":=-")
+		}
+		if def == "" {
+			def = strings.ToLower(strings.TrimSpace(name))
+		}
+		b.WriteString(def)
+		s = s[i+j+1:]
 	}
 }
 

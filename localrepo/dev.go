@@ -177,12 +177,13 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if err := devGate(r); err != nil {
+		warnings, err := devGate(r)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		j.built = r.Release.Providers[0]
-		j.warning = r.Warnings
+		j.warning = append(r.Warnings, warnings...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -280,20 +281,36 @@ func cleanAtomicLeftovers(dir string, names ...string) {
 	}
 }
 
-// devImageRules are the lint's image rules, which a dev repository does not
-// follow: it keeps the image the kustomization names (e.g. :dev after
-// make docker-build and kind load), as create-local-repository.py does.
-var devImageRules = []string{contract.RuleImageFloating, contract.RuleImageVersion, contract.RuleImageQualified}
+// devRefuses says which lint errors stop a dev build: those that make
+// clusterctl fail to read the dev repository or install from it (the
+// files, metadata.yaml, the components' namespace, objects clusterctl
+// converts, CRDs clusterctl or the API server refuse, a template's class),
+// as the build refused them before its checks became lint rules. The
+// others, e.g. a CRD schema still being written or the :dev image a
+// developer loads into kind, are printed as warnings.
+func devRefuses(rule string) bool {
+	r, ok := contract.LookupRule(rule)
+	return ok && (r.Area == contract.AreaFiles || r.Area == contract.AreaRepository ||
+		slices.Contains([]string{
+			contract.RuleNamespaceCount, contract.RuleTargetNamespace, contract.RuleComponentsObject,
+			contract.RuleCRDName, contract.RuleStorageVersion, contract.RuleCRDDecode,
+			contract.RuleTemplateNS, contract.RuleTemplateClass,
+		}, rule))
+}
 
-// devGate refuses a dev build on the lint's errors (under the config's
-// waivers), but for the image rules: clusterctl would fail on them too.
-func devGate(r *builder.Result) error {
-	rep := contract.Lint(r.Release, contract.Options{Waivers: contract.Waivers(r.Config.Lint), Findings: r.Findings})
+// devGate lints a dev build under the config's waivers: errors devRefuses
+// stop it, other errors come back as warnings.
+func devGate(r *builder.Result) (warnings []string, err error) {
+	rep := contract.Lint(r.Release, contract.Options{Waivers: contract.Waivers(r.Config.Lint), Findings: r.Findings, Sources: r.Sources})
 	var errs []error
 	for _, f := range rep.Findings {
-		if f.Severity == contract.Error && !slices.Contains(devImageRules, f.Rule) {
+		switch {
+		case f.Severity != contract.Error:
+		case devRefuses(f.Rule):
 			errs = append(errs, errors.New(f.String()))
+		default:
+			warnings = append(warnings, f.String())
 		}
 	}
-	return errors.Join(errs...)
+	return warnings, errors.Join(errs...)
 }

@@ -449,3 +449,28 @@ func TestDev_ClusterAPIDeveloperSetupWithCAPD(t *testing.T) {
 		t.Errorf("clusterctl read %d CAPD flavors", n)
 	}
 }
+
+// TestDev_GateRefusesWhatClusterctlCannotReadOnly: a dev build goes through
+// the lint too: an error clusterctl would fail on (a topology class with no
+// clusterclass file) stops it and writes nothing; the :dev image a developer
+// loads into kind (a floating tag) does not.
+func TestDev_GateRefusesWhatClusterctlCannotReadOnly(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"config/manager/manager.yaml": strings.Replace(testtree.Minimal(nil)["config/manager/manager.yaml"], "registry.example.com/test/manager:dev", "registry.example.com/test/manager:latest", 1),
+	}))
+	root := filepath.Join(t.TempDir(), "dev")
+	if _, err := Dev(context.Background(), DevOptions{Dir: dir, Root: root, Version: "v1.2.3"}); err != nil {
+		t.Fatalf("a floating dev image stopped the dev build: %v", err)
+	}
+	testtree.WriteInto(t, dir, map[string]string{
+		"templates/cluster-template.yaml": "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: ${CLUSTER_NAME}\nspec:\n  topology:\n    classRef:\n      name: quick\n",
+	})
+	root = filepath.Join(t.TempDir(), "dev")
+	_, err := Dev(context.Background(), DevOptions{Dir: dir, Root: root, Version: "v1.2.3"})
+	if err == nil || !strings.Contains(err.Error(), "CAPI504") || !strings.Contains(err.Error(), "clusterclass-quick.yaml") {
+		t.Fatalf("err = %v, want CAPI504", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "infrastructure-test")); err == nil {
+		t.Errorf("provider folder written despite the refusal")
+	}
+}

@@ -55,6 +55,9 @@ type BuildOptions struct {
 	// origin remote.
 	Source string
 
+	// Disabled waives lint rules (--disable), with capirepo.yaml's waivers.
+	Disabled map[string]string
+
 	// SourceDateEpoch is $SOURCE_DATE_EPOCH, for reproducible binaries.
 	SourceDateEpoch string
 	// Env is the environment the go command starts from.

@@ -32,12 +32,12 @@ func plural(n int, one, many string) string {
 // config's waivers, and prints the findings and the waived findings with
 // their reasons to w. It is the one place build and release lint and print;
 // a *LintError says error-level findings remain.
-func Lint(b *Built, w io.Writer) (contract.Report, error) {
+func Lint(b *Built, disabled map[string]string, w io.Writer) (contract.Report, error) {
 	if w == nil {
 		w = io.Discard
 	}
-	rep := contract.Lint(b.Result.Release, contract.Options{Waivers: contract.Waivers(b.Config.Lint), Findings: b.Result.Findings})
-	if len(rep.Findings) > 0 || len(rep.Waived) > 0 {
+	rep := contract.Lint(b.Result.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(b.Config.Lint), Findings: b.Result.Findings, Sources: b.Result.Sources})
+	if len(rep.Findings) > 0 || len(rep.Waived) > 0 || len(rep.Unmatched) > 0 {
 		if err := rep.WriteText(w); err != nil {
 			return rep, err
 		}

@@ -240,7 +240,7 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 }
 
 func (r *run) lint(context.Context) (string, bool, error) {
-	rep, err := Lint(r.b, r.o.Log)
+	rep, err := Lint(r.b, r.o.Build.Disabled, r.o.Log)
 	r.sum.Findings, r.sum.Waived = nonNil(rep.Findings), nonNil(rep.Waived)
 	d := lintCounts(rep)
 	if len(rep.Waived) > 0 {

@@ -407,3 +407,29 @@ func TestRun_ImagesStepStopsARunWhoseImageLacksAPlatform(t *testing.T) {
 		t.Errorf("images detail %q", d)
 	}
 }
+
+// TestRun_LintGateTakesTheWaiversOfDisable: release goes through the same
+// gate as build and lint: a metadata.yaml that covers no series of the
+// version is a lint error (nothing written), and --disable waives it.
+func TestRun_LintGateTakesTheWaiversOfDisable(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "repo")
+	o := exampleRun(t, &bytes.Buffer{})
+	o.Build.Version = "v0.9.0"
+	o.Targets, o.NewPublisher = targets(t, "file://"+root), localPublishers
+	sum, err := pipeline.Run(context.Background(), o)
+	if err == nil || !strings.Contains(statuses(sum), "lint=failed") {
+		t.Fatalf("uncovered version: err %v, steps %s", err, statuses(sum))
+	}
+	if _, err := os.Stat(o.Build.Out); !os.IsNotExist(err) {
+		t.Errorf("dist written despite the lint error")
+	}
+	log := &bytes.Buffer{}
+	o.Log = log
+	o.Build.Disabled = map[string]string{"CAPI105": "a test of the waiver"}
+	// The waiver passes the gate; clusterctl's own read-back (verify) then
+	// refuses the release, as it should: a waiver is the maintainer's call.
+	sum, _ = pipeline.Run(context.Background(), o)
+	if st := statuses(sum); !strings.Contains(st, "lint=ok\nimages=skipped\nwrite=ok\n") || !strings.Contains(log.String(), "(waived: a test of the waiver)") {
+		t.Fatalf("waived: steps %s\n%s", st, log)
+	}
+}

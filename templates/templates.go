@@ -117,17 +117,3 @@ func Parse(file string, data []byte) ([]*yaml.RNode, error) {
 	}
 	return out, nil
 }
-
-// topologyClass returns the ClusterClass a Cluster uses, and the field.
-func topologyClass(o *yaml.RNode) (string, string) {
-	if o.GetKind() != "Cluster" || !strings.HasPrefix(o.GetApiVersion(), "cluster.x-k8s.io/") {
-		return "", ""
-	}
-	if n, err := o.Pipe(yaml.Lookup("spec", "topology", "classRef", "name")); err == nil && n != nil {
-		return yaml.GetValue(n), "spec.topology.classRef.name"
-	}
-	if n, err := o.Pipe(yaml.Lookup("spec", "topology", "class")); err == nil && n != nil {
-		return yaml.GetValue(n), "spec.topology.class"
-	}
-	return "", ""
-}

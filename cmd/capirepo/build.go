@@ -32,6 +32,9 @@ type buildOptions struct {
 	imageLayout string
 	imageRef    string
 	baseImage   string
+
+	// disable waives lint rules: RULE=reason, as lint --disable.
+	disable []string
 }
 
 func (o *buildOptions) bind(cmd *cobra.Command) {
@@ -49,6 +52,7 @@ func (o *buildOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.imageRef, "image-ref", "tag", "how the components name a built image: tag (REPO:VERSION) or digest (REPO@sha256:...)")
 	f.StringVar(&o.baseImage, "base-image", "", "base of the manager image, resolved to a digest and recorded (default "+image.DefaultBase+
 		": CA certificates, user 65532); none for the bare binary")
+	f.StringArrayVar(&o.disable, "disable", nil, "waive a lint rule: RULE=reason (repeatable), with the waivers of capirepo.yaml lint.disable")
 }
 
 // validate checks the flags of build and release, and takes the tree from
@@ -115,7 +119,14 @@ func (o *buildOptions) validateArtifacts() error {
 			return usagef("--platforms: %v", err)
 		}
 	}
-	return nil
+	_, err := parseDisable(o.disable)
+	return err
+}
+
+// disabled is --disable as Options.Disabled (validated by validateArtifacts).
+func (o *buildOptions) disabled() map[string]string {
+	d, _ := parseDisable(o.disable)
+	return d
 }
 
 // pipelineOptions is what the flags ask the build to make; the go command gets the
@@ -124,7 +135,7 @@ func (o *buildOptions) pipelineOptions(s streams) pipeline.BuildOptions {
 	return pipeline.BuildOptions{
 		Dir: o.dir, ConfigPath: o.config, Version: o.version, Out: o.out, Image: o.image, AllowRemote: o.allowRemote,
 		Binaries: o.binaries, Platforms: o.platforms, ImagePush: o.imagePush, ImageLayout: o.imageLayout,
-		ImageRef: o.imageRef, BaseImage: o.baseImage,
+		ImageRef: o.imageRef, BaseImage: o.baseImage, Disabled: o.disabled(),
 		SourceDateEpoch: s.getenv("SOURCE_DATE_EPOCH"), Env: os.Environ(), Keychain: authn.DefaultKeychain,
 	}
 }
@@ -168,7 +179,7 @@ progress and findings on stderr.`,
 				return err
 			}
 			res := b.Result
-			rep, err := pipeline.Lint(b, s.errOut)
+			rep, err := pipeline.Lint(b, o.disabled(), s.errOut)
 			if err != nil {
 				return fmt.Errorf("lint: %w; nothing was written", err)
 			}

@@ -225,3 +225,34 @@ func TestRun_LintReportsAndExitsOne(t *testing.T) {
 		t.Errorf("no error-level result for a :latest image: %s", stdout)
 	}
 }
+
+// TestRun_BuildDisableWaivesAsLintDoes: one gate, one set of waivers: a
+// finding that stops the build is waived by build --disable, as by lint's,
+// and by a narrow capirepo.yaml waiver; a waiver that matches nothing is
+// reported.
+func TestRun_BuildDisableWaivesAsLintDoes(t *testing.T) {
+	files := testtree.Minimal(map[string]string{
+		"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Nope\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n",
+	})
+	dir := testtree.Write(t, files)
+	out := filepath.Join(t.TempDir(), "dist")
+	if code, _, stderr := runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--out", out); code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	code, _, stderr := runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--out", out, "--disable", "CAPI102=kind fixed upstream next release")
+	if code != 0 || !strings.Contains(stderr, "(waived: kind fixed upstream next release)") {
+		t.Fatalf("build --disable: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "infrastructure-test", "v1.2.0", "metadata.yaml")); err != nil {
+		t.Errorf("nothing written after the waiver: %v", err)
+	}
+	files["capirepo.yaml"] = "providers:\n- name: infrastructure-test\nlint:\n  disable:\n  - rule: CAPI102\n    file: metadata.yaml\n    reason: narrow\n  - rule: CAPI504\n    file: cluster-template-none.yaml\n    reason: stale\n"
+	dir = testtree.Write(t, files)
+	code, _, stderr = runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--out", filepath.Join(t.TempDir(), "dist"))
+	if code != 0 || !strings.Contains(stderr, "(waived: narrow)") || !strings.Contains(stderr, "waiver CAPI504 file cluster-template-none.yaml (stale) matched no finding") {
+		t.Errorf("narrow waiver: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--disable", "CAPI999=x"); code != 2 {
+		t.Errorf("unknown rule: exit %d, want 2: %s", code, stderr)
+	}
+}

@@ -33,6 +33,32 @@ type Finding struct {
 	// Field is a dotted path in the object, e.g. spec.versions[1].storage.
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
+	// Source leads back to the tree: the file the release file was copied
+	// from, with the line of the object ("templates/cluster-template.yaml",
+	// Line 12), or the kustomization it was rendered from (Line 0).
+	Source string `json:"source,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+// Source is where a release file comes from in the provider tree.
+type Source struct {
+	// Path is slash-separated and relative to the provider tree: the file
+	// (Copied) or the folder of the kustomization that rendered it.
+	Path string
+	// Copied says the release file is the source file as it is, so lines
+	// are the same.
+	Copied bool
+	// Locate, when set, finds an object of a rendered file in the tree: by
+	// object ID (Kind/name or Kind/namespace/name), the file and line of the
+	// document it was rendered from. It is called only for objects with a
+	// finding, so a build without findings does not pay for it.
+	Locate func(object string) (Location, bool)
+}
+
+// Location is a line of a file of the provider tree.
+type Location struct {
+	Path string
+	Line int
 }
 
 // String renders the finding on one line: file: object: field: message [rule].

@@ -39,7 +39,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.StringVar(&o.namespace, "namespace", "",
-		"Namespace that the controller watches to reconcile objects. If unspecified, the controller watches all namespaces.")
+		`Namespace that the controller watches to reconcile objects. If empty (or "", the default the components give clusterctl), the controller watches all namespaces.`)
 	fs.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Enable leader election for the controller manager, ensuring only one active manager.")
 	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8443",
@@ -55,6 +55,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if o.namespace == `""` {
+		o.namespace = ""
 	}
 	if o.webhookPort < 1 || o.webhookPort > 65535 {
 		return o, fmt.Errorf("--webhook-port %d is not a valid port", o.webhookPort)

@@ -1,0 +1,109 @@
+package contract_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/capirepo/capirepo/contract"
+)
+
+// crdDoc is a CRD in the fixture's group with one schema per version.
+func crdDoc(kind, plural, labels string, versions ...string) string {
+	var b strings.Builder
+	b.WriteString("---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + plural + "." + group + "\n  labels:\n    cluster.x-k8s.io/provider: infrastructure-foo\n")
+	b.WriteString(labels)
+	b.WriteString("spec:\n  group: " + group + "\n  names: {kind: " + kind + ", listKind: " + kind + "List, plural: " + plural + ", singular: " + strings.ToLower(kind) + ", categories: [cluster-api]}\n  scope: Namespaced\n  versions:\n")
+	for _, v := range versions {
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+// TestLint_NoFalsePositives: patterns of real releases that are no defect
+// (issue 20). Each case failed before the lint classified contract kinds by
+// evidence and read contract labels as core does; want lists what remains.
+func TestLint_NoFalsePositives(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(t *testing.T, fs files)
+		want []key
+	}{
+		{"CAPI304 labels core never reads: older contracts, non-latest entries of the resolved value", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "fooclusters."+group, func(m map[string]any) bool {
+				set(t, m, "v1alpha3", "metadata", "labels", "cluster.x-k8s.io/v1alpha3")
+				set(t, m, "v1alpha4", "metadata", "labels", "cluster.x-k8s.io/v1alpha4")
+				set(t, m, "v1beta0_v1beta1", "metadata", "labels", "cluster.x-k8s.io/v1beta2")
+				return true
+			})
+		}, nil},
+		{"CAPI304 on an identity kind, which no core controller resolves", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "fooidentities."+group, func(m map[string]any) bool {
+				set(t, m, "v1alpha1_v1beta9", "metadata", "labels", "cluster.x-k8s.io/v1beta2")
+				return true
+			})
+		}, nil},
+		{"CAPI309 an old v1beta1 label while the v1beta2 label names a version with the status fields", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, "v1alpha1", "metadata", "labels", "cluster.x-k8s.io/v1beta1")
+				// v1alpha1 has neither status.ready nor providerID.
+				set(t, m, map[string]any{"type": "object", "properties": map[string]any{"spec": map[string]any{"type": "object"}}}, "spec", "versions", 0, "schema", "openAPIV3Schema")
+				return true
+			})
+		}, nil},
+		{"CAPI502 namespace: default in every object of a template", func(t *testing.T, fs files) {
+			var b strings.Builder
+			for _, doc := range strings.Split(fs[tmpl], "---\n") {
+				b.WriteString("---\n" + strings.Replace(strings.Replace(doc, "  namespace: ${NAMESPACE}\n", "", 1), "metadata:\n  name:", "metadata:\n  namespace: default\n  name:", 1))
+			}
+			fs[tmpl] = b.String()
+		}, nil},
+		{"CAPI503 a flavor that ships only a ClusterClass", func(t *testing.T, fs files) {
+			fs["cluster-template-quick-clusterclass.yaml"] = fs[ccFile]
+		}, nil},
+		{"CAPI309/CAPI310 a pool entry kind named ...Machine, with no Template and no reference", func(t *testing.T, fs files) {
+			fs[comps] += crdDoc("FooMachinePoolMachine", "foomachinepoolmachines", "    cluster.x-k8s.io/v1beta2: v1beta1\n",
+				"  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object}}}\n")
+			fs.replace(t, comps, "resources: [foomachinepooltemplates]", "resources: [foomachinepooltemplates, foomachinepoolmachines]")
+		}, nil},
+		{"CAPI308 a control-plane group kind named ...Cluster is no InfraCluster", func(t *testing.T, fs files) {
+			fs[comps] += strings.ReplaceAll(crdDoc("FooManagedCluster", "foomanagedclusters", "    cluster.x-k8s.io/v1beta2: v1beta1\n",
+				"  - name: v1beta1\n    served: true\n    storage: true\n    subresources: {status: {}}\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object}}}\n")+
+				crdDoc("FooManagedClusterTemplate", "foomanagedclustertemplates", "    cluster.x-k8s.io/v1beta2: v1beta1\n",
+					"  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {template: {type: object}}}}}\n"),
+				group, "controlplane.foo.example.com")
+			fs[comps] += "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: foo-cp-aggregated\n  labels:\n    cluster.x-k8s.io/provider: infrastructure-foo\n    cluster.x-k8s.io/aggregate-to-manager: \"true\"\nrules:\n- apiGroups: [controlplane.foo.example.com]\n  resources: ['*']\n  verbs: ['*']\n"
+		}, nil},
+		{"CAPI206 a bundled operator's container also named manager", func(t *testing.T, fs files) {
+			fs[comps] += "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: bundled-operator\n  namespace: foo-system\n  labels:\n    cluster.x-k8s.io/provider: infrastructure-foo\nspec:\n  selector:\n    matchLabels: {app: bundled}\n  template:\n    metadata:\n      labels: {app: bundled}\n    spec:\n      containers:\n      - name: manager\n        image: quay.io/other/operator:v3.2.1\n"
+		}, nil},
+		{"CAPI001 a template that is YAML only after substitution (a variable splices in a block)", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: infrastructure.foo.example.com/v1beta1\nkind: FooMachineTemplate\nmetadata:\n  name: ${CLUSTER_NAME}-md\nspec:\n  template:\n    spec:\n${FOO_MACHINE_SPEC}\n"
+		}, nil},
+		{"CAPI001 checked after substitution: a Namespace in a document that parses only substituted is found", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n${EXTRA_METADATA}\n"
+		}, []key{{"CAPI501", E, tmpl, "Namespace/ns", "kind"}}},
+		{"CAPI001 where no placeholder makes it parse: a warning naming the skipped checks", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n${BROKEN}\n"
+		}, []key{{"CAPI001", W, tmpl, "document 5", ""}}},
+		{"CAPI102 metadata.yaml without kind is a warning", func(t *testing.T, fs files) {
+			fs.replace(t, meta, "kind: Metadata\n", "")
+		}, []key{{"CAPI102", W, meta, "Metadata", "kind"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := readDir(t, "testdata/release")
+			c.edit(t, fs)
+			r := contract.Lint(fs.release(t, label, version), contract.Options{})
+			want := c.want
+			if want == nil {
+				want = []key{}
+			}
+			sortKeys(want)
+			if diff := cmp.Diff(want, keys(r.Findings, prefix)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\nreport:\n%s", diff, text(r))
+			}
+		})
+	}
+}

@@ -1,0 +1,239 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
+)
+
+// Layouts ReadRelease reads, as its error lists them.
+const releaseLayouts = `a provider repository tree <label>/<version>/ (capirepo build's dist, a clusterctl overrides folder or local repository), ` +
+	`a single version folder, or a flat folder of release assets (a GitHub release download, the kustomize + cp pipeline's out/) ` +
+	`holding metadata.yaml, a *components*.yaml or cluster-template*.yaml`
+
+// ReadRelease reads release assets to lint from any folder clusterctl reads
+// them from: a provider repository tree (<label>/<version>/ folders: a dist
+// folder, a clusterctl overrides folder or local repository), one version
+// folder, or a flat folder of assets (a GitHub release download, the
+// kustomize CLI + cp pipeline's output). checksums.txt is not needed.
+//
+// version selects the version in a tree ("" = the newest of each provider);
+// for a flat folder it is the release version ("" = the folder's name when
+// it is one, else the manager image's tag, else none, and the rules that
+// need a version are skipped). The provider label of a flat folder is its
+// parent folder's name when that is a label, else the objects' provider
+// label. notes say what was inferred, for the user.
+func ReadRelease(root, version string) (rel *release.Release, notes []string, err error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		return nil, nil, fmt.Errorf("%s is not a folder", root)
+	}
+	if hasAssets(root) {
+		p, n, err := readFlat(root, version)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &release.Release{Version: p.Version, Providers: []*release.Provider{p}}, n, nil
+	}
+	// <label>/<version>/ folders.
+	labels, _ := os.ReadDir(root)
+	rel = &release.Release{Version: version}
+	for _, l := range labels {
+		if !l.IsDir() {
+			continue
+		}
+		id, err := provider.ParseLabel(l.Name())
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join(root, l.Name())
+		v := version
+		if v == "" {
+			if v = newestVersion(dir); v == "" {
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("%s: linting %s, the newest version in %s (choose one with --version)", id.Label(), v, dir))
+		}
+		vdir := filepath.Join(dir, v)
+		if !hasAssets(vdir) {
+			continue
+		}
+		p, err := readProvider(vdir, id, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		rel.Providers = append(rel.Providers, p)
+	}
+	if len(rel.Providers) == 0 {
+		what := "release assets"
+		if version != "" {
+			what = "release assets of version " + version
+		}
+		return nil, nil, fmt.Errorf("%s holds no %s; looked for %s", root, what, releaseLayouts)
+	}
+	slices.SortStableFunc(rel.Providers, func(a, b *release.Provider) int {
+		if d := a.ID.Type.Order() - b.ID.Type.Order(); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Label(), b.Label())
+	})
+	if rel.Version == "" {
+		rel.Version = rel.Providers[0].Version
+	}
+	return rel, notes, nil
+}
+
+// hasAssets says whether a folder holds release assets itself.
+func hasAssets(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(entries, func(e os.DirEntry) bool {
+		n := e.Name()
+		return e.Type().IsRegular() && (n == provider.MetadataFile ||
+			(strings.Contains(n, "components") && strings.HasSuffix(n, ".yaml")) ||
+			(strings.HasPrefix(n, "cluster-template") && strings.HasSuffix(n, ".yaml")))
+	})
+}
+
+// newestVersion returns the newest vX.Y.Z folder in dir that holds assets.
+func newestVersion(dir string) string {
+	entries, _ := os.ReadDir(dir)
+	var best *semver.Version
+	name := ""
+	for _, e := range entries {
+		v, err := provider.ParseVersion(e.Name())
+		if err != nil || !e.IsDir() || !hasAssets(filepath.Join(dir, e.Name())) {
+			continue
+		}
+		if best == nil || v.GreaterThan(best) {
+			best, name = v, e.Name()
+		}
+	}
+	return name
+}
+
+func readFlat(dir, version string) (*release.Provider, []string, error) {
+	var notes []string
+	abs, _ := filepath.Abs(dir)
+	if version == "" {
+		if _, err := provider.ParseVersion(filepath.Base(abs)); err == nil {
+			version = filepath.Base(abs)
+		}
+	}
+	files, err := readFiles(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := provider.ParseLabel(filepath.Base(filepath.Dir(abs)))
+	if err != nil {
+		label := labelFromObjects(files)
+		if id, err = provider.ParseLabel(label); err != nil {
+			return nil, nil, fmt.Errorf("%s: cannot tell the provider: the folder is not in a <label>/<version>/ tree and its objects carry no cluster.x-k8s.io/provider label; put it in <label>/<version>/, or lint the files one by one with --provider", dir)
+		}
+		notes = append(notes, fmt.Sprintf("provider %s, from the objects' %s label", label, provider.ProviderLabel))
+	}
+	if version == "" {
+		if version = imageTag(files); version != "" {
+			notes = append(notes, fmt.Sprintf("version %s, from the manager image's tag (set it with --version)", version))
+		} else {
+			notes = append(notes, "no version: the checks that need one are skipped (set it with --version)")
+		}
+	}
+	p, err := readProvider(dir, id, version)
+	return p, notes, err
+}
+
+func readProvider(dir string, id provider.ID, version string) (*release.Provider, error) {
+	files, err := readFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &release.Provider{ID: id, Version: version}
+	names := make([]string, 0, len(files))
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := p.Add(name, files[name]); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		names = append(names, name)
+	}
+	if c, err := release.ComponentsFile(id, names); err == nil {
+		p.ComponentsFile = c
+	}
+	return p, nil
+}
+
+// readFiles reads the regular files of a folder but checksums.txt.
+func readFiles(dir string) (map[string][]byte, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || e.Name() == release.ChecksumsFile || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[e.Name()] = data
+	}
+	return out, errors.Join(errs...)
+}
+
+var (
+	providerLabelRE = regexp.MustCompile(`(?m)^\s*cluster\.x-k8s\.io/provider:\s*"?([a-z0-9-]+)"?\s*$`)
+	managerImageRE  = regexp.MustCompile(`(?m)^\s*-?\s*image:\s*"?[^\s"@]+:(v[0-9]+\.[0-9]+\.[0-9]+[^\s"@]*)"?\s*$`)
+)
+
+// labelFromObjects is the provider label most objects of the components
+// carry.
+func labelFromObjects(files map[string][]byte) string {
+	count := map[string]int{}
+	for name, data := range files {
+		if strings.Contains(name, "components") {
+			for _, m := range providerLabelRE.FindAllSubmatch(data, -1) {
+				count[string(m[1])]++
+			}
+		}
+	}
+	best := ""
+	for _, l := range slices.Sorted(maps.Keys(count)) {
+		if count[l] > count[best] {
+			best = l
+		}
+	}
+	return best
+}
+
+// imageTag is the first vX.Y.Z image tag of the components.
+func imageTag(files map[string][]byte) string {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if strings.Contains(name, "components") {
+			if m := managerImageRE.FindSubmatch(files[name]); m != nil {
+				if _, err := provider.ParseVersion(string(m[1])); err == nil {
+					return string(m[1])
+				}
+			}
+		}
+	}
+	return ""
+}
