@@ -3,9 +3,11 @@ package builder
 import (
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/internal/testtree"
 )
 
@@ -256,9 +258,15 @@ func TestBuild_SeveralComponentsFilesEachRenderedAndChecked(t *testing.T) {
 
 	// Each file is checked: a second file without the provider namespace fails the build.
 	files["config/supervisor/kustomization.yaml"] = "resources:\n- ../manager\n"
-	_, err := build(t, testtree.Write(t, files), Options{})
-	if err == nil || !strings.Contains(err.Error(), "infrastructure-components-supervisor.yaml (rendered from") {
-		t.Fatalf("err = %v, want the supervisor file named", err)
+	res, err := build(t, testtree.Write(t, files), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := lintBuilt(res, contract.Options{})
+	if !slices.ContainsFunc(rep.Findings, func(f contract.Finding) bool {
+		return f.Severity == contract.Error && strings.HasSuffix(f.File, "/infrastructure-components-supervisor.yaml") && f.Rule == "CAPI201"
+	}) {
+		t.Fatalf("no namespace error on the supervisor file: %+v", rep.Findings)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/release"
 )
@@ -482,26 +483,51 @@ func TestBuild_YAMLErrorPointsIntoTree(t *testing.T) {
 			},
 			want: []string{"flavor x", "templates/flavors/x/p.yaml:11: YAML does not parse: document 2 (ConfigMap b)", "templates/flavors/x/kustomization.yaml (field patches[0].path)"},
 		},
-		{
-			name:  "committed template",
-			files: map[string]string{"templates/cluster-template.yaml": broken},
-			want:  []string{"templates/cluster-template.yaml:11: YAML does not parse: document 2 (ConfigMap b)"},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			wantErrParts(t, buildErr(t, tt.files), tt.want...)
 		})
 	}
+	// A committed template is copied, not rendered: it goes through the
+	// lint's gate (CAPI001, waivable), whose finding names the line in the
+	// file and the object.
+	t.Run("committed template", func(t *testing.T) {
+		report := lintText(t, map[string]string{"templates/cluster-template.yaml": broken})
+		for _, want := range []string{"error   CAPI001 document 2", "document 2 does not parse", "(ConfigMap b)", "from templates/cluster-template.yaml:11"} {
+			if !strings.Contains(report, want) {
+				t.Errorf("report lacks %q:\n%s", want, report)
+			}
+		}
+	})
+}
+
+// lintText builds a Minimal tree with files and returns the text report of
+// the lint gate the build feeds (its findings and where they came from).
+func lintText(t *testing.T, files map[string]string) string {
+	t.Helper()
+	res, err := build(t, testtree.Write(t, testtree.Minimal(files)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := lintBuilt(res, contract.Options{}).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // TestBuild_CheckNamesTheFlavorSource: a check that fails on a rendered
 // flavor names the folder it was rendered from, not only the file name it
 // would have in the release.
 func TestBuild_CheckNamesTheFlavorSource(t *testing.T) {
-	err := buildErr(t, map[string]string{
+	report := lintText(t, map[string]string{
 		"templates/flavors/ns/kustomization.yaml": "resources:\n- c.yaml\n",
 		"templates/flavors/ns/c.yaml":             baseTemplate + "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n",
 	})
-	wantErrParts(t, err, "templates/cluster-template-ns.yaml (from ", "templates/flavors/ns): Namespace n")
+	for _, want := range []string{"cluster-template-ns.yaml\n", "CAPI501 Namespace/n", "from templates/flavors/ns/kustomization.yaml"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
 }

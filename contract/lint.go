@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/capirepo/capirepo/contract/finding"
+	"github.com/capirepo/capirepo/internal/yamlpos"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -362,6 +363,15 @@ func (l *linter) lintView(v *view) {
 	if v.components != "" {
 		f, _ := fileNamed(v.files, v.components)
 		l.lintComponents(v, f, rs)
+		// More components files of the same provider (e.g.
+		// infrastructure-components-supervisor.yaml beside
+		// infrastructure-components.yaml) are checked the same way.
+		stem := strings.TrimSuffix(v.components, path.Ext(v.components))
+		for _, f := range v.files {
+			if f.Name != v.components && strings.HasPrefix(f.Name, stem+"-") && classify(f) == kindComponents {
+				l.lintComponents(v, f, rs)
+			}
+		}
 	}
 	for i, f := range templates {
 		l.lintTemplate(v, f, tobjs[i], classes)
@@ -550,6 +560,17 @@ func (l *linter) addSources(r Report, sources map[string]Source) {
 		}
 		if !src.Copied || f.Object == "" {
 			return
+		}
+		// A document that does not parse: the line of the error in the
+		// file, not in its document (the parser counts from the document).
+		if f.Rule == RuleYAML {
+			if e := yamlpos.Find(f.File, l.data[f.File]); e != nil && e.Line > 0 && f.Object == fmt.Sprintf("document %d", e.Document) {
+				f.Line = e.Line
+				if e.Object != "" && !strings.Contains(f.Message, e.Object) {
+					f.Message += " (" + e.Object + ")"
+				}
+				return
+			}
 		}
 		if _, done := lines[f.File]; !done {
 			lines[f.File] = objectLines(l.data[f.File])
