@@ -44,7 +44,8 @@ sedimage() {
 	sed -i'' -e 's@imagePullPolicy: .*@imagePullPolicy: '"$3"'@' "$1/manager_pull_policy.yaml"
 }
 
-# waive CONFIG RULE=REASON...: the documented config plus lint waivers.
+# waive CONFIG [RULE=REASON...]: the documented config plus lint waivers (none are
+# needed now: the configs' own waivers cover the true findings, docs/providers.md).
 waive() {
 	local cfg=$1
 	shift
@@ -114,7 +115,7 @@ capd_pipeline() {
 	cp "$P"/infrastructure/docker/templates/* "$P/out/"
 }
 timed pipeline "$OUT/capd_pipeline.log" capd_pipeline
-waive capd.capirepo.yaml "CAPI304=false error on the v1beta1 contract label of v1beta2-only CRDs; the lint helper fixes it" >"$OUT/capd.capirepo.yaml"
+waive capd.capirepo.yaml >"$OUT/capd.capirepo.yaml"
 timed capirepo "$OUT/capd.log" timeout "$T" "$BIN/capirepo" build --dir "$OUT/capd-src" --config "$OUT/capd.capirepo.yaml" --version v1.14.2 --out "$OUT/capd-dist"
 for f in "$P"/out/*; do
 	same "$f" "$OUT/capd-dist/infrastructure-docker/v1.14.2/$(basename "$f")"
@@ -157,7 +158,7 @@ capa_pipeline() {
 	cp "$P/metadata.yaml" "$P/out/"
 }
 timed pipeline "$OUT/capa_pipeline.log" capa_pipeline
-waive capa.capirepo.yaml "CAPI304=false error on old contract labels of CRDs that no longer serve those versions; the lint helper fixes it" >"$OUT/capa.capirepo.yaml"
+waive capa.capirepo.yaml >"$OUT/capa.capirepo.yaml"
 timed capirepo "$OUT/capa.log" timeout "$T" "$BIN/capirepo" build --dir "$OUT/capa-src" --config "$OUT/capa.capirepo.yaml" --version v2.13.0 --out "$OUT/capa-dist"
 for f in infrastructure-components.yaml metadata.yaml; do
 	same "$P/out/$f" "$OUT/capa-dist/infrastructure-aws/v2.13.0/$f"
@@ -175,8 +176,7 @@ capg_pipeline() {
 	cp "$P"/templates/cluster-template* "$P/out/"
 }
 timed pipeline "$OUT/capg_pipeline.log" capg_pipeline
-waive capg.capirepo.yaml "CAPI503=false error on ClusterClass-only templates; the lint helper fixes it" \
-	"CAPI502=false error on namespace default in GKE templates; the lint helper fixes it" >"$OUT/capg.capirepo.yaml"
+waive capg.capirepo.yaml >"$OUT/capg.capirepo.yaml"
 timed capirepo "$OUT/capg.log" timeout "$T" "$BIN/capirepo" build --dir "$OUT/capg-src" --config "$OUT/capg.capirepo.yaml" --version v1.13.1 --out "$OUT/capg-dist"
 for f in "$P"/out/*; do
 	same "$f" "$OUT/capg-dist/infrastructure-gcp/v1.13.1/$(basename "$f")"
