@@ -71,10 +71,13 @@ a GitHub Enterprise server.`,
 			if api == "" {
 				api = s.getenv("GITHUB_API_URL")
 			}
+			bars := newUploadBars(s, g)
+			defer bars.Close()
 			gho := publish.GitHubOptions{
 				Owner: owner, Repo: name, Tag: o.tag,
 				Replace: o.replace, Concurrency: o.concurrency,
-				APIURL: api, Token: token, HTTPClient: httpClient(), Progress: s.errOut,
+				APIURL: api, Token: token, HTTPClient: httpClient(), Progress: bars.streams(s).errOut,
+				UploadProgress: bars.hook(),
 			}
 			if err := o.notes.apply(&gho); err != nil {
 				return err
@@ -84,6 +87,7 @@ a GitHub Enterprise server.`,
 				return usageError{err}
 			}
 			sum, err := p.Publish(cmd.Context(), rel)
+			bars.Close()
 			if err != nil {
 				return err
 			}

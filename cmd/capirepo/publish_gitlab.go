@@ -50,9 +50,12 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
+			bars := newUploadBars(s, g)
+			defer bars.Close()
 			glo := publish.GitLabOptions{
 				URL: o.url, Project: o.project, Package: o.pkg, Token: token, TokenType: tt,
-				Replace: o.replace, HTTPClient: httpClient(), Progress: s.errOut,
+				Replace: o.replace, HTTPClient: httpClient(), Progress: bars.streams(s).errOut,
+				UploadProgress: bars.hook(),
 			}
 			if err := o.release.apply(&glo); err != nil {
 				return err
@@ -62,6 +65,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 				return usageError{err}
 			}
 			sum, err := p.Publish(cmd.Context(), rel)
+			bars.Close()
 			if err != nil {
 				return err
 			}
