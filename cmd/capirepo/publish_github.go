@@ -94,7 +94,7 @@ a GitHub Enterprise server.`,
 			return printSummary(s, g, sum)
 		},
 	}
-	o.bind(cmd)
+	o.bind(cmd, s.errOut)
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", "", "GitHub repository OWNER/NAME")
 	f.StringVar(&o.tag, "tag", "", "release tag (default: the version)")

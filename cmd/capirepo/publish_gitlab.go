@@ -72,7 +72,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			return printSummary(s, g, sum)
 		},
 	}
-	o.bind(cmd)
+	o.bind(cmd, s.errOut)
 	f := cmd.Flags()
 	f.StringVar(&o.url, "gitlab-url", "", "GitLab instance URL, e.g. https://gitlab.example.com (required)")
 	f.StringVar(&o.project, "project", "", "project path GROUP/[SUBGROUP/]NAME or numeric id")

@@ -65,7 +65,7 @@ oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 			return runRelease(cmd.Context(), s, g, o)
 		},
 	}
-	o.build.bind(cmd)
+	o.build.bind(cmd, s.errOut)
 	f := cmd.Flags()
 	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH (repeatable)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
