@@ -23,7 +23,7 @@ type uploadBars struct {
 	stop    chan struct{}
 
 	mu     sync.Mutex
-	bars   []*mpb.Bar
+	bars   map[string]*mpb.Bar // the latest attempt's bar of each upload
 	closed bool
 }
 
@@ -41,7 +41,7 @@ func newUploadBars(s streams, g *globalOptions) *uploadBars {
 
 // startUploadBars draws bars on w, whatever w is.
 func startUploadBars(w io.Writer) *uploadBars {
-	u := &uploadBars{w: w, refresh: make(chan any), stop: make(chan struct{})}
+	u := &uploadBars{w: w, refresh: make(chan any), stop: make(chan struct{}), bars: map[string]*mpb.Bar{}}
 	u.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(100), mpb.WithManualRefresh(u.refresh))
 	go func() {
 		t := time.NewTicker(150 * time.Millisecond)
@@ -79,12 +79,15 @@ func (u *uploadBars) streams(s streams) streams {
 }
 
 // Upload adds a bar for one upload attempt; it goes away when the upload is
-// read to the end.
+// read to the end, or when the upload is tried again (a new bar).
 func (u *uploadBars) Upload(name string, size int64, r io.Reader) io.Reader {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed || size <= 0 {
 		return r
+	}
+	if old := u.bars[name]; old != nil {
+		old.Abort(true)
 	}
 	bar, err := u.p.Add(size, mpb.BarStyle().Build(),
 		mpb.BarRemoveOnComplete(),
@@ -93,7 +96,7 @@ func (u *uploadBars) Upload(name string, size int64, r io.Reader) io.Reader {
 	if err != nil {
 		return r
 	}
-	u.bars = append(u.bars, bar)
+	u.bars[name] = bar
 	pr, err := bar.ProxyReader(r)
 	if err != nil {
 		bar.Abort(true)

@@ -102,6 +102,15 @@ func TestUploadBars_DrawABarPerUploadWithTheLinesAboveIt(t *testing.T) {
 	if strings.Index(drawn, "uploaded metadata.yaml") > strings.Index(drawn, "KiB") {
 		t.Errorf("the line is not above the bar:\n%q", drawn)
 	}
+	// A retry of the same upload takes the place of the failed attempt's bar.
+	first := u.bars["infrastructure-components.yaml"]
+	retry := u.Upload("infrastructure-components.yaml", int64(len(data)), bytes.NewReader(data))
+	if !first.Aborted() || u.bars["infrastructure-components.yaml"] == first {
+		t.Error("the first attempt's bar stays beside the retry's")
+	}
+	if n, err := io.Copy(io.Discard, retry); err != nil || n != int64(len(data)) {
+		t.Errorf("the retry read %d bytes, %v; want %d", n, err, len(data))
+	}
 	got, err := io.ReadAll(r)
 	if err != nil || len(got) != len(data)/2 {
 		t.Errorf("the rest of the upload: %d bytes, %v; want %d", len(got), err, len(data)/2)
