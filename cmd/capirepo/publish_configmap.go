@@ -24,7 +24,8 @@ func newPublishConfigMapCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "configmap [--out FILE] [DIST]",
 		Short: "Write the ConfigMaps and Provider resources cluster-api-operator installs a built release from",
-		Long: `Writes, as multi-document YAML for kubectl apply --server-side or a GitOps
+		Long: `Writes to --out (default stdout), from the built release DIST (default
+dist), as multi-document YAML for kubectl apply --server-side or a GitOps
 repository, each provider's namespace, one ConfigMap per provider version
 (labels provider.cluster.x-k8s.io/name, /type and /version; data.metadata and
 data.components) and the Provider resource (InfrastructureProvider, ...)

@@ -34,7 +34,8 @@ func newPublishGitHubCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "github --repo OWNER/NAME [DIST]",
 		Short: "Create or complete the GitHub release for the version and upload every asset",
-		Long: `Publishes a built release as a GitHub release whose tag is the version.
+		Long: `Publishes the built release DIST (default dist) as a GitHub release whose
+tag is the version.
 The release is created as a draft, the assets are uploaded (unchanged ones are
 skipped, changed ones are an error unless --replace), read back and checked,
 then the release is published (--draft leaves that to a person). A re-run

@@ -23,8 +23,9 @@ func newPublishGitLabCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gitlab --gitlab-url https://gitlab.HOST --project GROUP/PROJECT|ID [DIST]",
 		Short: "Upload every provider of a built release to GitLab generic packages",
-		Long: `Uploads each provider as a generic package (name = provider label unless
---package, version = the exact tag) and prints the clusterctl provider URL.
+		Long: `Uploads each provider of the built release DIST (default dist) as a
+generic package (name = provider label unless --package, version = the
+exact tag) and prints the clusterctl provider URL.
 Unchanged files are skipped; changed files are an error unless --replace,
 which leaves exactly one copy of each. The token comes from
 GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with

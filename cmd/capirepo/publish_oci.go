@@ -47,7 +47,8 @@ func newPublishOCICmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "oci --repo REGISTRY/PATH [DIST]",
 		Short: "Push each provider of a built release as an OCI artifact cluster-api-operator installs from",
-		Long: `Pushes one artifact per provider and version to REGISTRY/PATH/<label>:<version>
+		Long: `Pushes one artifact per provider and version of the built release DIST
+(default dist) to REGISTRY/PATH/<label>:<version>
 in the layout cluster-api-operator reads (spec.fetchConfig.oci): one
 application/yaml layer per file, titled with the operator's file names
 (metadata.yaml, <type>-components.yaml with the operator's type names core,

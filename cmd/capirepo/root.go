@@ -71,12 +71,11 @@ provider contracts, and publishes it.
 
 What a command reads is its argument: PATH, a provider source tree (build,
 release, dev, and lint, which also takes a dist folder or one file; default:
-the current folder); DIST, a built release
-folder (publish; default: dist); DIR, a dist folder or repository tree
-(verify). What it writes on disk is --out (build and release: the dist
-folder; dev: the dev repository; publish local: the repository tree;
-publish configmap: a file). Remote targets are URLs: release --publish,
-mirror --to.
+the current folder); DIST, a built release folder (publish; default: dist);
+DIR, a dist folder or repository tree (verify). What it writes on disk is
+--out (build and release: the dist folder; dev: the dev repository; publish
+local: the repository tree; publish configmap: a file). Remote targets are
+URLs: release --publish, mirror --to.
 
 Results go to stdout, progress and findings to stderr (on a terminal, with
 a progress bar per upload); --output json prints a JSON document on stdout,
