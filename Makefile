@@ -45,7 +45,7 @@ bench:
 
 # The main job on the bundled example provider.
 example:
-	$(GO) run ./cmd/capirepo build --dir examples/infrastructure-example --version v0.1.0 --out dist
+	$(GO) run ./cmd/capirepo build examples/infrastructure-example --version v0.1.0 --out dist
 	$(GO) run ./cmd/capirepo verify dist
 
 clean:

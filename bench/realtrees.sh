@@ -98,7 +98,7 @@ capi_pipeline() {
 	cp "$P/metadata.yaml" "$P/out/"
 }
 timed pipeline "$OUT/capi_pipeline.log" capi_pipeline
-timed capirepo "$OUT/capi.log" timeout "$T" "$BIN/capirepo" build --dir "$OUT/capi-src" --config "$ROOT/docs/configs/cluster-api.capirepo.yaml" --version v1.14.2 --out "$OUT/capi-dist"
+timed capirepo "$OUT/capi.log" timeout "$T" "$BIN/capirepo" build "$OUT/capi-src" --config "$ROOT/docs/configs/cluster-api.capirepo.yaml" --version v1.14.2 --out "$OUT/capi-dist"
 for f in cluster-api/core-components.yaml bootstrap-kubeadm/bootstrap-components.yaml control-plane-kubeadm/control-plane-components.yaml; do
 	same "$P/out/${f#*/}" "$OUT/capi-dist/${f%%/*}/v1.14.2/${f#*/}"
 done
@@ -116,7 +116,7 @@ capd_pipeline() {
 }
 timed pipeline "$OUT/capd_pipeline.log" capd_pipeline
 waive capd.capirepo.yaml >"$OUT/capd.capirepo.yaml"
-timed capirepo "$OUT/capd.log" timeout "$T" "$BIN/capirepo" build --dir "$OUT/capd-src" --config "$OUT/capd.capirepo.yaml" --version v1.14.2 --out "$OUT/capd-dist"
+timed capirepo "$OUT/capd.log" timeout "$T" "$BIN/capirepo" build "$OUT/capd-src" --config "$OUT/capd.capirepo.yaml" --version v1.14.2 --out "$OUT/capd-dist"
 for f in "$P"/out/*; do
 	same "$f" "$OUT/capd-dist/infrastructure-docker/v1.14.2/$(basename "$f")"
 done
@@ -159,7 +159,7 @@ capa_pipeline() {
 }
 timed pipeline "$OUT/capa_pipeline.log" capa_pipeline
 waive capa.capirepo.yaml >"$OUT/capa.capirepo.yaml"
-timed capirepo "$OUT/capa.log" timeout "$T" "$BIN/capirepo" build --dir "$OUT/capa-src" --config "$OUT/capa.capirepo.yaml" --version v2.13.0 --out "$OUT/capa-dist"
+timed capirepo "$OUT/capa.log" timeout "$T" "$BIN/capirepo" build "$OUT/capa-src" --config "$OUT/capa.capirepo.yaml" --version v2.13.0 --out "$OUT/capa-dist"
 for f in infrastructure-components.yaml metadata.yaml; do
 	same "$P/out/$f" "$OUT/capa-dist/infrastructure-aws/v2.13.0/$f"
 done
@@ -177,7 +177,7 @@ capg_pipeline() {
 }
 timed pipeline "$OUT/capg_pipeline.log" capg_pipeline
 waive capg.capirepo.yaml >"$OUT/capg.capirepo.yaml"
-timed capirepo "$OUT/capg.log" timeout "$T" "$BIN/capirepo" build --dir "$OUT/capg-src" --config "$OUT/capg.capirepo.yaml" --version v1.13.1 --out "$OUT/capg-dist"
+timed capirepo "$OUT/capg.log" timeout "$T" "$BIN/capirepo" build "$OUT/capg-src" --config "$OUT/capg.capirepo.yaml" --version v1.13.1 --out "$OUT/capg-dist"
 for f in "$P"/out/*; do
 	same "$f" "$OUT/capg-dist/infrastructure-gcp/v1.13.1/$(basename "$f")"
 done

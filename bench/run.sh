@@ -183,7 +183,7 @@ EX="infrastructure-example=config/default=infrastructure-components.yaml"
 LG="infrastructure-large=config/default=infrastructure-components.yaml"
 
 echo "## render"
-echo "contenders: capirepo = \`capirepo build --dir D --version V --out O\` (one process, every provider and flavor);"
+echo "contenders: capirepo = \`capirepo build D --version V --out O\` (one process, every provider and flavor);"
 echo "pipeline-seq = one \`kustomize build\` process per provider and per flavor, one after another, then cp metadata.yaml and templates/*.yaml;"
 echo "pipeline-par = the same processes all started at once, then wait; kustomize = a single \`kustomize build\` of the largest provider's config/default (the memory yardstick)."
 echo
@@ -195,9 +195,9 @@ for set in $SETS; do
 	esac
 	extra=()
 	[ -x "$BIN/capirepo-kyaml" ] && [ -z "${SKIP_KYAML_PATCH:-}" ] &&
-		extra=("capirepo-kyaml:$BIN/capirepo-kyaml build --dir $dir --version $ver --out $OUT/tmp/capirepo-kyaml-$set")
+		extra=("capirepo-kyaml:$BIN/capirepo-kyaml build $dir --version $ver --out $OUT/tmp/capirepo-kyaml-$set")
 	compare "$set" \
-		"capirepo:$BIN/capirepo build --dir $dir --version $ver --out $OUT/tmp/capirepo-$set" \
+		"capirepo:$BIN/capirepo build $dir --version $ver --out $OUT/tmp/capirepo-$set" \
 		"${extra[@]}" \
 		"pipeline-seq:pipeline $dir $ver $OUT/tmp/seq-$set 1 ${specs[*]}" \
 		"pipeline-par:pipeline $dir $ver $OUT/tmp/par-$set par ${specs[*]}" \
@@ -234,9 +234,9 @@ if [ -z "${SKIP_SHM:-}" ] && [ -d /dev/shm ] && ! grep -q '\[always\]\|\[within_
 		large) dir=$OUT/large ver=v0.1.0 one=$OUT/large/config/default ;;
 		esac
 		extra=()
-		[ -x "$SHM/capirepo-kyaml" ] && extra=("capirepo-kyaml:$SHM/capirepo-kyaml build --dir $dir --version $ver --out $OUT/tmp/shm-kyaml-$set")
+		[ -x "$SHM/capirepo-kyaml" ] && extra=("capirepo-kyaml:$SHM/capirepo-kyaml build $dir --version $ver --out $OUT/tmp/shm-kyaml-$set")
 		compare "shm-$set" \
-			"capirepo:$SHM/capirepo build --dir $dir --version $ver --out $OUT/tmp/shm-$set" \
+			"capirepo:$SHM/capirepo build $dir --version $ver --out $OUT/tmp/shm-$set" \
 			"${extra[@]}" \
 			"kustomize:$SHM/kustomize build $one"
 		echo "### $set (small pages)"
@@ -259,7 +259,7 @@ if [ -z "${SKIP_GROWTH:-}" ]; then
 	done
 	for ((r = 0; r < GROWTH_ROUNDS; r++)); do
 		for s in 1 2 4 8; do
-			sample growth "x$s" "$BIN/capirepo" build --dir "$OUT/large-x$s" --version v0.1.0 --out "$OUT/tmp/growth-x$s"
+			sample growth "x$s" "$BIN/capirepo" build "$OUT/large-x$s" --version v0.1.0 --out "$OUT/tmp/growth-x$s"
 		done
 	done
 	for s in 1 2 4 8; do

@@ -92,6 +92,8 @@ type SinkOptions struct {
 	HTTPClient      *http.Client
 	Retry           *publish.Retry
 	Progress        io.Writer
+	// UploadProgress follows the bytes of uploads to a gitlab:// target.
+	UploadProgress publish.UploadProgress
 }
 
 // NewOCISink makes the sink of an oci:// target. It is set by the package
@@ -118,7 +120,8 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 			return MirrorSink{}, errors.New("gitlab target: set GITLAB_ACCESS_TOKEN (or CI_JOB_TOKEN with --gitlab-token-type job)")
 		}
 		opts := publish.GitLabOptions{URL: t.GitLabURL(o.GitLabURL), Project: t.Project, Replace: o.Replace,
-			Token: o.GitLabToken, TokenType: o.GitLabTokenType, HTTPClient: o.HTTPClient, Retry: o.Retry, Progress: o.Progress}
+			Token: o.GitLabToken, TokenType: o.GitLabTokenType, HTTPClient: o.HTTPClient, Retry: o.Retry, Progress: o.Progress,
+			UploadProgress: o.UploadProgress}
 		p, err := publish.NewGitLab(opts)
 		if err != nil {
 			return MirrorSink{}, err

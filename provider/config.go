@@ -37,7 +37,7 @@ type Config struct {
 }
 
 // Spec describes one provider in a tree. Paths are slash-separated and
-// relative to the provider tree (--dir).
+// relative to the provider tree (PATH).
 type Spec struct {
 	// Name is the provider label: cluster-api, infrastructure-aws, ...
 	Name           string `json:"name"`

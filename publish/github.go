@@ -79,6 +79,8 @@ type GitHubOptions struct {
 	Retry *Retry
 	// Progress receives one line per step; nil means io.Discard.
 	Progress io.Writer
+	// UploadProgress, when set, follows the bytes of every asset upload.
+	UploadProgress UploadProgress
 }
 
 // GitHub publishes a release as a GitHub release with one asset per file.
@@ -449,6 +451,7 @@ func (g *GitHub) upload(ctx context.Context, r *ghRelease, name string, f releas
 		if err != nil {
 			return nil, Permanent(err)
 		}
+		watchUpload(req, g.o.UploadProgress, name, f.Data)
 		a := new(github.ReleaseAsset)
 		_, err = g.c.Do(ctx, req, a)
 		if isAlreadyExists(err) {

@@ -63,6 +63,9 @@ type GitLabOptions struct {
 	Retry *Retry
 	// Progress receives one line per step and the warnings; nil means io.Discard.
 	Progress io.Writer
+	// UploadProgress, when set, follows the bytes of every file upload
+	// (named PACKAGE/VERSION/FILE).
+	UploadProgress UploadProgress
 
 	// Release also makes a GitLab Release for the version's tag whose asset
 	// links point at the package files.
@@ -499,7 +502,8 @@ func (g *GitLab) upload(ctx context.Context, pk *glPackage, f release.File, befo
 			}
 		}
 		ctx, cap := withCapture(ctx)
-		got, resp, err := g.c.GenericPackages.PublishPackageFile(g.pid, pk.name, pk.version, f.Name, bytes.NewReader(f.Data),
+		got, resp, err := g.c.GenericPackages.PublishPackageFile(g.pid, pk.name, pk.version, f.Name,
+			newUploadBody(g.o.UploadProgress, pk.name+"/"+pk.version+"/"+f.Name, f.Data),
 			&gl.PublishPackageFileOptions{Status: gl.Ptr(gl.PackageDefault), Select: gl.Ptr(gl.SelectPackageFile)},
 			gl.WithContext(ctx))
 		if err != nil {

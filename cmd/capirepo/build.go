@@ -37,10 +37,12 @@ type buildOptions struct {
 	disable []string
 }
 
-func (o *buildOptions) bind(cmd *cobra.Command) {
+// bind binds the flags of build and release; w gets deprecation notices.
+func (o *buildOptions) bind(cmd *cobra.Command, w io.Writer) {
 	f := cmd.Flags()
 	f.StringVar(&o.dir, "dir", ".", "provider source tree (only read)")
-	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in --dir); paths in it are relative to --dir")
+	deprecatedFlag(w, f, "dir", "pass the provider tree as PATH")
+	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in PATH); paths in it are relative to PATH")
 	f.StringVar(&o.version, "version", "", "release version vX.Y.Z (default: version: in the config)")
 	f.StringVar(&o.out, "out", "dist", "output folder: <out>/<provider-label>/<version>/")
 	f.StringVar(&o.image, "image", "", "repository of the provider's manager image (tag = version; image.tag in the config); for one provider, or providers that share one image. imagePullPolicy stays as the tree sets it unless image.pullPolicy is configured")
@@ -61,7 +63,7 @@ func (o *buildOptions) validate(cmd *cobra.Command, args []string) error {
 	if err := treeArg(cmd, args, &o.dir); err != nil {
 		return err
 	}
-	for _, err := range []error{checkDirFlag("--dir", o.dir), checkConfigFlag(o.config), checkVersionFlag(o.version), checkImageFlag(o.image)} {
+	for _, err := range []error{checkDirFlag(argName(cmd, "dir", "PATH"), o.dir), checkConfigFlag(o.config), checkVersionFlag(o.version), checkImageFlag(o.image)} {
 		if err != nil {
 			return err
 		}
@@ -69,8 +71,9 @@ func (o *buildOptions) validate(cmd *cobra.Command, args []string) error {
 	return o.validateArtifacts()
 }
 
-// treeArg takes the provider tree from the optional PATH argument, as lint
-// does; --dir says the same and is kept.
+// treeArg takes the provider tree from the optional PATH argument (default
+// the current folder), as every command takes what it reads from its
+// argument; the deprecated --dir says the same.
 func treeArg(cmd *cobra.Command, args []string, dir *string) error {
 	if len(args) == 0 {
 		return nil
@@ -145,7 +148,7 @@ func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build [PATH]",
 		Short: "Render the release assets of every provider into <out>/<label>/<version>/",
-		Long: `Renders the provider tree PATH (or --dir; default: the current folder) into
+		Long: `Renders the provider tree PATH (default: the current folder) into
 the files clusterctl reads: the components YAML rendered by kustomize in
 process with the release image, one target Namespace and the provider label on
 every object; metadata.yaml, checked to cover the version; the cluster
@@ -189,7 +192,7 @@ progress and findings on stderr.`,
 			return printBuild(s, g, o.out, res, b.Artifacts, rep)
 		},
 	}
-	o.bind(cmd)
+	o.bind(cmd, s.errOut)
 	return cmd
 }
 

@@ -18,7 +18,7 @@ func TestRun_OneImageForClusterAPIsTrioIsAUsageError(t *testing.T) {
 		t.Skipf("no cluster-api checkout: %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "dist")
-	code, _, stderr := runCmd(t, nil, "build", "--dir", clusterAPIDir, "--version", "v1.14.2", "--out", out,
+	code, _, stderr := runCmd(t, nil, "build", clusterAPIDir, "--version", "v1.14.2", "--out", out,
 		"--image", "registry.k8s.io/cluster-api/cluster-api-controller")
 	if code != exitUsage {
 		t.Fatalf("exit %d, want %d (usage): %s", code, exitUsage, stderr)
@@ -32,7 +32,7 @@ func TestRun_OneImageForClusterAPIsTrioIsAUsageError(t *testing.T) {
 		t.Errorf("%s was written: %v", out, err)
 	}
 
-	code, _, stderr = runCmd(t, nil, "build", "--dir", clusterAPIDir, "--version", "v1.14.2", "--out", out,
+	code, _, stderr = runCmd(t, nil, "build", clusterAPIDir, "--version", "v1.14.2", "--out", out,
 		"--config", "../../docs/configs/cluster-api.capirepo.yaml")
 	if code != exitOK {
 		t.Fatalf("build with docs/configs/cluster-api.capirepo.yaml: exit %d: %s", code, stderr)

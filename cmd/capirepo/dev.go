@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -19,11 +20,14 @@ type devOptions struct {
 	allowRemote bool
 }
 
-func (o *devOptions) bind(cmd *cobra.Command) {
+// bind binds the flags; w gets deprecation notices.
+func (o *devOptions) bind(cmd *cobra.Command, w io.Writer) {
 	f := cmd.Flags()
 	f.StringVar(&o.dir, "dir", ".", "provider source tree (only read)")
-	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in --dir)")
-	f.StringVar(&o.root, "root", "", "dev repository folder (default: $XDG_CONFIG_HOME/cluster-api/dev-repository)")
+	deprecatedFlag(w, f, "dir", "pass the provider tree as PATH")
+	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in PATH)")
+	f.StringVar(&o.root, "out", "", "dev repository folder to write (default: $XDG_CONFIG_HOME/cluster-api/dev-repository)")
+	deprecatedAlias(w, f, "root", "out") // the name before every command wrote to --out
 	f.StringVar(&o.version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
 	f.StringVar(&o.image, "image", "", "repository of the manager image, tagged with the dev version (default: keep the image the kustomization names)")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs); rendered on every run")
@@ -34,8 +38,9 @@ func newDevCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dev [PATH]",
 		Short: "Build the providers with their next version into a local dev repository for clusterctl",
-		Long: `Builds every provider the configuration names with its nextVersion, writes
-them into the dev repository with a clusterctl config.yaml pointing at them
+		Long: `Builds every provider of the tree PATH (default: the current folder) that
+the configuration names with its nextVersion, writes them into the dev
+repository (--out) with a clusterctl config.yaml pointing at them
 (and an overrides folder beside), and prints the clusterctl init line that
 installs them. It replaces cluster-api's create-local-repository.py and reads
 the same clusterctl-settings.json: providers and provider_repos pull in other
@@ -52,7 +57,7 @@ tree did not change since the last run is not rendered again.`,
 			if err := treeArg(cmd, args, &o.dir); err != nil {
 				return err
 			}
-			for _, err := range []error{checkDirFlag("--dir", o.dir), checkConfigFlag(o.config), checkVersionFlag(o.version), checkImageFlag(o.image)} {
+			for _, err := range []error{checkDirFlag(argName(cmd, "dir", "PATH"), o.dir), checkConfigFlag(o.config), checkVersionFlag(o.version), checkImageFlag(o.image)} {
 				if err != nil {
 					return err
 				}
@@ -83,7 +88,7 @@ tree did not change since the last run is not rendered again.`,
 			return err
 		},
 	}
-	o.bind(cmd)
+	o.bind(cmd, s.errOut)
 	return cmd
 }
 

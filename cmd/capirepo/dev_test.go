@@ -13,7 +13,7 @@ import (
 func TestDev_DefaultRootAndInitLine(t *testing.T) {
 	xdg := t.TempDir()
 	env := map[string]string{"XDG_CONFIG_HOME": xdg, "HOME": t.TempDir()}
-	code, stdout, stderr := runCmd(t, env, "dev", "--dir", exampleDir(t))
+	code, stdout, stderr := runCmd(t, env, "dev", exampleDir(t))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -28,7 +28,7 @@ func TestDev_DefaultRootAndInitLine(t *testing.T) {
 		t.Errorf("progress: %s", stderr)
 	}
 
-	code, stdout, stderr = runCmd(t, env, "dev", "--dir", exampleDir(t), "--output", "json")
+	code, stdout, stderr = runCmd(t, env, "dev", exampleDir(t), "--output", "json")
 	if code != 0 {
 		t.Fatalf("re-run exit %d: %s", code, stderr)
 	}
@@ -43,18 +43,18 @@ func TestDev_DefaultRootAndInitLine(t *testing.T) {
 
 func TestDev_VersionAndRootFlags(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "dev")
-	code, stdout, stderr := runCmd(t, nil, "dev", "--dir", exampleDir(t), "--root", root, "--version", "v0.1.7")
+	code, stdout, stderr := runCmd(t, nil, "dev", exampleDir(t), "--out", root, "--version", "v0.1.7")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if want := "clusterctl init --infrastructure example:v0.1.7 --config " + filepath.Join(root, "config.yaml") + "\n"; stdout != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
 	}
-	code, _, stderr = runCmd(t, nil, "dev", "--dir", exampleDir(t), "--root", root, "--version", "v0.9.0")
+	code, _, stderr = runCmd(t, nil, "dev", exampleDir(t), "--out", root, "--version", "v0.9.0")
 	if code != 1 || !strings.Contains(stderr, "minor: 9") {
 		t.Errorf("uncovered version: exit %d: %s", code, stderr)
 	}
-	if code, _, _ := runCmd(t, nil, "dev", "--dir", exampleDir(t)); code != 2 {
-		t.Errorf("no HOME or XDG_CONFIG_HOME and no --root: exit %d, want 2", code)
+	if code, _, _ := runCmd(t, nil, "dev", exampleDir(t)); code != 2 {
+		t.Errorf("no HOME or XDG_CONFIG_HOME and no --out: exit %d, want 2", code)
 	}
 }

@@ -77,7 +77,7 @@ func TestHelp_AllowRemoteAdviceOnlyWhereTheFlagExists(t *testing.T) {
 		{"build", tree, "--version", "v1.2.0", "--out", t.TempDir()},
 		{"release", tree, "--version", "v1.2.0", "--out", t.TempDir(), "--dry-run"},
 		{"lint", tree, "--version", "v1.2.0"},
-		{"dev", tree, "--version", "v1.2.99", "--root", t.TempDir()},
+		{"dev", tree, "--version", "v1.2.99", "--out", t.TempDir()},
 	} {
 		code, _, stderr := runCmd(t, map[string]string{"HOME": t.TempDir()}, args...)
 		if code != 1 || !strings.Contains(stderr, "remote base") {

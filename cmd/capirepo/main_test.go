@@ -33,7 +33,7 @@ func exampleDir(t *testing.T) string {
 // TestRun_BuildThenVerifyExample is the README's main job.
 func TestRun_BuildThenVerifyExample(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "dist")
-	code, stdout, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out, "--output", "json")
+	code, stdout, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", "v0.1.0", "--out", out, "--output", "json")
 	if code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
 	}
@@ -71,7 +71,7 @@ func TestRun_BuildAndVerifyClusterAPI(t *testing.T) {
 		t.Skipf("cluster-api v1.14.2 not in the module cache (go mod download sigs.k8s.io/cluster-api@v1.14.2): %v", err)
 	}
 	out := t.TempDir()
-	code, stdout, stderr := runCmd(t, nil, "build", "--dir", clusterAPIDir, "--version", "v1.14.2", "--out", out)
+	code, stdout, stderr := runCmd(t, nil, "build", clusterAPIDir, "--version", "v1.14.2", "--out", out)
 	if code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
 	}
@@ -106,7 +106,7 @@ func TestRun_BadInputExitsOneAndWritesNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := testtree.Write(t, testtree.Minimal(files))
 			out := filepath.Join(t.TempDir(), "dist")
-			code, _, stderr := runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--out", out)
+			code, _, stderr := runCmd(t, nil, "build", dir, "--version", "v1.2.0", "--out", out)
 			if code != 1 {
 				t.Errorf("exit %d, want 1; stderr: %s", code, stderr)
 			}
@@ -140,7 +140,7 @@ func TestRun_UsageErrorsExitTwo(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"build", "--dir", dir}, "no release version"},
+		{[]string{"build", dir}, "no release version"},
 		{[]string{"build", "--nope"}, "unknown flag"},
 		{[]string{"nope"}, "unknown command"},
 		{[]string{"version", "--output", "yaml"}, "--output must be text or json"},
@@ -174,7 +174,7 @@ func TestRun_ConfigOutsideTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	code, _, stderr := runCmd(t, nil, "build", "--dir", dir, "--config", cfg, "--out", out)
+	code, _, stderr := runCmd(t, nil, "build", dir, "--config", cfg, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -111,7 +111,12 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	if err != nil {
 		return usagef("--to %v", err)
 	}
-	so := pipeline.SinkOptions{Replace: o.replace, GitLabURL: o.gitlabURL, HTTPClient: httpClient(), Progress: s.errOut}
+	// On a terminal, a bar per upload to GitLab, with the run's lines above the bars.
+	bars := newUploadBars(s, g)
+	defer bars.Close()
+	ms := bars.streams(s)
+	so := pipeline.SinkOptions{Replace: o.replace, GitLabURL: o.gitlabURL, HTTPClient: httpClient(), Progress: ms.errOut,
+		UploadProgress: bars.hook()}
 	if t.Kind == pipeline.GitLab {
 		if so.GitLabTokenType, so.GitLabToken, err = gitlabToken(s.getenv, o.gitlabTokenType); err != nil {
 			return fmt.Errorf("--to %s: %w", t.Raw, err)
@@ -139,10 +144,11 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	}
 	// On a terminal one line shows the provider versions as they are copied;
 	// elsewhere (CI logs) every step is a line of its own.
-	log := s.errOut
+	// With bars, steps are lines above the bars.
+	log := ms.errOut
 	var progress pipeline.Progress
 	if isTerminal(s.errOut) {
-		log, progress = io.Discard, pipeline.Lines(s.errOut, true)
+		log, progress = io.Discard, pipeline.Lines(ms.errOut, bars == nil)
 	}
 	sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{
 		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
@@ -153,6 +159,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars,
 		Log: log, Progress: progress,
 	})
+	bars.Close()
 	if sum == nil {
 		return err
 	}

@@ -11,20 +11,26 @@ import (
 	"github.com/capirepo/capirepo/release"
 )
 
-// fromOptions say which built release to publish.
+// fromOptions say which built release to publish: the DIST argument.
 type fromOptions struct {
 	from    string
 	version string
+	what    string // DIST, or --from when the deprecated flag was used
 }
 
-func (o *fromOptions) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.from, "from", "dist", "built release folder (capirepo build --out); or pass it as DIST")
-	cmd.Flags().StringVar(&o.version, "version", "", "version to publish when --from holds several")
+// bind binds --version and the deprecated --from (DIST says the same); w
+// gets the deprecation notice.
+func (o *fromOptions) bind(cmd *cobra.Command, w io.Writer) {
+	cmd.Flags().StringVar(&o.from, "from", "dist", "built release folder (capirepo build --out)")
+	deprecatedFlag(w, cmd.Flags(), "from", "pass the built release folder as DIST")
+	cmd.Flags().StringVar(&o.version, "version", "", "version to publish when DIST holds several")
 }
 
-// fromArg takes the dist folder from the optional DIST argument, as verify
-// takes DIR; --from says the same and is kept.
+// fromArg takes the dist folder from the optional DIST argument (default
+// dist), as every command takes what it reads from its argument; the
+// deprecated --from says the same.
 func (o *fromOptions) fromArg(cmd *cobra.Command, args []string) error {
+	o.what = argName(cmd, "from", "DIST")
 	if len(args) == 0 {
 		return nil
 	}
@@ -36,7 +42,10 @@ func (o *fromOptions) fromArg(cmd *cobra.Command, args []string) error {
 }
 
 func (o *fromOptions) load() (*release.Release, error) {
-	if err := checkDirFlag("--from", o.from); err != nil {
+	if o.what == "" {
+		o.what = "DIST"
+	}
+	if err := checkDirFlag(o.what, o.from); err != nil {
 		return nil, err
 	}
 	if err := checkVersionFlag(o.version); err != nil {
@@ -74,15 +83,15 @@ func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "publish",
 		Short: "Publish a built release: to GitHub, GitLab generic packages, a local folder tree, an OCI registry or operator ConfigMaps",
-		Long: `Publishes what capirepo build wrote (--from, default dist) to one target.
+		Long: `Publishes what capirepo build wrote (DIST, default dist) to one target.
 Each target compares before writing: unchanged files are skipped, changed ones
 are an error unless --replace, and a re-run finishes an interrupted publish.
 What was done goes to stderr; the result (the providers: entry for
 clusterctl's config, or the operator's Provider resources) to stdout.`,
 		Example: `  capirepo publish github --repo my-org/cluster-api-provider-example
   capirepo publish gitlab --gitlab-url https://gitlab.example.com --project infra/capi-mirror
-  capirepo publish local --root /srv/capi-repo
-  capirepo publish oci --repo registry.example.com/capi`,
+  capirepo publish local --out /srv/capi-repo
+  capirepo publish oci --repo registry.example.com/capi dist`,
 	}
 	cmd.AddCommand(
 		newPublishGitHubCmd(s, g),

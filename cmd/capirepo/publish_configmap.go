@@ -22,9 +22,10 @@ type publishConfigMapOptions struct {
 func newPublishConfigMapCmd(s streams, g *globalOptions) *cobra.Command {
 	o := &publishConfigMapOptions{}
 	cmd := &cobra.Command{
-		Use:   "configmap [--out FILE]",
+		Use:   "configmap [--out FILE] [DIST]",
 		Short: "Write the ConfigMaps and Provider resources cluster-api-operator installs a built release from",
-		Long: `Writes, as multi-document YAML for kubectl apply --server-side or a GitOps
+		Long: `Writes to --out (default stdout), from the built release DIST (default
+dist), as multi-document YAML for kubectl apply --server-side or a GitOps
 repository, each provider's namespace, one ConfigMap per provider version
 (labels provider.cluster.x-k8s.io/name, /type and /version; data.metadata and
 data.components) and the Provider resource (InfrastructureProvider, ...)
@@ -38,10 +39,13 @@ puts everything in one; the default is each provider's own (the namespace
 its components create). ConfigMaps over 256 KiB cannot be applied with
 client-side kubectl apply: use kubectl apply --server-side.`,
 		Example: `  # The ConfigMaps and Provider resources, for kubectl or a GitOps repository
-  capirepo publish configmap --from dist --namespace capi-providers --out providers.yaml
+  capirepo publish configmap dist --namespace capi-providers --out providers.yaml
   kubectl apply --server-side -f providers.yaml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.fromArg(cmd, args); err != nil {
+				return err
+			}
 			rel, err := o.load()
 			if err != nil {
 				return err
@@ -49,7 +53,7 @@ client-side kubectl apply: use kubectl apply --server-side.`,
 			return runPublishConfigMap(s, g, rel, o)
 		},
 	}
-	o.bind(cmd)
+	o.bind(cmd, s.errOut)
 	cmd.Flags().StringVar(&o.namespace, "namespace", "", "namespace of every ConfigMap and Provider resource (default: each provider's own)")
 	cmd.Flags().StringVar(&o.out, "out", "", "file to write (default: stdout)")
 	return cmd

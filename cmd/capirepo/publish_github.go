@@ -34,7 +34,8 @@ func newPublishGitHubCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "github --repo OWNER/NAME [DIST]",
 		Short: "Create or complete the GitHub release for the version and upload every asset",
-		Long: `Publishes a built release as a GitHub release whose tag is the version.
+		Long: `Publishes the built release DIST (default dist) as a GitHub release whose
+tag is the version.
 The release is created as a draft, the assets are uploaded (unchanged ones are
 skipped, changed ones are an error unless --replace), read back and checked,
 then the release is published (--draft leaves that to a person). A re-run
@@ -71,10 +72,13 @@ a GitHub Enterprise server.`,
 			if api == "" {
 				api = s.getenv("GITHUB_API_URL")
 			}
+			bars := newUploadBars(s, g)
+			defer bars.Close()
 			gho := publish.GitHubOptions{
 				Owner: owner, Repo: name, Tag: o.tag,
 				Replace: o.replace, Concurrency: o.concurrency,
-				APIURL: api, Token: token, HTTPClient: httpClient(), Progress: s.errOut,
+				APIURL: api, Token: token, HTTPClient: httpClient(), Progress: bars.streams(s).errOut,
+				UploadProgress: bars.hook(),
 			}
 			if err := o.notes.apply(&gho); err != nil {
 				return err
@@ -84,13 +88,14 @@ a GitHub Enterprise server.`,
 				return usageError{err}
 			}
 			sum, err := p.Publish(cmd.Context(), rel)
+			bars.Close()
 			if err != nil {
 				return err
 			}
 			return printSummary(s, g, sum)
 		},
 	}
-	o.bind(cmd)
+	o.bind(cmd, s.errOut)
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", "", "GitHub repository OWNER/NAME")
 	f.StringVar(&o.tag, "tag", "", "release tag (default: the version)")

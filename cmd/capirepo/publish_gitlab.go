@@ -23,8 +23,9 @@ func newPublishGitLabCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gitlab --gitlab-url https://gitlab.HOST --project GROUP/PROJECT|ID [DIST]",
 		Short: "Upload every provider of a built release to GitLab generic packages",
-		Long: `Uploads each provider as a generic package (name = provider label unless
---package, version = the exact tag) and prints the clusterctl provider URL.
+		Long: `Uploads each provider of the built release DIST (default dist) as a
+generic package (name = provider label unless --package, version = the
+exact tag) and prints the clusterctl provider URL.
 Unchanged files are skipped; changed files are an error unless --replace,
 which leaves exactly one copy of each. The token comes from
 GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
@@ -50,9 +51,12 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
+			bars := newUploadBars(s, g)
+			defer bars.Close()
 			glo := publish.GitLabOptions{
 				URL: o.url, Project: o.project, Package: o.pkg, Token: token, TokenType: tt,
-				Replace: o.replace, HTTPClient: httpClient(), Progress: s.errOut,
+				Replace: o.replace, HTTPClient: httpClient(), Progress: bars.streams(s).errOut,
+				UploadProgress: bars.hook(),
 			}
 			if err := o.release.apply(&glo); err != nil {
 				return err
@@ -62,13 +66,14 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 				return usageError{err}
 			}
 			sum, err := p.Publish(cmd.Context(), rel)
+			bars.Close()
 			if err != nil {
 				return err
 			}
 			return printSummary(s, g, sum)
 		},
 	}
-	o.bind(cmd)
+	o.bind(cmd, s.errOut)
 	f := cmd.Flags()
 	f.StringVar(&o.url, "gitlab-url", "", "GitLab instance URL, e.g. https://gitlab.example.com (required)")
 	f.StringVar(&o.project, "project", "", "project path GROUP/[SUBGROUP/]NAME or numeric id")

@@ -22,9 +22,9 @@ type publishLocalOptions struct {
 func (o *publishLocalOptions) validate() error {
 	switch {
 	case o.overrides && o.root != "":
-		return usagef("--root and --overrides choose the folder both: pass one")
+		return usagef("--out and --overrides choose the folder both: pass one")
 	case !o.overrides && o.root == "":
-		return usagef("pass --root DIR (the repository tree) or --overrides (clusterctl's overrides folder)")
+		return usagef("pass --out DIR (the repository tree to write) or --overrides (clusterctl's overrides folder)")
 	case o.clusterctlConfig != "" && !o.overrides:
 		return usagef("--clusterctl-config only says where --overrides writes")
 	}
@@ -39,9 +39,10 @@ func (s streams) clusterctlEnv() localrepo.Env {
 func newPublishLocalCmd(s streams, g *globalOptions) *cobra.Command {
 	o := &publishLocalOptions{}
 	cmd := &cobra.Command{
-		Use:   "local (--root DIR | --overrides) [DIST]",
+		Use:   "local (--out DIR | --overrides) [DIST]",
 		Short: "Copy a built release into a local repository tree or clusterctl's overrides folder",
-		Long: `Copies every provider of a built release into DIR/<label>/<version>/, the
+		Long: `Copies every provider of the built release DIST (default dist) into
+--out DIR, as DIR/<label>/<version>/, the
 layout clusterctl reads through a file:// provider URL. Several versions live
 side by side; each version folder is staged beside its target and renamed into
 place, so clusterctl never sees half a folder. A version already there with
@@ -55,7 +56,7 @@ or ~/.cluster-api), else $XDG_CONFIG_HOME/cluster-api/overrides (~/.config when
 XDG_CONFIG_HOME is unset), or ~/.cluster-api/overrides when only that exists.
 Files there replace the same provider version's files from any URL.`,
 		Example: `  # A repository tree clusterctl reads through file:// URLs
-  capirepo publish local --root /srv/capi-repo
+  capirepo publish local --out /srv/capi-repo
 
   # Try a build of a released version in place of its released files
   capirepo publish local --overrides --replace
@@ -88,11 +89,12 @@ Files there replace the same provider version's files from any URL.`,
 			return printLocalSummary(s, g, sum, o)
 		},
 	}
-	o.bind(cmd)
+	o.bind(cmd, s.errOut)
 	f := cmd.Flags()
-	f.StringVar(&o.root, "root", "", "repository tree to write: DIR/<label>/<version>/")
+	f.StringVar(&o.root, "out", "", "repository tree to write: DIR/<label>/<version>/")
+	deprecatedAlias(s.errOut, f, "root", "out") // the name before every command wrote to --out
 	f.BoolVar(&o.replace, "replace", false, "overwrite a version folder that holds different files")
-	f.BoolVar(&o.overrides, "overrides", false, "write into clusterctl's overrides folder instead of --root")
+	f.BoolVar(&o.overrides, "overrides", false, "write into clusterctl's overrides folder instead of --out")
 	f.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose overridesFolder --overrides uses")
 	return cmd
 }

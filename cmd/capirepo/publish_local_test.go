@@ -15,7 +15,7 @@ import (
 func buildExampleDist(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "dist")
-	if code, _, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out); code != 0 {
+	if code, _, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", "v0.1.0", "--out", out); code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
 	}
 	return out
@@ -24,7 +24,7 @@ func buildExampleDist(t *testing.T) string {
 func TestPublishLocal_PrintsConfigEntryAndIsIdempotent(t *testing.T) {
 	dist := buildExampleDist(t)
 	root := filepath.Join(t.TempDir(), "repo")
-	code, stdout, stderr := runCmd(t, nil, "publish", "local", "--from", dist, "--root", root)
+	code, stdout, stderr := runCmd(t, nil, "publish", "local", dist, "--out", root)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -41,21 +41,21 @@ func TestPublishLocal_PrintsConfigEntryAndIsIdempotent(t *testing.T) {
 		t.Fatalf("verify the published tree: exit %d: %s", code, stderr)
 	}
 
-	code, _, stderr = runCmd(t, nil, "publish", "local", "--from", dist, "--root", root)
+	code, _, stderr = runCmd(t, nil, "publish", "local", dist, "--out", root)
 	if code != 0 || !strings.Contains(stderr, "nothing to do") {
 		t.Errorf("identical re-publish: exit %d, stderr %s", code, stderr)
 	}
 
 	// A different build of the same version is refused, then replaced.
 	other := filepath.Join(t.TempDir(), "dist")
-	if code, _, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", other, "--image", "registry.test/other"); code != 0 {
+	if code, _, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", "v0.1.0", "--out", other, "--image", "registry.test/other"); code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
 	}
-	code, _, stderr = runCmd(t, nil, "publish", "local", "--from", other, "--root", root)
+	code, _, stderr = runCmd(t, nil, "publish", "local", other, "--out", root)
 	if code != 1 || !strings.Contains(stderr, "changed: checksums.txt, infrastructure-components.yaml") || !strings.Contains(stderr, "--replace") {
 		t.Errorf("different content without --replace: exit %d, stderr %s", code, stderr)
 	}
-	code, _, stderr = runCmd(t, nil, "publish", "local", "--from", other, "--root", root, "--replace", "--output", "json")
+	code, _, stderr = runCmd(t, nil, "publish", "local", other, "--out", root, "--replace", "--output", "json")
 	if code != 0 {
 		t.Fatalf("--replace: exit %d: %s", code, stderr)
 	}
@@ -82,7 +82,7 @@ func TestPublishLocal_OverridesFolderFromEnvironment(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
-			args := []string{"publish", "local", "--from", dist, "--overrides"}
+			args := []string{"publish", "local", dist, "--overrides"}
 			if tc.config != "" {
 				f := filepath.Join(home, "clusterctl.yaml")
 				if err := os.WriteFile(f, []byte(strings.ReplaceAll(tc.config, `\n`, "\n")), 0o644); err != nil {
@@ -105,8 +105,8 @@ func TestPublishLocal_OverridesFolderFromEnvironment(t *testing.T) {
 func TestPublishLocal_UsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"publish", "local"},
-		{"publish", "local", "--root", "x", "--overrides"},
-		{"publish", "local", "--root", "x", "--clusterctl-config", "c.yaml"},
+		{"publish", "local", "--out", "x", "--overrides"},
+		{"publish", "local", "--out", "x", "--clusterctl-config", "c.yaml"},
 	} {
 		if code, _, stderr := runCmd(t, nil, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)

@@ -45,9 +45,10 @@ type publishOCIOptions struct {
 func newPublishOCICmd(s streams, g *globalOptions) *cobra.Command {
 	o := &publishOCIOptions{}
 	cmd := &cobra.Command{
-		Use:   "oci --repo REGISTRY/PATH",
+		Use:   "oci --repo REGISTRY/PATH [DIST]",
 		Short: "Push each provider of a built release as an OCI artifact cluster-api-operator installs from",
-		Long: `Pushes one artifact per provider and version to REGISTRY/PATH/<label>:<version>
+		Long: `Pushes one artifact per provider and version of the built release DIST
+(default dist) to REGISTRY/PATH/<label>:<version>
 in the layout cluster-api-operator reads (spec.fetchConfig.oci): one
 application/yaml layer per file, titled with the operator's file names
 (metadata.yaml, <type>-components.yaml with the operator's type names core,
@@ -68,12 +69,15 @@ Credentials: OCI_USERNAME/OCI_PASSWORD, OCI_ACCESS_TOKEN or OCI_REFRESH_TOKEN
 (the variables the operator reads from its configSecret), else the docker
 config and its credential helpers (docker login). They are never printed.`,
 		Example: `  # Push dist to a registry you are logged in to (docker login) and save the Provider resources
-  capirepo publish oci --repo registry.example.com/capi --from dist > providers.yaml
+  capirepo publish oci --repo registry.example.com/capi dist > providers.yaml
 
   # A plain-HTTP registry in a kind cluster, with credentials from the environment
   OCI_USERNAME=ci OCI_PASSWORD=... capirepo publish oci --repo localhost:5000/capi --plain-http`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.fromArg(cmd, args); err != nil {
+				return err
+			}
 			rel, err := o.load()
 			if err != nil {
 				return err
@@ -92,7 +96,7 @@ config and its credential helpers (docker login). They are never printed.`,
 			return printOCIResources(s, p, rel, o.namespace, o.format)
 		},
 	}
-	o.fromOptions.bind(cmd)
+	o.fromOptions.bind(cmd, s.errOut)
 	o.ociFlags.bind(cmd, true, "")
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", "", "registry and path, e.g. registry.example.com/capi (each provider goes to REPO/<label>)")

@@ -37,7 +37,7 @@ func TestPublishOCI_PushPrintVerifyRepush(t *testing.T) {
 	env := map[string]string{"OCI_USERNAME": "robot", "OCI_PASSWORD": "pa55-w0rd-xyz", "SOURCE_DATE_EPOCH": "1700000000",
 		"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "example/cluster-api-provider-example"}
 
-	code, stdout, stderr := runCmd(t, env, "publish", "oci", "--repo", host+"/capi", "--from", dist, "--plain-http")
+	code, stdout, stderr := runCmd(t, env, "publish", "oci", "--repo", host+"/capi", dist, "--plain-http")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -73,7 +73,7 @@ func TestPublishOCI_PushPrintVerifyRepush(t *testing.T) {
 		t.Fatalf("verify %s: exit %d: %s", ref, code, stderr)
 	}
 
-	code, _, stderr = runCmd(t, env, "publish", "oci", "--repo", host+"/capi", "--from", dist, "--plain-http")
+	code, _, stderr = runCmd(t, env, "publish", "oci", "--repo", host+"/capi", dist, "--plain-http")
 	if code != 0 || !strings.Contains(stderr, "unchanged") || !strings.Contains(stderr, "0 uploaded") {
 		t.Errorf("re-push: exit %d: %s", code, stderr)
 	}
@@ -81,7 +81,7 @@ func TestPublishOCI_PushPrintVerifyRepush(t *testing.T) {
 	// Without credentials the registry refuses, and the command says so.
 	delete(env, "OCI_PASSWORD")
 	delete(env, "OCI_USERNAME")
-	if code, _, stderr := runCmd(t, env, "publish", "oci", "--repo", host+"/capi", "--from", dist); code != 1 || !strings.Contains(stderr, "UNAUTHORIZED") {
+	if code, _, stderr := runCmd(t, env, "publish", "oci", "--repo", host+"/capi", dist); code != 1 || !strings.Contains(stderr, "UNAUTHORIZED") {
 		t.Errorf("anonymous: exit %d: %s", code, stderr)
 	}
 }
@@ -90,7 +90,7 @@ func TestPublishOCI_ProposalFormatSaysTheOperatorCannotReadIt(t *testing.T) {
 	dist := buildExampleDist(t)
 	host := authRegistry(t, "u", "p")
 	env := map[string]string{"OCI_USERNAME": "u", "OCI_PASSWORD": "p"}
-	code, stdout, stderr := runCmd(t, env, "publish", "oci", "--repo", host+"/capi", "--from", dist, "--format", "proposal")
+	code, stdout, stderr := runCmd(t, env, "publish", "oci", "--repo", host+"/capi", dist, "--format", "proposal")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -100,7 +100,7 @@ func TestPublishOCI_ProposalFormatSaysTheOperatorCannotReadIt(t *testing.T) {
 	if code, _, stderr := runCmd(t, env, "verify", "oci://"+host+"/capi/infrastructure-example:v0.1.0"); code != 0 {
 		t.Errorf("verify a proposal artifact: exit %d: %s", code, stderr)
 	}
-	code, _, stderr = runCmd(t, nil, "publish", "oci", "--repo", "oci://"+host+"/capi", "--from", dist)
+	code, _, stderr = runCmd(t, nil, "publish", "oci", "--repo", "oci://"+host+"/capi", dist)
 	if code != 2 || !strings.Contains(stderr, "without oci://") {
 		t.Errorf("oci:// in --repo: exit %d: %s", code, stderr)
 	}
@@ -109,7 +109,7 @@ func TestPublishOCI_ProposalFormatSaysTheOperatorCannotReadIt(t *testing.T) {
 func TestPublishConfigMap_WriteThenVerify(t *testing.T) {
 	dist := buildExampleDist(t)
 	out := filepath.Join(t.TempDir(), "providers.yaml")
-	code, _, stderr := runCmd(t, nil, "publish", "configmap", "--from", dist, "--out", out)
+	code, _, stderr := runCmd(t, nil, "publish", "configmap", dist, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -152,7 +152,7 @@ func TestPublishOCI_CredentialsFromTheDockerConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("DOCKER_CONFIG", cfg) // read by go-containerregistry's default keychain
-	code, _, stderr := runCmd(t, nil, "publish", "oci", "--repo", host+"/capi", "--from", dist)
+	code, _, stderr := runCmd(t, nil, "publish", "oci", "--repo", host+"/capi", dist)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -165,7 +165,7 @@ func TestRelease_PublishOCIPrintsTheProviderResources(t *testing.T) {
 	host := authRegistry(t, "u", "secret-for-release")
 	env := map[string]string{"OCI_USERNAME": "u", "OCI_PASSWORD": "secret-for-release"}
 	out := filepath.Join(t.TempDir(), "dist")
-	code, stdout, stderr := runCmd(t, env, "release", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out,
+	code, stdout, stderr := runCmd(t, env, "release", exampleDir(t), "--version", "v0.1.0", "--out", out,
 		"--publish", "oci://"+host+"/capi", "--oci-plain-http", "--skip-image-check")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -200,7 +200,7 @@ func TestPublishOCI_AccessTokenAsTheOperatorReadsIt(t *testing.T) {
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	code, _, stderr := runCmd(t, map[string]string{"OCI_ACCESS_TOKEN": token}, "publish", "oci", "--repo", host+"/capi", "--from", dist)
+	code, _, stderr := runCmd(t, map[string]string{"OCI_ACCESS_TOKEN": token}, "publish", "oci", "--repo", host+"/capi", dist)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -15,7 +15,7 @@ import (
 func buildExample(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "dist")
-	if code, _, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out); code != 0 {
+	if code, _, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", "v0.1.0", "--out", out); code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
 	}
 	return out
@@ -27,7 +27,7 @@ func TestPublishGitHub_CLIPublishesThenSkipsOnRerun(t *testing.T) {
 	srv.AddRepo("acme", "cluster-api-provider-example", false)
 	dist := buildExample(t)
 	env := map[string]string{"GITHUB_TOKEN": token, "GITHUB_API_URL": srv.APIURL()}
-	args := []string{"publish", "github", "--repo", "acme/cluster-api-provider-example", "--from", dist, "-o", "json"}
+	args := []string{"publish", "github", "--repo", "acme/cluster-api-provider-example", dist, "-o", "json"}
 	// 8 release files and provenance.intoto.json.
 	for run, wantUploaded := range []int{9, 0} {
 		code, stdout, stderr := runCmd(t, env, args...)
@@ -62,7 +62,7 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 	srv.AddToken(token, fakegl.AccessToken)
 	dist := buildExample(t)
 	code, stdout, stderr := runCmd(t, map[string]string{"GITLAB_ACCESS_TOKEN": token},
-		"publish", "gitlab", "--gitlab-url", srv.URL, "--project", "infra/capi-mirror", "--from", dist)
+		"publish", "gitlab", "--gitlab-url", srv.URL, "--project", "infra/capi-mirror", dist)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -81,7 +81,7 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 		t.Errorf("package holds %d files, want 9", n)
 	}
 	// A job token needs CI_JOB_TOKEN; the old flag names still work, with a notice.
-	code, _, stderr = runCmd(t, nil, "publish", "gitlab", "--url", srv.URL, "--project", "1", "--token-type", "job", "--from", dist)
+	code, _, stderr = runCmd(t, nil, "publish", "gitlab", "--url", srv.URL, "--project", "1", "--token-type", "job", dist)
 	if code != 2 || !strings.Contains(stderr, "CI_JOB_TOKEN") {
 		t.Errorf("job token without CI_JOB_TOKEN: exit %d: %s", code, stderr)
 	}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/capirepo/capirepo/localrepo"
 	"github.com/capirepo/capirepo/pipeline"
@@ -32,6 +33,8 @@ type releaseOptions struct {
 	// ociPublishers are the publishers of oci:// targets, for the Provider
 	// resources printed after the run.
 	ociPublishers []*oci.Publisher
+	// uploads follows the bytes of GitHub and GitLab uploads (progress bars).
+	uploads publish.UploadProgress
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -62,7 +65,7 @@ oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 			return runRelease(cmd.Context(), s, g, o)
 		},
 	}
-	o.build.bind(cmd)
+	o.build.bind(cmd, s.errOut)
 	f := cmd.Flags()
 	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH (repeatable)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
@@ -93,18 +96,24 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if o.githubAPI == "" {
 		o.githubAPI = s.getenv("GITHUB_API_URL")
 	}
+	// On a terminal, a bar per upload, with the run's lines above the bars.
+	bars := newUploadBars(s, g)
+	defer bars.Close()
+	o.uploads = bars.hook()
+	rs := bars.streams(s)
 	sum, err := pipeline.Run(ctx, pipeline.Options{
-		Build:          o.build.pipelineOptions(s),
+		Build:          o.build.pipelineOptions(rs),
 		Targets:        targets,
-		NewPublisher:   func(t pipeline.Target) (publish.Publisher, error) { return o.publisher(s, t) },
+		NewPublisher:   func(t pipeline.Target) (publish.Publisher, error) { return o.publisher(rs, t) },
 		DryRun:         o.dryRun,
 		SkipImageCheck: o.skipImage,
 		GitHubAPI:      o.githubAPI,
 		GitLabURL:      o.gitlabURL,
 		Variables:      tokenVariables(s.getenv),
-		Log:            s.errOut,
-		Progress:       pipeline.Lines(s.errOut, isTerminal(s.errOut)),
+		Log:            rs.errOut,
+		Progress:       pipeline.Lines(rs.errOut, isTerminal(rs.errOut)),
 	})
+	bars.Close()
 	if sum == nil {
 		return err
 	}
@@ -143,7 +152,8 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 			return nil, usagef("--publish %s: set GITHUB_TOKEN", t.Raw)
 		}
 		gho := publish.GitHubOptions{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
-			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(), Progress: s.errOut}
+			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(), Progress: s.errOut,
+			UploadProgress: o.uploads}
 		if err := o.notes.apply(&gho); err != nil {
 			return nil, err
 		}
@@ -154,7 +164,8 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
 		}
 		glo := publish.GitLabOptions{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
-			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut}
+			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut,
+			UploadProgress: o.uploads}
 		if err := o.glRelease.apply(&glo); err != nil {
 			return nil, err
 		}
@@ -199,12 +210,9 @@ func writeSteps(w io.Writer, steps []pipeline.StepResult) {
 	_ = tw.Flush()
 }
 
-// isTerminal says whether w is a terminal, where progress rewrites one line.
+// isTerminal says whether w is a terminal, where progress rewrites one line
+// and uploads get bars; not a file, a pipe or /dev/null.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -24,7 +24,7 @@ func TestBuild_ImageLayoutByTag(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "dist")
 	layoutDir := filepath.Join(t.TempDir(), "oci")
 	base, baseDigest := imagetest.PushBase(t, imagetest.NewRegistry(t))
-	code, stdout, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out, "--base-image", base,
+	code, stdout, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", "v0.1.0", "--out", out, "--base-image", base,
 		"--image", "ghcr.io/example/capi-example-controller", "--image-layout", layoutDir, "--platforms", "linux/amd64", "--output", "json")
 	if code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
@@ -54,7 +54,7 @@ func TestBuild_ImageLayoutByTag(t *testing.T) {
 func releaseJSON(t *testing.T, env map[string]string, args ...string) (int, pipeline.Summary, string) {
 	t.Helper()
 	// The example's image is in no registry; TestRelease_ImageCheck* checks one.
-	code, stdout, stderr := runCmd(t, env, append([]string{"release", "--dir", exampleDir(t), "--version", "v0.1.0", "--output", "json", "--skip-image-check"}, args...)...)
+	code, stdout, stderr := runCmd(t, env, append([]string{"release", exampleDir(t), "--version", "v0.1.0", "--output", "json", "--skip-image-check"}, args...)...)
 	var sum pipeline.Summary
 	if code != exitUsage {
 		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
@@ -123,7 +123,7 @@ func TestRelease_FailedStepExitsOneAndStillPrintsTheSummary(t *testing.T) {
 }
 
 func TestRelease_TextSummaryTable(t *testing.T) {
-	code, _, stderr := runCmd(t, nil, "release", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--dry-run", "--skip-image-check")
+	code, _, stderr := runCmd(t, nil, "release", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--dry-run", "--skip-image-check")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -152,7 +152,7 @@ func TestRelease_UsageErrors(t *testing.T) {
 		{"bad platform", nil, []string{"--dry-run", "--binaries", "--platforms", "linux"}, "--platforms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runCmd(t, tc.env, append([]string{"release", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", t.TempDir()}, tc.args...)...)
+			code, _, stderr := runCmd(t, tc.env, append([]string{"release", exampleDir(t), "--version", "v0.1.0", "--out", t.TempDir()}, tc.args...)...)
 			if code != exitUsage || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
 			}
@@ -198,7 +198,7 @@ func TestRelease_DifferentManagersIsAUsageError(t *testing.T) {
 		"capirepo.yaml": "providers:\n- name: infrastructure-test\n  build: {main: .}\n- name: infrastructure-other\n  build: {main: ./cmd/other}\n",
 	}))
 	for _, args := range [][]string{{"build"}, {"release", "--dry-run"}} {
-		code, _, stderr := runCmd(t, nil, append(args, "--dir", dir, "--version", "v1.2.0", "--out", t.TempDir(), "--binaries")...)
+		code, _, stderr := runCmd(t, nil, append(args, dir, "--version", "v1.2.0", "--out", t.TempDir(), "--binaries")...)
 		if code != exitUsage || !strings.Contains(stderr, "providers infrastructure-test and infrastructure-other have different build sections") {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and the two providers named", args[0], code, stderr)
 		}
@@ -263,7 +263,7 @@ func TestRelease_GitLabReleaseLinksThePackages(t *testing.T) {
 func TestVerify_ImagesNamesTheMissingPlatform(t *testing.T) {
 	repo := imagetest.NewRegistry(t) + "/example/capi-example-controller"
 	out := filepath.Join(t.TempDir(), "dist")
-	if code, _, stderr := runCmd(t, nil, "build", "--dir", exampleDir(t), "--version", "v0.1.0", "--out", out, "--image", repo); code != 0 {
+	if code, _, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", "v0.1.0", "--out", out, "--image", repo); code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
 	}
 	imagetest.PushIndex(t, repo+":v0.1.0", "linux/amd64")

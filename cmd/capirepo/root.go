@@ -69,9 +69,17 @@ func newRootCmd(s streams) *cobra.Command {
 repository clusterctl installs from, checks it against the clusterctl and
 provider contracts, and publishes it.
 
-Results go to stdout, progress and findings to stderr; --output json prints a
-JSON document on stdout, also when the command fails. Exit codes: 0 ok,
-1 failure, 2 usage error.`,
+What a command reads is its argument: PATH, a provider source tree (build,
+release, dev, and lint, which also takes a dist folder or one file; default:
+the current folder); DIST, a built release folder (publish; default: dist);
+DIR, a dist folder or repository tree (verify). What it writes on disk is
+--out (build and release: the dist folder; dev: the dev repository; publish
+local: the repository tree; publish configmap: a file). Remote targets are
+URLs: release --publish, mirror --to.
+
+Results go to stdout, progress and findings to stderr (on a terminal, with
+a progress bar per upload); --output json prints a JSON document on stdout,
+also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 		Example: `  capirepo build --version v1.4.0 && capirepo verify dist
   capirepo release --version v1.4.0 --publish github://my-org/cluster-api-provider-example`,
 		SilenceUsage:  true,

@@ -120,7 +120,7 @@ func checkConfigFlag(file string) error {
 	case err != nil:
 		return usagef("--config: %v", err)
 	case fi.IsDir():
-		return usagef("--config %s is a folder: pass the capirepo.yaml or clusterctl-settings.json in it, or --dir for the tree", file)
+		return usagef("--config %s is a folder: pass the capirepo.yaml or clusterctl-settings.json in it, or the tree as PATH", file)
 	}
 	return nil
 }
@@ -145,6 +145,24 @@ func deprecatedAlias(w io.Writer, f *pflag.FlagSet, old, name string) {
 	nf := f.Lookup(name)
 	f.AddFlag(&pflag.Flag{Name: old, Usage: nf.Usage, Hidden: true, DefValue: nf.DefValue, NoOptDefVal: nf.NoOptDefVal,
 		Value: deprecatedValue{Value: nf.Value, w: w, notice: fmt.Sprintf("Flag --%s has been deprecated, use --%s\n", old, name)}})
+}
+
+// deprecatedFlag hides the flag name (already defined) and makes it print
+// a notice on w when used, saying what to do instead: for a flag whose
+// value is now an argument (--dir: PATH, --from: DIST). It keeps working.
+func deprecatedFlag(w io.Writer, f *pflag.FlagSet, name, instead string) {
+	fl := f.Lookup(name)
+	fl.Hidden = true
+	fl.Value = deprecatedValue{Value: fl.Value, w: w, notice: fmt.Sprintf("Flag --%s has been deprecated, %s\n", name, instead)}
+}
+
+// argName is how an error names a folder given as the argument arg or,
+// deprecated, as the flag: as the user gave it.
+func argName(cmd *cobra.Command, flag, arg string) string {
+	if cmd.Flags().Changed(flag) {
+		return "--" + flag
+	}
+	return arg
 }
 
 type deprecatedValue struct {

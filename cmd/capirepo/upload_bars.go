@@ -1,0 +1,149 @@
+package main
+
+import (
+	"io"
+	"sync"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/capirepo/capirepo/publish"
+)
+
+// uploadBars draws one progress bar per running upload on a terminal
+// (github.com/vbauerster/mpb/v8: several bars at once, as GitHub uploads
+// four assets at a time). While the bars are open, everything else the
+// command writes to stderr goes through their writer, so those lines land
+// above the bars instead of through them. A nil *uploadBars draws nothing.
+type uploadBars struct {
+	w       io.Writer // stderr
+	p       *mpb.Progress
+	refresh chan any
+	stop    chan struct{}
+
+	mu     sync.Mutex
+	bars   map[string]*mpb.Bar // the latest attempt's bar of each upload
+	closed bool
+}
+
+var _ publish.UploadProgress = (*uploadBars)(nil)
+
+// newUploadBars returns the bars of a command's uploads, or nil (no bars,
+// no hook) unless stderr is a terminal and the output is text: never in a
+// CI log, never with --output json.
+func newUploadBars(s streams, g *globalOptions) *uploadBars {
+	if g.output != "text" || !isTerminal(s.errOut) {
+		return nil
+	}
+	return startUploadBars(s.errOut)
+}
+
+// startUploadBars draws bars on w, whatever w is.
+func startUploadBars(w io.Writer) *uploadBars {
+	u := &uploadBars{w: w, refresh: make(chan any), stop: make(chan struct{}), bars: map[string]*mpb.Bar{}}
+	u.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(100), mpb.WithManualRefresh(u.refresh))
+	go func() {
+		t := time.NewTicker(150 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				select {
+				case u.refresh <- nil:
+				case <-u.stop:
+					return
+				}
+			case <-u.stop:
+				return
+			}
+		}
+	}()
+	return u
+}
+
+// hook is the publishers' UploadProgress: nil when there are no bars.
+func (u *uploadBars) hook() publish.UploadProgress {
+	if u == nil {
+		return nil
+	}
+	return u
+}
+
+// streams returns s with stderr going through the bars while they are open.
+func (u *uploadBars) streams(s streams) streams {
+	if u != nil {
+		s.errOut = barsWriter{u}
+	}
+	return s
+}
+
+// Upload adds a bar for one upload attempt; it goes away when the upload is
+// read to the end, or when the upload is tried again (a new bar).
+func (u *uploadBars) Upload(name string, size int64, r io.Reader) io.Reader {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed || size <= 0 {
+		return r
+	}
+	if old := u.bars[name]; old != nil {
+		old.Abort(true)
+	}
+	bar, err := u.p.Add(size, mpb.BarStyle().Build(),
+		mpb.BarRemoveOnComplete(),
+		mpb.PrependDecorators(decor.Name(name, decor.WCSyncSpaceR)),
+		mpb.AppendDecorators(decor.CountersKibiByte("% .1f / % .1f", decor.WCSyncSpace), decor.Percentage(decor.WCSyncSpace)))
+	if err != nil {
+		return r
+	}
+	u.bars[name] = bar
+	pr, err := bar.ProxyReader(r)
+	if err != nil {
+		bar.Abort(true)
+		return r
+	}
+	return pr
+}
+
+// Close takes the bars that are left (failed or stopped uploads) off the
+// screen, writes the lines still held and stops drawing; later writes go
+// to stderr directly. It may be called more than once.
+func (u *uploadBars) Close() {
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return
+	}
+	u.closed = true
+	bars := u.bars
+	u.mu.Unlock()
+	for _, b := range bars {
+		b.Abort(true)
+	}
+	close(u.stop)
+	// One last drawing writes the lines written since the last one (unless
+	// drawing stopped on an error).
+	select {
+	case u.refresh <- nil:
+	case <-time.After(time.Second):
+	}
+	u.p.Wait()
+}
+
+// barsWriter writes lines above the bars, or to stderr once they are closed.
+type barsWriter struct{ u *uploadBars }
+
+func (w barsWriter) Write(b []byte) (int, error) {
+	w.u.mu.Lock()
+	closed := w.u.closed
+	w.u.mu.Unlock()
+	if !closed {
+		if n, err := w.u.p.Write(b); err == nil {
+			return n, nil
+		}
+	}
+	return w.u.w.Write(b)
+}
