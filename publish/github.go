@@ -96,10 +96,9 @@ func NewGitHub(o GitHubOptions) (*GitHub, error) {
 	if o.UploadURL == "" {
 		o.UploadURL = UploadURLFor(o.APIURL)
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	// The token goes to the API and upload hosts only, never to a host a
+	// redirect names (asset downloads redirect to a storage host).
+	hc := GuardCredentials(o.HTTPClient, o.APIURL, o.UploadURL)
 	c := github.NewClient(hc)
 	if o.APIURL != DefaultGitHubAPI {
 		if c, err = c.WithEnterpriseURLs(o.APIURL, o.UploadURL); err != nil {
