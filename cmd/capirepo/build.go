@@ -5,12 +5,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/release"
 )
@@ -22,6 +24,7 @@ type buildOptions struct {
 	out         string
 	image       string
 	allowRemote bool
+	lockTimeout time.Duration
 
 	// Manager binaries and image.
 	binaries    bool
@@ -46,10 +49,14 @@ func (o *buildOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.imageLayout, "image-layout", "", "build the manager image from the binaries and write it as an OCI layout to this folder")
 	f.StringVar(&o.imageRef, "image-ref", "tag", "how the components name a built image: tag (REPO:VERSION) or digest (REPO@sha256:...)")
 	f.StringVar(&o.baseImage, "base-image", "", "base of the manager image (default: empty, for a static binary)")
+	bindLockTimeout(cmd, &o.lockTimeout)
 }
 
 // validateArtifacts checks the binary and image flags of build and release.
 func (o *buildOptions) validateArtifacts() error {
+	if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
+		return err
+	}
 	if o.imageRef != pipeline.ImageRefTag && o.imageRef != pipeline.ImageRefDigest {
 		return usagef("--image-ref must be tag or digest, not %q", o.imageRef)
 	}
@@ -77,7 +84,7 @@ func (o *buildOptions) pipelineOptions(s streams) pipeline.BuildOptions {
 		Dir: o.dir, ConfigPath: o.config, Version: o.version, Out: o.out, Image: o.image, AllowRemote: o.allowRemote,
 		Binaries: o.binaries, Platforms: o.platforms, ImagePush: o.imagePush, ImageLayout: o.imageLayout,
 		ImageRef: o.imageRef, BaseImage: o.baseImage,
-		SourceDateEpoch: s.getenv("SOURCE_DATE_EPOCH"), Env: os.Environ(), Keychain: authn.DefaultKeychain,
+		SourceDateEpoch: s.getenv("SOURCE_DATE_EPOCH"), Env: os.Environ(), Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets),
 	}
 }
 
@@ -99,7 +106,8 @@ func newBuildCmd(s streams, g *globalOptions) *cobra.Command {
 			if err := lintBuilt(s, res); err != nil {
 				return err
 			}
-			if err := release.Write(o.out, res.Release); err != nil {
+			if err := release.WriteContext(cmd.Context(), o.out, res.Release,
+				release.WriteOptions{LockTimeout: o.lockTimeout, Progress: s.errOut}); err != nil {
 				return fmt.Errorf("write %s: %w", o.out, err)
 			}
 			return printBuild(s, g, o.out, res, b.Artifacts)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,8 @@ type devOptions struct {
 	root    string
 	version string
 	image   string
+	// lockTimeout bounds the wait for another run writing into the root.
+	lockTimeout time.Duration
 }
 
 func (o *devOptions) bind(cmd *cobra.Command) {
@@ -24,6 +27,7 @@ func (o *devOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.root, "root", "", "dev repository folder (default: $XDG_CONFIG_HOME/cluster-api/dev-repository)")
 	f.StringVar(&o.version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
 	f.StringVar(&o.image, "image", "", "repository of the manager container's image (tag = version)")
+	bindLockTimeout(cmd, &o.lockTimeout)
 }
 
 func newDevCmd(s streams, g *globalOptions) *cobra.Command {
@@ -40,6 +44,9 @@ provider trees. Dev versions are overwritten in place; a provider whose source
 tree did not change since the last run is not rendered again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
+				return err
+			}
 			root := o.root
 			if root == "" {
 				r, err := s.clusterctlEnv().DevRoot()
@@ -50,7 +57,7 @@ tree did not change since the last run is not rendered again.`,
 			}
 			res, err := localrepo.Dev(cmd.Context(), localrepo.DevOptions{
 				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image,
-				BuildID: devBuildID(), Progress: s.errOut,
+				BuildID: devBuildID(), Progress: s.errOut, LockTimeout: o.lockTimeout,
 			})
 			if err != nil {
 				return err

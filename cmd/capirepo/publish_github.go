@@ -2,6 +2,7 @@ package main
 
 import (
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ type publishGitHubOptions struct {
 	replace     bool
 	concurrency int
 	apiURL      string
+	timeout     time.Duration
 }
 
 func (o *publishGitHubOptions) validate() (owner, name string, err error) {
@@ -47,6 +49,9 @@ GitHub Enterprise server.`,
 			if err != nil {
 				return err
 			}
+			if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
+				return err
+			}
 			token := s.getenv("GITHUB_TOKEN")
 			if token == "" {
 				return usagef("set GITHUB_TOKEN to a token that may write releases of %s", o.repo)
@@ -62,7 +67,7 @@ GitHub Enterprise server.`,
 			p, err := publish.NewGitHub(publish.GitHubOptions{
 				Owner: owner, Repo: name, Tag: o.tag, Target: o.target,
 				Draft: o.draft, Replace: o.replace, Concurrency: o.concurrency,
-				APIURL: api, Token: token, HTTPClient: httpClient(), Progress: s.errOut,
+				APIURL: api, Token: token, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut,
 			})
 			if err != nil {
 				return usageError{err}
@@ -83,6 +88,7 @@ GitHub Enterprise server.`,
 	f.BoolVar(&o.replace, "replace", false, "replace assets whose content differs")
 	f.IntVar(&o.concurrency, "concurrency", 4, "parallel uploads")
 	f.StringVar(&o.apiURL, "api-url", "", "GitHub API URL, e.g. https://github.example.com/api/v3/ (default: GITHUB_API_URL, else api.github.com)")
+	bindTimeout(cmd, &o.timeout)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ type publishGitLabOptions struct {
 	pkg       string
 	replace   bool
 	tokenType string
+	timeout   time.Duration
 }
 
 func newPublishGitLabCmd(s streams, g *globalOptions) *cobra.Command {
@@ -34,13 +36,16 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
+			if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
+				return err
+			}
 			rel, err := o.load()
 			if err != nil {
 				return err
 			}
 			p, err := publish.NewGitLab(publish.GitLabOptions{
 				URL: o.url, Project: o.project, Package: o.pkg, Token: token, TokenType: tt,
-				Replace: o.replace, HTTPClient: httpClient(), Progress: s.errOut,
+				Replace: o.replace, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut,
 			})
 			if err != nil {
 				return usageError{err}
@@ -64,6 +69,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 	f.StringVar(&o.pkg, "package", "", "package name (default: each provider's label; only for a single-provider release)")
 	f.BoolVar(&o.replace, "replace", false, "replace files whose content differs")
 	f.StringVar(&o.tokenType, "token-type", "private", "token header: private (PRIVATE-TOKEN), bearer, or job (JOB-TOKEN from CI_JOB_TOKEN)")
+	bindTimeout(cmd, &o.timeout)
 	_ = cmd.MarkFlagRequired("url")
 	_ = cmd.MarkFlagRequired("project")
 	return cmd

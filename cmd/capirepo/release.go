@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ type releaseOptions struct {
 	gitlabURL string
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
 	gitlabTokenType string
+	timeout         time.Duration
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -50,12 +52,16 @@ Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
 	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// targets (default https://HOST)")
+	bindTimeout(cmd, &o.timeout)
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
 	return cmd
 }
 
 func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOptions) error {
 	if err := o.build.validateArtifacts(); err != nil {
+		return err
+	}
+	if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
 		return err
 	}
 	var targets []pipeline.Target
@@ -109,16 +115,16 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 			return nil, usagef("--publish %s: set GITHUB_TOKEN", t.Raw)
 		}
 		return publish.NewGitHub(publish.GitHubOptions{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
-			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(), Progress: s.errOut})
+			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut})
 	case pipeline.GitLab:
 		tt, token, err := gitlabToken(s.getenv, o.gitlabTokenType)
 		if err != nil {
 			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
 		}
 		return publish.NewGitLab(publish.GitLabOptions{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
-			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut})
+			Token: token, TokenType: tt, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut})
 	case pipeline.File:
-		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace}, nil
+		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace, LockTimeout: o.build.lockTimeout, Progress: s.errOut}, nil
 	}
 	return nil, usagef("--publish %s: unknown target", t.Raw)
 }
@@ -134,6 +140,9 @@ func writeSteps(w io.Writer, steps []pipeline.StepResult) {
 
 // isTerminal says whether w is a terminal, where progress rewrites one line.
 func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the secrets mask
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

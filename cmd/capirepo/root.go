@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -29,6 +30,8 @@ type streams struct {
 	out    io.Writer // results (--output json goes here)
 	errOut io.Writer // progress and findings
 	getenv env
+	// secrets are masked in out and errOut; add any secret learnt later.
+	secrets *redact.Set
 }
 
 // usageError marks an error as the caller's: exit code 2.
@@ -90,14 +93,17 @@ func newRootCmd(s streams) *cobra.Command {
 
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) int {
-	s := streams{out: out, errOut: errOut, getenv: getenv}
+	// Every byte printed goes through the run's secrets mask (secrets.go).
+	p := protect(args, out, errOut, getenv)
+	defer p.flush()
+	s := streams{out: p.out, errOut: p.errOut, getenv: p.getenv, secrets: p.secrets}
 	root := newRootCmd(s)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(redact.NewContext(ctx, p.secrets))
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(errOut, "Error: %v\n", err)
+	fmt.Fprintf(s.errOut, "Error: %v\n", err)
 	var ue usageError
 	var mismatch *pipeline.ManagerMismatchError
 	if errors.As(err, &ue) || errors.As(err, &mismatch) || errors.Is(err, builder.ErrNoVersion) || isCobraUsage(err) {
