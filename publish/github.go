@@ -93,6 +93,10 @@ func NewGitHub(o GitHubOptions) (*GitHub, error) {
 	if err != nil || api.Host == "" || (api.Scheme != "https" && api.Scheme != "http") {
 		return nil, fmt.Errorf("github API URL %q: want https://api.github.com/ or https://HOST/api/v3/", o.APIURL)
 	}
+	if api.User != nil { // never sent, never printed: the token comes from the environment
+		api.User = nil
+		o.APIURL = api.String()
+	}
 	if o.UploadURL == "" {
 		o.UploadURL = UploadURLFor(o.APIURL)
 	}
