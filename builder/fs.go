@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/internal/yamlsafe"
 )
 
@@ -106,14 +107,14 @@ func (fs *treeFS) Open(p string) (filesys.File, error) {
 	if err := fs.checkFile(p); err != nil {
 		return nil, err
 	}
-	return fs.FileSystem.Open(p)
+	return fsafe.Open(p)
 }
 
 func (fs *treeFS) ReadFile(p string) ([]byte, error) {
 	if err := fs.checkFile(p); err != nil {
 		return nil, err
 	}
-	data, err := fs.FileSystem.ReadFile(p)
+	data, err := fsafe.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +128,16 @@ func (fs *treeFS) checkFile(p string) error {
 	if err := fs.check(p); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(p); err == nil && fi.Size() > MaxFileSize {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil // the read reports it
+	}
+	// A FIFO or device would block the read for ever: refuse it unopened
+	// (fsafe checks again on the open file, so a swap in between is caught).
+	if err := fsafe.CheckRegular(p, fi); err != nil {
+		return err
+	}
+	if fi.Size() > MaxFileSize {
 		return fmt.Errorf("%s is %d bytes, over the %d MiB limit for a provider file", p, fi.Size(), MaxFileSize>>20)
 	}
 	return nil
