@@ -4,14 +4,30 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx := signalContext()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
-	stop()
 	os.Exit(code)
+}
+
+// signalContext is cancelled by the first SIGINT or SIGTERM, so the command
+// stops cleanly (writes finish or are rolled back, waits end); the second
+// one ends the process at once, as the default handlers are back by then.
+func signalContext() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		fmt.Fprintf(os.Stderr, "capirepo: %v: stopping (send it again to exit at once)\n", s)
+		cancel(fmt.Errorf("stopped by %v", s))
+	}()
+	return ctx
 }
