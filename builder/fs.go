@@ -26,6 +26,9 @@ var errReadOnly = errors.New("capirepo never writes into the provider tree")
 type treeFS struct {
 	filesys.FileSystem
 	roots []string // real, absolute
+	// scratch is the private folder remote bases are cloned into (with
+	// --allow-remote): readable, and kustomize may remove its clones there.
+	scratch string
 
 	mu        sync.Mutex
 	violation error // first refused path seen by a bool-returning method
@@ -100,8 +103,23 @@ func (fs *treeFS) Violation() error {
 func (fs *treeFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
 func (fs *treeFS) Mkdir(string) error                  { return errReadOnly }
 func (fs *treeFS) MkdirAll(string) error               { return errReadOnly }
-func (fs *treeFS) RemoveAll(string) error              { return errReadOnly }
-func (fs *treeFS) WriteFile(string, []byte) error      { return errReadOnly }
+func (fs *treeFS) RemoveAll(p string) error {
+	// kustomize removes its clones of remote bases when it is done.
+	if fs.scratch != "" {
+		if real, err := filepath.EvalSymlinks(p); err == nil && strings.HasPrefix(real, fs.scratch+string(filepath.Separator)) {
+			return os.RemoveAll(real)
+		}
+	}
+	return errReadOnly
+}
+
+// allowScratch allows reading below the private folder remote bases are
+// cloned into.
+func (fs *treeFS) allowScratch(dir string) {
+	fs.scratch = dir
+	fs.roots = append(fs.roots, dir)
+}
+func (fs *treeFS) WriteFile(string, []byte) error { return errReadOnly }
 
 func (fs *treeFS) Open(p string) (filesys.File, error) {
 	if err := fs.checkFile(p); err != nil {
