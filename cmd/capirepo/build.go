@@ -82,7 +82,8 @@ func (o *buildOptions) validateArtifacts() error {
 func (o *buildOptions) pipelineOptions(s streams) pipeline.BuildOptions {
 	return pipeline.BuildOptions{
 		Dir: o.dir, ConfigPath: o.config, Version: o.version, Out: o.out, Image: o.image, AllowRemote: o.allowRemote,
-		Binaries: o.binaries, Platforms: o.platforms, ImagePush: o.imagePush, ImageLayout: o.imageLayout,
+		LockTimeout: o.lockTimeout,
+		Binaries:    o.binaries, Platforms: o.platforms, ImagePush: o.imagePush, ImageLayout: o.imageLayout,
 		ImageRef: o.imageRef, BaseImage: o.baseImage,
 		SourceDateEpoch: s.getenv("SOURCE_DATE_EPOCH"), Env: os.Environ(), Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets),
 	}
