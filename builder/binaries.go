@@ -17,6 +17,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -156,19 +157,11 @@ func BuildBinaries(ctx context.Context, o BinaryOptions) ([]Binary, error) {
 		return nil, err
 	}
 	binDir := filepath.Join(o.Out, BinDir)
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(binDir, ".build-")
+	tmp, release, err := stageBinaries(ctx, o.Out, binDir)
 	if err != nil {
 		return nil, err
 	}
-	// go build runs in the provider tree, so its -o must not be relative
-	// to the working directory of capirepo.
-	if tmp, err = filepath.Abs(tmp); err != nil {
-		return nil, err
-	}
-	defer func() { _ = os.RemoveAll(tmp) }()
+	defer release()
 
 	pkg := "./" + strings.TrimPrefix(filepath.ToSlash(filepath.Clean(main)), "./")
 	if filepath.Clean(main) == "." {
@@ -192,12 +185,64 @@ func BuildBinaries(ctx context.Context, o BinaryOptions) ([]Binary, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	// The set moves in under Out's lock, so two builds never leave a mix.
+	lock, err := dirlock.Acquire(ctx, o.Out, dirlock.Options{What: "writing into"})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = lock.Release() }()
 	for _, b := range out {
 		if err := os.Rename(filepath.Join(tmp, filepath.Base(b.Path)), b.Path); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// stageBinaries makes this run's staging folder Out/bin/.build-*, locked by
+// its own dirlock for as long as the run lives, and removes the staging
+// folders of runs that are gone (their lock is free). Both happen under
+// Out's lock, so no folder is seen between its creation and its lock. The
+// returned func removes the folder and gives its lock up.
+func stageBinaries(ctx context.Context, out, binDir string) (string, func(), error) {
+	root, err := dirlock.Acquire(ctx, out, dirlock.Options{What: "writing into"})
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() { _ = root.Release() }()
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return "", nil, err
+	}
+	if entries, err := os.ReadDir(binDir); err == nil {
+		for _, e := range entries {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), ".build-") {
+				continue
+			}
+			d := filepath.Join(binDir, e.Name())
+			if l, err := dirlock.Acquire(ctx, d, dirlock.Options{Timeout: -1}); err == nil {
+				_ = l.Release()
+				_ = os.RemoveAll(d)
+			}
+		}
+	}
+	tmp, err := os.MkdirTemp(binDir, ".build-")
+	if err != nil {
+		return "", nil, err
+	}
+	// go build runs in the provider tree, so its -o must not be relative
+	// to the working directory of capirepo.
+	if tmp, err = filepath.Abs(tmp); err != nil {
+		return "", nil, err
+	}
+	own, err := dirlock.Acquire(ctx, tmp, dirlock.Options{Timeout: -1})
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	return tmp, func() {
+		_ = own.Release()
+		_ = os.RemoveAll(tmp)
+	}, nil
 }
 
 func binaryName(prefix string, p Platform) string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -253,5 +254,49 @@ func TestParsePlatform(t *testing.T) {
 	}
 	if s := (Platform{OS: "linux", Arch: "arm", Variant: "v7"}).String(); s != "linux/arm/v7" {
 		t.Errorf("String() = %q", s)
+	}
+}
+
+// TestBuildBinaries_RemovesOnlyStagingOfRunsThatAreGone: a killed run's
+// staging folder (its lock free) is removed by the next build; a running
+// one's (its lock held) is left alone.
+func TestBuildBinaries_RemovesOnlyStagingOfRunsThatAreGone(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "go.mod", "module example.com/broken\n\ngo 1.26\n")
+	write(t, dir, "main.go", "package main\n\nfunc main() { notDefined() }\n")
+	out := t.TempDir()
+	dead := filepath.Join(out, BinDir, ".build-dead")
+	live := filepath.Join(out, BinDir, ".build-live")
+	for _, d := range []string{dead, live} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, d, "manager-linux-amd64", "half")
+	}
+	// The dead run held its lock once; the kernel freed it when it died.
+	if l, err := dirlock.Acquire(context.Background(), dead, dirlock.Options{}); err != nil {
+		t.Fatal(err)
+	} else {
+		_ = l.Release()
+	}
+	held, err := dirlock.Acquire(context.Background(), live, dirlock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	_, err = BuildBinaries(context.Background(), BinaryOptions{Dir: dir, Out: out,
+		Build: provider.Build{Platforms: []string{"linux/amd64"}}, Version: "v0.1.0"})
+	if err == nil {
+		t.Fatal("a package that does not compile built")
+	}
+	if _, err := os.Stat(dead); err == nil {
+		t.Errorf("the dead run's staging folder %s is still there", dead)
+	}
+	if _, err := os.Stat(filepath.Join(live, "manager-linux-amd64")); err != nil {
+		t.Errorf("the live run's staging folder was touched: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(out, BinDir))
+	if len(entries) != 1 {
+		t.Errorf("bin/ holds %d entries, want only the live run's staging folder", len(entries))
 	}
 }

@@ -115,18 +115,23 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("%s: asked for providers %v, config has %d of them", cfg.File, opts.Providers, len(specs))
 		}
 	}
-	var extra []string
-	if opts.AllowRemote {
-		extra = append(extra, filepath.Clean(osTempDir()))
-	}
 	if !opts.SkipBefore {
 		if err := RunBefore(ctx, opts.Dir, cfg, opts.Log); err != nil {
 			return nil, err
 		}
 	}
-	fs, err := newTreeFS(opts.Dir, extra...)
+	fs, err := newTreeFS(opts.Dir)
 	if err != nil {
 		return nil, err
+	}
+	if opts.AllowRemote {
+		// Remote bases are cloned into a private folder; local paths stay
+		// confined to the tree.
+		scratch, err := remoteScratch()
+		if err != nil {
+			return nil, err
+		}
+		fs.allowScratch(scratch)
 	}
 	warmUp()
 

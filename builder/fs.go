@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/internal/yamlsafe"
 )
 
@@ -25,6 +26,9 @@ var errReadOnly = errors.New("capirepo never writes into the provider tree")
 type treeFS struct {
 	filesys.FileSystem
 	roots []string // real, absolute
+	// scratch is the private folder remote bases are cloned into (with
+	// --allow-remote): readable, and kustomize may remove its clones there.
+	scratch string
 
 	mu        sync.Mutex
 	violation error // first refused path seen by a bool-returning method
@@ -99,21 +103,36 @@ func (fs *treeFS) Violation() error {
 func (fs *treeFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
 func (fs *treeFS) Mkdir(string) error                  { return errReadOnly }
 func (fs *treeFS) MkdirAll(string) error               { return errReadOnly }
-func (fs *treeFS) RemoveAll(string) error              { return errReadOnly }
-func (fs *treeFS) WriteFile(string, []byte) error      { return errReadOnly }
+func (fs *treeFS) RemoveAll(p string) error {
+	// kustomize removes its clones of remote bases when it is done.
+	if fs.scratch != "" {
+		if real, err := filepath.EvalSymlinks(p); err == nil && strings.HasPrefix(real, fs.scratch+string(filepath.Separator)) {
+			return os.RemoveAll(real)
+		}
+	}
+	return errReadOnly
+}
+
+// allowScratch allows reading below the private folder remote bases are
+// cloned into.
+func (fs *treeFS) allowScratch(dir string) {
+	fs.scratch = dir
+	fs.roots = append(fs.roots, dir)
+}
+func (fs *treeFS) WriteFile(string, []byte) error { return errReadOnly }
 
 func (fs *treeFS) Open(p string) (filesys.File, error) {
 	if err := fs.checkFile(p); err != nil {
 		return nil, err
 	}
-	return fs.FileSystem.Open(p)
+	return fsafe.Open(p)
 }
 
 func (fs *treeFS) ReadFile(p string) ([]byte, error) {
 	if err := fs.checkFile(p); err != nil {
 		return nil, err
 	}
-	data, err := fs.FileSystem.ReadFile(p)
+	data, err := fsafe.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +146,16 @@ func (fs *treeFS) checkFile(p string) error {
 	if err := fs.check(p); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(p); err == nil && fi.Size() > MaxFileSize {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil // the read reports it
+	}
+	// A FIFO or device would block the read for ever: refuse it unopened
+	// (fsafe checks again on the open file, so a swap in between is caught).
+	if err := fsafe.CheckRegular(p, fi); err != nil {
+		return err
+	}
+	if fi.Size() > MaxFileSize {
 		return fmt.Errorf("%s is %d bytes, over the %d MiB limit for a provider file", p, fi.Size(), MaxFileSize>>20)
 	}
 	return nil

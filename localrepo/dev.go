@@ -16,6 +16,7 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -247,7 +248,7 @@ func devVersion(s source, override string) (version, from string, err error) {
 		return s.spec.NextVersion, "nextVersion", nil
 	}
 	file := filepath.Join(s.dir, filepath.FromSlash(s.spec.Metadata))
-	data, err := os.ReadFile(file)
+	data, err := fsafe.ReadFile(file)
 	if err != nil {
 		return "", "", fmt.Errorf("no nextVersion in %s, and no metadata.yaml to derive one from: %w", s.describe(), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -45,7 +46,7 @@ func resolveSources(dir, configPath string) ([]source, error) {
 		settings = filepath.Join(dir, provider.SettingsFile)
 	}
 	if strings.HasSuffix(settings, ".json") {
-		data, err := os.ReadFile(settings)
+		data, err := fsafe.ReadFile(settings)
 		if err != nil {
 			return nil, fmt.Errorf("read settings: %w", err)
 		}

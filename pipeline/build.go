@@ -38,6 +38,9 @@ type BuildOptions struct {
 	// Image is the repository of the manager's image (tag = version).
 	Image       string
 	AllowRemote bool
+	// LockTimeout bounds the wait for another capirepo writing into Out;
+	// 0 means the default (2 minutes).
+	LockTimeout time.Duration
 
 	// Binaries compiles the manager for Platforms ("" = the config's).
 	Binaries  bool

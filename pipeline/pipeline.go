@@ -295,9 +295,9 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 	return d, false, nil
 }
 
-func (r *run) write(context.Context) (string, bool, error) {
+func (r *run) write(ctx context.Context) (string, bool, error) {
 	out := r.o.Build.Out
-	if err := release.Write(out, r.b.Result.Release); err != nil {
+	if err := release.WriteContext(ctx, out, r.b.Result.Release, release.WriteOptions{LockTimeout: r.o.Build.LockTimeout, Progress: r.o.Log}); err != nil {
 		return "", false, fmt.Errorf("write %s: %w", out, err)
 	}
 	return "dist in " + out, false, nil

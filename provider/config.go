@@ -13,6 +13,8 @@ import (
 	"text/template"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/capirepo/capirepo/internal/fsafe"
 )
 
 // File names looked for at the root of a provider tree.
@@ -191,7 +193,7 @@ func LoadConfig(dir, configPath string) (*Config, error) {
 		}
 		cfg = c
 	} else {
-		data, err := os.ReadFile(configPath)
+		data, err := fsafe.ReadFile(configPath)
 		if err != nil {
 			return nil, fmt.Errorf("read config: %w", err)
 		}
@@ -397,7 +399,7 @@ func findKustomization(dir string) (string, error) {
 // labelFromKustomization reads the provider label a kustomization sets with
 // labels: or commonLabels:.
 func labelFromKustomization(file string) (string, error) {
-	data, err := os.ReadFile(file)
+	data, err := fsafe.ReadFile(file)
 	if err != nil {
 		return "", err
 	}

@@ -116,13 +116,16 @@ func NewGitHub(o GitHubOptions) (*GitHub, error) {
 	if err != nil || api.Host == "" || (api.Scheme != "https" && api.Scheme != "http") {
 		return nil, fmt.Errorf("github API URL %q: want https://api.github.com/ or https://HOST/api/v3/", o.APIURL)
 	}
+	if api.User != nil { // never sent, never printed: the token comes from the environment
+		api.User = nil
+		o.APIURL = api.String()
+	}
 	if o.UploadURL == "" {
 		o.UploadURL = UploadURLFor(o.APIURL)
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	// The token goes to the API and upload hosts only, never to a host a
+	// redirect names (asset downloads redirect to a storage host).
+	hc := GuardCredentials(o.HTTPClient, o.APIURL, o.UploadURL)
 	c := github.NewClient(hc)
 	if o.APIURL != DefaultGitHubAPI {
 		if c, err = c.WithEnterpriseURLs(o.APIURL, o.UploadURL); err != nil {

@@ -112,7 +112,12 @@ func NewGitLab(o GitLabOptions) (*GitLab, error) {
 	}
 	base.Path = strings.TrimSuffix(strings.TrimSuffix(base.Path, "/"), "/api/v4")
 	base.RawPath, base.RawQuery, base.Fragment = "", "", ""
+	userinfo := base.User != nil
+	base.User = nil // never sent, never printed: the token comes from the environment
 	g := &GitLab{o: o, web: strings.TrimSuffix(base.String(), "/"), host: base.Host}
+	if userinfo {
+		g.warnings = append(g.warnings, "the GitLab URL carries a user name or password: it is ignored (and never printed); give the token in GITLAB_ACCESS_TOKEN")
+	}
 
 	project, err := url.PathUnescape(strings.Trim(strings.TrimSpace(o.Project), "/"))
 	switch {
@@ -159,11 +164,10 @@ func NewGitLab(o GitLabOptions) (*GitLab, error) {
 		}
 	}
 
-	hc := &http.Client{}
-	if o.HTTPClient != nil {
-		c := *o.HTTPClient // the client library wraps the transport: never touch the caller's client
-		hc = &c
-	}
+	// A copy (the client library wraps the transport: never touch the
+	// caller's client) that sends the token to this GitLab only, never to
+	// a host a redirect names.
+	hc := GuardCredentials(o.HTTPClient, g.web)
 	opts := []gl.ClientOptionFunc{
 		gl.WithBaseURL(g.web + "/api/v4"),
 		gl.WithHTTPClient(hc),

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/distribution/reference"
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -13,6 +14,7 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/image"
+	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/release"
 )
@@ -24,6 +26,7 @@ type buildOptions struct {
 	out         string
 	image       string
 	allowRemote bool
+	lockTimeout time.Duration
 
 	// Manager binaries and image.
 	binaries    bool
@@ -55,6 +58,7 @@ func (o *buildOptions) bind(cmd *cobra.Command, w io.Writer) {
 	f.StringVar(&o.baseImage, "base-image", "", "base of the manager image, resolved to a digest and recorded (default "+image.DefaultBase+
 		": CA certificates, user 65532); none for the bare binary")
 	f.StringArrayVar(&o.disable, "disable", nil, "waive a lint rule: RULE=reason (repeatable), with the waivers of capirepo.yaml lint.disable")
+	bindLockTimeout(cmd, &o.lockTimeout)
 }
 
 // validate checks the flags of build and release, and takes the tree from
@@ -105,6 +109,9 @@ func checkImageFlag(image string) error {
 
 // validateArtifacts checks the binary and image flags of build and release.
 func (o *buildOptions) validateArtifacts() error {
+	if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
+		return err
+	}
 	if o.imageRef != pipeline.ImageRefTag && o.imageRef != pipeline.ImageRefDigest {
 		return usagef("--image-ref must be tag or digest, not %q", o.imageRef)
 	}
@@ -137,9 +144,10 @@ func (o *buildOptions) disabled() map[string]string {
 func (o *buildOptions) pipelineOptions(s streams) pipeline.BuildOptions {
 	return pipeline.BuildOptions{
 		Dir: o.dir, ConfigPath: o.config, Version: o.version, Out: o.out, Image: o.image, AllowRemote: o.allowRemote,
-		Binaries: o.binaries, Platforms: o.platforms, ImagePush: o.imagePush, ImageLayout: o.imageLayout,
+		LockTimeout: o.lockTimeout,
+		Binaries:    o.binaries, Platforms: o.platforms, ImagePush: o.imagePush, ImageLayout: o.imageLayout,
 		ImageRef: o.imageRef, BaseImage: o.baseImage, Disabled: o.disabled(),
-		SourceDateEpoch: s.getenv("SOURCE_DATE_EPOCH"), Env: os.Environ(), Keychain: authn.DefaultKeychain,
+		SourceDateEpoch: s.getenv("SOURCE_DATE_EPOCH"), Env: os.Environ(), Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets),
 	}
 }
 
@@ -186,7 +194,8 @@ progress and findings on stderr.`,
 			if err != nil {
 				return fmt.Errorf("lint: %w; nothing was written", err)
 			}
-			if err := release.Write(o.out, res.Release); err != nil {
+			if err := release.WriteContext(cmd.Context(), o.out, res.Release,
+				release.WriteOptions{LockTimeout: o.lockTimeout, Progress: s.errOut}); err != nil {
 				return fmt.Errorf("write %s: %w", o.out, err)
 			}
 			return printBuild(s, g, o.out, res, b.Artifacts, rep)

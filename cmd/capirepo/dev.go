@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,8 @@ type devOptions struct {
 	image   string
 
 	allowRemote bool
+	// lockTimeout bounds the wait for another run writing into the root.
+	lockTimeout time.Duration
 }
 
 // bind binds the flags; w gets deprecation notices.
@@ -31,6 +34,7 @@ func (o *devOptions) bind(cmd *cobra.Command, w io.Writer) {
 	f.StringVar(&o.version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
 	f.StringVar(&o.image, "image", "", "repository of the manager image, tagged with the dev version (default: keep the image the kustomization names)")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs); rendered on every run")
+	bindLockTimeout(cmd, &o.lockTimeout)
 }
 
 func newDevCmd(s streams, g *globalOptions) *cobra.Command {
@@ -62,6 +66,9 @@ tree did not change since the last run is not rendered again.`,
 					return err
 				}
 			}
+			if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
+				return err
+			}
 			root := o.root
 			if root == "" {
 				r, err := s.clusterctlEnv().DevRoot()
@@ -72,7 +79,7 @@ tree did not change since the last run is not rendered again.`,
 			}
 			res, err := localrepo.Dev(cmd.Context(), localrepo.DevOptions{
 				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image, AllowRemote: o.allowRemote,
-				BuildID: devBuildID(), Progress: s.errOut,
+				BuildID: devBuildID(), Progress: s.errOut, LockTimeout: o.lockTimeout,
 			})
 			if err != nil {
 				return err

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,9 +15,8 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx := signalContext()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
-	stop()
 	os.Exit(code)
 }
 
@@ -34,4 +34,20 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// signalContext is cancelled by the first SIGINT or SIGTERM, so the command
+// stops cleanly (writes finish or are rolled back, waits end); the second
+// one ends the process at once, as the default handlers are back by then.
+func signalContext() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		fmt.Fprintf(os.Stderr, "capirepo: %v: stopping (send it again to exit at once)\n", s)
+		cancel(fmt.Errorf("stopped by %v", s))
+	}()
+	return ctx
 }

@@ -30,6 +30,7 @@ type mirrorOptions struct {
 	certManager      bool
 	configOut        string
 	plainHTTP        bool
+	timeout          time.Duration
 }
 
 func newMirrorCmd(s streams, g *globalOptions) *cobra.Command {
@@ -87,6 +88,7 @@ clusterctl itself reads no registry, so nothing is read back from it.`,
 	f.StringVar(&o.images, "images", "", "copy every image to REGISTRY/PREFIX and write image overrides")
 	f.BoolVar(&o.replace, "replace", false, "let mirrored files that changed upstream be replaced")
 	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to an oci:// target registry")
+	bindTimeout(cmd, &o.timeout)
 	f.IntVar(&o.concurrency, "concurrency", 4, "providers mirrored at once")
 	f.BoolVar(&o.noVerify, "no-verify", false, "do not read the mirror back through clusterctl")
 	f.BoolVar(&o.certManager, "cert-manager", true, "mirror cert-manager at the version clusterctl would install")
@@ -115,7 +117,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	bars := newUploadBars(s, g)
 	defer bars.Close()
 	ms := bars.streams(s)
-	so := pipeline.SinkOptions{Replace: o.replace, GitLabURL: o.gitlabURL, HTTPClient: httpClient(), Progress: ms.errOut,
+	so := pipeline.SinkOptions{Replace: o.replace, GitLabURL: o.gitlabURL, HTTPClient: httpClient(s, o.timeout), Progress: ms.errOut,
 		UploadProgress: bars.hook()}
 	if t.Kind == pipeline.GitLab {
 		if so.GitLabTokenType, so.GitLabToken, err = gitlabToken(s.getenv, o.gitlabTokenType); err != nil {
@@ -154,7 +156,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
 		Target: t, Sink: sink,
 		GitHubAPI: o.githubAPI, GitHubToken: s.getenv("GITHUB_TOKEN"), GitLabToken: s.getenv("GITLAB_ACCESS_TOKEN"),
-		HTTPClient: httpClient(),
+		HTTPClient: httpClient(s, o.timeout),
 		Images:     o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(registryTransport())},
 		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars,
 		Log: log, Progress: progress,

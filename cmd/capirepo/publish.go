@@ -54,8 +54,11 @@ func (o *fromOptions) load() (*release.Release, error) {
 	return release.Load(o.from, o.version)
 }
 
-// httpClient is the client publishers use: generous timeout for large uploads.
-func httpClient() *http.Client { return &http.Client{Timeout: 10 * time.Minute} }
+// httpClient is the client publishers use: each wait bounded by timeout
+// (--timeout), never the whole transfer; stalls are reported on stderr.
+func httpClient(s streams, timeout time.Duration) *http.Client {
+	return publish.NewHTTPClient(publish.HTTPOptions{Timeout: timeout, Progress: s.errOut})
+}
 
 // printSummary writes a publish summary: JSON on stdout; or what was done
 // on stderr and the result, clusterctl's providers: entry ready to paste,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ type publishGitHubOptions struct {
 	replace     bool
 	concurrency int
 	apiURL      string
+	timeout     time.Duration
 }
 
 func (o *publishGitHubOptions) validate() (owner, name string, err error) {
@@ -60,6 +62,9 @@ a GitHub Enterprise server.`,
 			if err != nil {
 				return err
 			}
+			if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
+				return err
+			}
 			token := s.getenv("GITHUB_TOKEN")
 			if token == "" {
 				return usagef("set GITHUB_TOKEN to a token that may write releases of %s", o.repo)
@@ -77,7 +82,7 @@ a GitHub Enterprise server.`,
 			gho := publish.GitHubOptions{
 				Owner: owner, Repo: name, Tag: o.tag,
 				Replace: o.replace, Concurrency: o.concurrency,
-				APIURL: api, Token: token, HTTPClient: httpClient(), Progress: bars.streams(s).errOut,
+				APIURL: api, Token: token, HTTPClient: httpClient(s, o.timeout), Progress: bars.streams(s).errOut,
 				UploadProgress: bars.hook(),
 			}
 			if err := o.notes.apply(&gho); err != nil {
@@ -104,6 +109,7 @@ a GitHub Enterprise server.`,
 	f.IntVar(&o.concurrency, "concurrency", 4, "parallel uploads")
 	f.StringVar(&o.apiURL, "github-api-url", "", "GitHub API URL, e.g. https://github.example.com/api/v3/ (default: GITHUB_API_URL, else api.github.com)")
 	deprecatedAlias(s.errOut, f, "api-url", "github-api-url") // the name release uses; the old one stays for a release
+	bindTimeout(cmd, &o.timeout)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }

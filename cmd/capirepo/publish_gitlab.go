@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/url"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ type publishGitLabOptions struct {
 	replace   bool
 	tokenType string
 	release   gitlabReleaseOptions
+	timeout   time.Duration
 }
 
 func newPublishGitLabCmd(s streams, g *globalOptions) *cobra.Command {
@@ -47,6 +49,9 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
+			if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
+				return err
+			}
 			rel, err := o.load()
 			if err != nil {
 				return err
@@ -55,7 +60,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			defer bars.Close()
 			glo := publish.GitLabOptions{
 				URL: o.url, Project: o.project, Package: o.pkg, Token: token, TokenType: tt,
-				Replace: o.replace, HTTPClient: httpClient(), Progress: bars.streams(s).errOut,
+				Replace: o.replace, HTTPClient: httpClient(s, o.timeout), Progress: bars.streams(s).errOut,
 				UploadProgress: bars.hook(),
 			}
 			if err := o.release.apply(&glo); err != nil {
@@ -84,6 +89,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 	// The names release uses; the old ones stay for a release.
 	deprecatedAlias(s.errOut, f, "url", "gitlab-url")
 	deprecatedAlias(s.errOut, f, "token-type", "gitlab-token-type")
+	bindTimeout(cmd, &o.timeout)
 	_ = cmd.MarkFlagRequired("project")
 	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ type publishLocalOptions struct {
 	replace          bool
 	overrides        bool
 	clusterctlConfig string
+	lockTimeout      time.Duration
 }
 
 func (o *publishLocalOptions) validate() error {
@@ -69,6 +71,9 @@ Files there replace the same provider version's files from any URL.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
+				return err
+			}
 			root, target := o.root, "local"
 			if o.overrides {
 				folder, source, err := localrepo.OverridesFolder(s.clusterctlEnv(), o.clusterctlConfig)
@@ -82,7 +87,8 @@ Files there replace the same provider version's files from any URL.`,
 			if err != nil {
 				return err
 			}
-			sum, err := (&localrepo.Publisher{Root: root, Replace: o.replace, Target: target}).Publish(cmd.Context(), rel)
+			sum, err := (&localrepo.Publisher{Root: root, Replace: o.replace, Target: target,
+				LockTimeout: o.lockTimeout, Progress: s.errOut}).Publish(cmd.Context(), rel)
 			if err != nil {
 				return err
 			}
@@ -96,6 +102,7 @@ Files there replace the same provider version's files from any URL.`,
 	f.BoolVar(&o.replace, "replace", false, "overwrite a version folder that holds different files")
 	f.BoolVar(&o.overrides, "overrides", false, "write into clusterctl's overrides folder instead of --out")
 	f.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose overridesFolder --overrides uses")
+	bindLockTimeout(cmd, &o.lockTimeout)
 	return cmd
 }
 

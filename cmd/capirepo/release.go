@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -35,6 +36,7 @@ type releaseOptions struct {
 	ociPublishers []*oci.Publisher
 	// uploads follows the bytes of GitHub and GitLab uploads (progress bars).
 	uploads publish.UploadProgress
+	timeout time.Duration
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -76,12 +78,19 @@ oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 	o.glRelease.title, o.glRelease.notesFile, o.glRelease.provenance = &o.notes.title, &o.notes.notesFile, &o.notes.provenance
 	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
 	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// targets (default https://HOST)")
+	bindTimeout(cmd, &o.timeout)
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
 	o.oci.bind(cmd, true, "oci-")
 	return cmd
 }
 
 func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOptions) error {
+	if err := o.build.validateArtifacts(); err != nil {
+		return err
+	}
+	if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
+		return err
+	}
 	var targets []pipeline.Target
 	for _, raw := range o.publish {
 		t, err := pipeline.ParseTarget(raw)
@@ -152,7 +161,7 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 			return nil, usagef("--publish %s: set GITHUB_TOKEN", t.Raw)
 		}
 		gho := publish.GitHubOptions{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
-			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(), Progress: s.errOut,
+			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut,
 			UploadProgress: o.uploads}
 		if err := o.notes.apply(&gho); err != nil {
 			return nil, err
@@ -164,14 +173,14 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
 		}
 		glo := publish.GitLabOptions{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
-			Token: token, TokenType: tt, HTTPClient: httpClient(), Progress: s.errOut,
+			Token: token, TokenType: tt, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut,
 			UploadProgress: o.uploads}
 		if err := o.glRelease.apply(&glo); err != nil {
 			return nil, err
 		}
 		return publish.NewGitLab(glo)
 	case pipeline.File:
-		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace}, nil
+		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace, LockTimeout: o.build.lockTimeout, Progress: s.errOut}, nil
 	case pipeline.OCI:
 		p, err := newOCIPublisher(context.Background(), s, t.Repository, o.oci, o.replace, o.build.dir)
 		if err != nil {
@@ -213,6 +222,9 @@ func writeSteps(w io.Writer, steps []pipeline.StepResult) {
 // isTerminal says whether w is a terminal, where progress rewrites one line
 // and uploads get bars; not a file, a pipe or /dev/null.
 func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the secrets mask
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -28,6 +29,8 @@ type streams struct {
 	out    io.Writer // results (--output json goes here)
 	errOut io.Writer // progress and findings
 	getenv env
+	// secrets are masked in out and errOut; add any secret learnt later.
+	secrets *redact.Set
 }
 
 // usageError marks an error as the caller's: exit code 2.
@@ -111,16 +114,19 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 // command asked for -o json that printed nothing on stdout prints a
 // failure document there, so a script always gets JSON.
 func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) int {
-	stdout := &countingWriter{w: out}
-	s := streams{out: stdout, errOut: errOut, getenv: getenv}
+	// Every byte printed goes through the run's secrets mask (secrets.go).
+	p := protect(args, out, errOut, getenv)
+	defer p.flush()
+	stdout := &countingWriter{w: p.out}
+	s := streams{out: stdout, errOut: p.errOut, getenv: p.getenv, secrets: p.secrets}
 	root := newRootCmd(s)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(redact.NewContext(ctx, p.secrets))
 	code := exitCode(err)
 	if err != nil {
-		fmt.Fprintf(errOut, "Error: %v\n", err)
+		fmt.Fprintf(s.errOut, "Error: %v\n", err)
 		if f := root.PersistentFlags().Lookup("output"); f != nil && f.Value.String() == "json" && stdout.n == 0 {
-			_ = printJSON(out, newFailure(err, code))
+			_ = printJSON(p.out, newFailure(err, code))
 		}
 	}
 	return code

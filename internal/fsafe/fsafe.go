@@ -1,0 +1,63 @@
+// Package fsafe opens files capirepo reads from a provider tree so that a
+// special file (a FIFO, a device, a socket) where a regular file is expected
+// is refused, naming the path, instead of blocking the run for ever: the
+// file is opened without blocking and checked with fstat before any read.
+package fsafe
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// Open opens name for reading and refuses anything but a regular file.
+func Open(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|nonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	if err := CheckRegular(name, fi); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadFile reads a regular file (see Open).
+func ReadFile(name string) ([]byte, error) {
+	f, err := Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	return io.ReadAll(f)
+}
+
+// CheckRegular returns an error naming the kind of file unless fi is a
+// regular file.
+func CheckRegular(name string, fi fs.FileInfo) error {
+	m := fi.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	kind := "not a regular file"
+	switch {
+	case m.IsDir():
+		kind = "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeDevice != 0:
+		kind = "a device"
+	case m&fs.ModeSymlink != 0:
+		kind = "a symlink"
+	}
+	return fmt.Errorf("%s is %s, not a regular file: capirepo reads only regular files and folders; replace it with the file it stands for", name, kind)
+}

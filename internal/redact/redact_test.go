@@ -1,0 +1,100 @@
+package redact
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+)
+
+const token = "ghp_s3cr3t/Token+with&chars"
+
+func TestStringMasksEveryForm(t *testing.T) {
+	var s Set
+	s.Add(token, "", "ab") // too short ones are ignored
+	j, _ := json.Marshal(map[string]string{"echo": "Bearer " + token})
+	for _, in := range []string{
+		"Authorization: Bearer " + token,
+		"https://x/?t=" + strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(token, "/", "%2F"), "+", "%2B"), "&", "%26"),
+		string(j),
+	} {
+		out := s.String(in)
+		if strings.Contains(out, "s3cr3t") || !strings.Contains(out, Mask) {
+			t.Errorf("String(%q) = %q", in, out)
+		}
+	}
+	if got := s.String("ab cd"); got != "ab cd" {
+		t.Errorf("a too short secret masked ordinary text: %q", got)
+	}
+}
+
+func TestAddURL(t *testing.T) {
+	var s Set
+	if !s.AddURL("https://user:pa55word@gitlab.example.com/x") {
+		t.Fatal("userinfo not found")
+	}
+	if s.AddURL("https://gitlab.example.com") {
+		t.Error("a URL without userinfo reported some")
+	}
+	if got := s.String("failed: https://user:pa55word@gitlab.example.com"); strings.Contains(got, "pa55word") {
+		t.Errorf("password printed: %q", got)
+	}
+}
+
+// TestWriterMasksSecretSplitAcrossWrites writes the text one byte at a time.
+func TestWriterMasksSecretSplitAcrossWrites(t *testing.T) {
+	var s Set
+	s.Add(token)
+	var out bytes.Buffer
+	w := NewWriter(&out, &s)
+	text := "header Authorization: Bearer " + token + " echoed\n"
+	for i := range len(text) {
+		if _, err := w.Write([]byte{text[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "header Authorization: Bearer " + Mask + " echoed\n"; out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}
+
+func TestWriterHoldsOnlyAPossibleStart(t *testing.T) {
+	var s Set
+	s.Add(token)
+	var out bytes.Buffer
+	w := NewWriter(&out, &s)
+	fmt.Fprint(w, "progress 50% ghp_")
+	if out.String() != "progress 50% " {
+		t.Errorf("written before flush: %q (only the possible start of a secret may wait)", out.String())
+	}
+	_ = w.Flush()
+	if out.String() != "progress 50% ghp_" {
+		t.Errorf("after flush: %q", out.String())
+	}
+}
+
+func TestErrorKeepsIdentity(t *testing.T) {
+	var s Set
+	s.Add(token)
+	err := s.Error(fmt.Errorf("GET with %s: %w", token, fs.ErrNotExist))
+	if strings.Contains(err.Error(), token) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Error() = %v", err)
+	}
+}
+
+func TestContext(t *testing.T) {
+	s := &Set{}
+	ctx := NewContext(context.Background(), s)
+	Add(ctx, "registry-password")
+	Add(context.Background(), "ignored-without-a-set")
+	if got := s.String("registry-password"); got != Mask {
+		t.Errorf("got %q", got)
+	}
+}

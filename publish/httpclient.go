@@ -1,0 +1,271 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Waits every request of capirepo is bounded by (HTTPOptions).
+const (
+	// DefaultTimeout bounds each wait for a server: the reply's headers,
+	// and any pause while a body is sent or read (--timeout).
+	DefaultTimeout = time.Minute
+	// MaxConnectTimeout bounds connecting and the TLS handshake.
+	MaxConnectTimeout = 30 * time.Second
+	// DefaultWaitNotice is how long a stall lasts before it is reported.
+	DefaultWaitNotice = 5 * time.Second
+)
+
+// HTTPOptions say how long a request may wait and whom to tell.
+type HTTPOptions struct {
+	// Timeout bounds each wait: connecting and the TLS handshake (at most
+	// MaxConnectTimeout), the reply's headers, and any pause in sending or
+	// reading a body. It is not a bound on a whole transfer: a large upload
+	// on a slow link lasts as long as it keeps moving. 0 means DefaultTimeout.
+	Timeout time.Duration
+	// WaitNotice is how long a request makes no progress before Progress is
+	// told what it waits for; 0 means DefaultWaitNotice.
+	WaitNotice time.Duration
+	// Progress receives the waiting lines; nil says nothing.
+	Progress io.Writer
+}
+
+// NewHTTPClient returns the client publishers use: every wait bounded as
+// HTTPOptions says, no total timeout. A stalled request fails with a
+// TimeoutError, which the retry policy retries.
+func NewHTTPClient(o HTTPOptions) *http.Client {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.WaitNotice <= 0 {
+		o.WaitNotice = DefaultWaitNotice
+	}
+	connect := min(o.Timeout, MaxConnectTimeout)
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = connect
+	t.ResponseHeaderTimeout = o.Timeout
+	t.ExpectContinueTimeout = time.Second
+	return &http.Client{Transport: &watchdog{next: t, o: o}}
+}
+
+// TimeoutError says a server sent or took nothing for the whole timeout.
+type TimeoutError struct {
+	Host string
+	// After is the timeout that passed without progress.
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s sent nothing for %s (raise --timeout if the server is just slow)", e.Host, e.After)
+}
+
+// Timeout marks the error as a timeout (net.Error), so it is retried.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// Temporary is part of net.Error.
+func (e *TimeoutError) Temporary() bool { return true }
+
+var _ net.Error = (*TimeoutError)(nil)
+
+// watchdog cancels a request that makes no progress (no byte of its body
+// sent, no header or byte of the reply received) for the timeout, and says
+// what it waits for once it has waited WaitNotice.
+type watchdog struct {
+	next http.RoundTripper
+	o    HTTPOptions
+	mu   sync.Mutex // serialises Progress
+}
+
+func (d *watchdog) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(req.Context())
+	w := &watch{d: d, host: req.URL.Host, cancel: cancel, start: time.Now()}
+	w.last = w.start
+	w.timer = time.AfterFunc(d.o.Timeout, w.expire)
+	w.notice = time.AfterFunc(d.o.WaitNotice, w.notify)
+	r := req.WithContext(ctx)
+	if req.Body != nil && req.Body != http.NoBody {
+		r.Body = &watchedBody{rc: req.Body, w: w, request: true}
+	}
+	resp, err := d.next.RoundTrip(r)
+	if err != nil {
+		w.done()
+		if w.expired() {
+			return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: &TimeoutError{Host: w.host, After: d.o.Timeout}}
+		}
+		return nil, err
+	}
+	w.touch()
+	resp.Body = &watchedBody{rc: resp.Body, w: w}
+	return resp, nil
+}
+
+type watch struct {
+	d      *watchdog
+	host   string
+	cancel context.CancelCauseFunc
+
+	mu            sync.Mutex
+	start, last   time.Time
+	timer, notice *time.Timer
+	fired, over   bool
+}
+
+func (w *watch) touch() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over {
+		return
+	}
+	w.last = time.Now()
+	w.timer.Reset(w.d.o.Timeout)
+	w.notice.Reset(w.d.o.WaitNotice)
+}
+
+func (w *watch) expire() {
+	w.mu.Lock()
+	if w.over {
+		w.mu.Unlock()
+		return
+	}
+	w.fired, w.over = true, true
+	w.notice.Stop()
+	w.mu.Unlock()
+	w.cancel(&TimeoutError{Host: w.host, After: w.d.o.Timeout})
+}
+
+func (w *watch) expired() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fired
+}
+
+func (w *watch) notify() {
+	w.mu.Lock()
+	if w.over || w.d.o.Progress == nil {
+		w.mu.Unlock()
+		return
+	}
+	waited := time.Since(w.last).Round(time.Second)
+	w.mu.Unlock()
+	w.d.mu.Lock()
+	defer w.d.mu.Unlock()
+	fmt.Fprintf(w.d.o.Progress, "waiting for %s (%s without an answer; gives up after %s)...\n", w.host, waited, w.d.o.Timeout)
+}
+
+// done stops the timers and releases the request's context.
+func (w *watch) done() {
+	w.mu.Lock()
+	w.over = true
+	w.timer.Stop()
+	w.notice.Stop()
+	w.mu.Unlock()
+	w.cancel(nil)
+}
+
+// watchedBody reports progress on every read and turns the watchdog's
+// cancellation into a TimeoutError.
+type watchedBody struct {
+	rc      io.ReadCloser
+	w       *watch
+	request bool // the request's body: the reply has not come yet
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.w.touch()
+	}
+	if err != nil && !errors.Is(err, io.EOF) && b.w.expired() {
+		return n, &TimeoutError{Host: b.w.host, After: b.w.d.o.Timeout}
+	}
+	if errors.Is(err, io.EOF) && !b.request {
+		b.w.done()
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	if !b.request {
+		defer b.w.done()
+	}
+	return b.rc.Close()
+}
+
+// credentialHeaders are the headers that carry a credential of capirepo's:
+// the standard one, and GitLab's own, which Go's client does not know and
+// so copies to any host a redirect names.
+var credentialHeaders = []string{"Authorization", "Private-Token", "Job-Token", "Deploy-Token", "Cookie"}
+
+// GuardCredentials returns a copy of hc (nil: a new client) that sends
+// credentials only to the trusted origins (scheme, host and port of each URL
+// given): a request to any other origin, as a redirect may name, goes out
+// without its Authorization, PRIVATE-TOKEN, JOB-TOKEN and Cookie headers and
+// without URL userinfo. This holds whatever added the header (the client
+// library's own transport, or a header copied by a redirect), since the
+// guard sits below them all, just above the network.
+func GuardCredentials(hc *http.Client, trusted ...string) *http.Client {
+	c := &http.Client{}
+	if hc != nil {
+		*c = *hc
+	}
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	g := &credentialGuard{next: next, trusted: map[string]bool{}}
+	for _, t := range trusted {
+		if u, err := url.Parse(t); err == nil && u.Host != "" {
+			g.trusted[origin(u)] = true
+		}
+	}
+	c.Transport = g
+	return c
+}
+
+type credentialGuard struct {
+	next    http.RoundTripper
+	trusted map[string]bool
+}
+
+func (g *credentialGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if g.trusted[origin(req.URL)] {
+		return g.next.RoundTrip(req)
+	}
+	strip := req.URL.User != nil
+	for _, h := range credentialHeaders {
+		if req.Header.Get(h) != "" {
+			strip = true
+		}
+	}
+	if strip {
+		req = req.Clone(req.Context())
+		req.URL.User = nil
+		for _, h := range credentialHeaders {
+			req.Header.Del(h)
+		}
+	}
+	return g.next.RoundTrip(req)
+}
+
+// origin is scheme://host:port with the scheme's default port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
