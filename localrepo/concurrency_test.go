@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -27,7 +28,12 @@ func TestConcurrentPublishAndDevIntoOneRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree := minimalTrees[1]
-	devWant := build(t, tree, "v0.1.5").Providers[0]
+	// dev keeps the image the kustomization names (the developer's :dev).
+	devRes, err := builder.Build(context.Background(), builder.Options{Dir: tree, Version: "v0.1.5", KeepImage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devWant := devRes.Release.Providers[0]
 
 	const perKind = 4
 	type outcome struct {
