@@ -89,8 +89,11 @@ func (d *watchdog) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context())
 	w := &watch{d: d, host: req.URL.Host, cancel: cancel, start: time.Now()}
 	w.last = w.start
+	// Under the lock: a timer may fire before the other is assigned.
+	w.mu.Lock()
 	w.timer = time.AfterFunc(d.o.Timeout, w.expire)
 	w.notice = time.AfterFunc(d.o.WaitNotice, w.notify)
+	w.mu.Unlock()
 	r := req.WithContext(ctx)
 	if req.Body != nil && req.Body != http.NoBody {
 		r.Body = &watchedBody{rc: req.Body, w: w, request: true}
