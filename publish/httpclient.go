@@ -52,7 +52,12 @@ func NewHTTPClient(o HTTPOptions) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
 	t.TLSHandshakeTimeout = connect
-	t.ResponseHeaderTimeout = o.Timeout
+	// The watchdog below gives up on a silent server after o.Timeout with a
+	// TimeoutError the retry policy retries. The transport's own header
+	// timeout is only a backstop behind it: its error matches
+	// context.DeadlineExceeded, which the policy takes for the caller's
+	// deadline and does not retry, so it must never fire first.
+	t.ResponseHeaderTimeout = 2*o.Timeout + time.Second
 	t.ExpectContinueTimeout = time.Second
 	return &http.Client{Transport: &watchdog{next: t, o: o}}
 }
