@@ -129,7 +129,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		// The artifacts cluster-api-operator reads, as publish oci pushes them.
 		kc, secrets := ociKeychain(s.getenv)
 		var p *oci.Publisher
-		p, err = oci.New(oci.Options{Repository: t.Ref, PlainHTTP: o.plainHTTP, Replace: so.Replace, Keychain: kc, Secrets: secrets, Retry: so.Retry, Progress: so.Progress})
+		p, err = oci.New(oci.Options{Repository: t.Ref, PlainHTTP: o.plainHTTP, Replace: so.Replace, Keychain: kc, Secrets: secrets, Retry: so.Retry, Progress: so.Progress, Transport: httpClient(s, o.timeout).Transport})
 		sink = pipeline.MirrorSink{Providers: p}
 	} else {
 		sink, err = pipeline.NewMirrorSink(ctx, t, so)

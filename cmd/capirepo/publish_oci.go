@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +21,14 @@ type ociFlags struct {
 	plainHTTP bool
 	format    string
 	single    bool
+	// timeout bounds every wait for the registry (see --timeout); 0 means
+	// publish.DefaultTimeout.
+	timeout time.Duration
 }
+
+// transport is what capirepo talks to a registry through: every wait
+// bounded and a "waiting for" line, as for GitHub and GitLab.
+func (f ociFlags) transport(s streams) http.RoundTripper { return httpClient(s, f.timeout).Transport }
 
 // bind binds the flags; prefix names them apart in commands with other
 // targets (release: --oci-format, ...).
@@ -98,6 +106,7 @@ config and its credential helpers (docker login). They are never printed.`,
 	}
 	o.fromOptions.bind(cmd, s.errOut)
 	o.ociFlags.bind(cmd, true, "")
+	bindTimeout(cmd, &o.ociFlags.timeout)
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", "", "registry and path, e.g. registry.example.com/capi (each provider goes to REPO/<label>)")
 	f.BoolVar(&o.replace, "replace", false, "move a tag that holds other content to the new artifact")
@@ -144,7 +153,7 @@ func newOCIPublisher(ctx context.Context, s streams, repo string, f ociFlags, re
 	p, err := oci.New(oci.Options{
 		Repository: repo, Format: oci.Format(f.format), SingleArtifact: f.single, PlainHTTP: f.plainHTTP, Replace: replace,
 		Meta:     oci.Meta{Source: ociSource(ctx, s.getenv, sourceDir), Created: created},
-		Keychain: kc, Secrets: secrets, Progress: s.errOut,
+		Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: f.transport(s),
 	})
 	if err != nil {
 		return nil, usageError{err}

@@ -182,7 +182,9 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 	case pipeline.File:
 		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace, LockTimeout: o.build.lockTimeout, Progress: s.errOut}, nil
 	case pipeline.OCI:
-		p, err := newOCIPublisher(context.Background(), s, t.Repository, o.oci, o.replace, o.build.dir)
+		f := o.oci
+		f.timeout = o.timeout
+		p, err := newOCIPublisher(context.Background(), s, t.Repository, f, o.replace, o.build.dir)
 		if err != nil {
 			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
 		}

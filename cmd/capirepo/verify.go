@@ -103,7 +103,7 @@ func verifyOCI(ctx context.Context, s streams, arg string, f ociFlags, opts veri
 		ref, f.plainHTTP = r, true
 	}
 	kc, secrets := ociKeychain(s.getenv)
-	rd, err := oci.New(oci.Options{PlainHTTP: f.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut})
+	rd, err := oci.New(oci.Options{PlainHTTP: f.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: f.transport(s)})
 	if err != nil {
 		return nil, usageError{err}
 	}
