@@ -106,7 +106,7 @@ config and its credential helpers (docker login). They are never printed.`,
 	}
 	o.fromOptions.bind(cmd, s.errOut)
 	o.ociFlags.bind(cmd, true, "")
-	bindTimeout(cmd, &o.ociFlags.timeout)
+	bindTimeout(cmd, &o.timeout)
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", "", "registry and path, e.g. registry.example.com/capi (each provider goes to REPO/<label>)")
 	f.BoolVar(&o.replace, "replace", false, "move a tag that holds other content to the new artifact")
