@@ -123,7 +123,6 @@ done
 
 echo "### CAPA v2.13.0 (make release-manifests: compiled-manifest)"
 copy sigs.k8s.io/cluster-api-provider-aws/v2@v2.13.0 capa-src
-rm -rf "$OUT/capa-src/templates" # templates: see docs/providers.md
 copy sigs.k8s.io/cluster-api-provider-aws/v2@v2.13.0 capa-pipe
 P=$OUT/capa-pipe
 capa_pipeline() {
@@ -156,12 +155,13 @@ capa_pipeline() {
 	EOF
 	"$K" build "$D" >"$P/out/infrastructure-components.yaml"
 	cp "$P/metadata.yaml" "$P/out/"
+	cp "$P"/templates/*.yaml "$P/out/" # goreleaser's extra_files: ./templates/*.yaml
 }
 timed pipeline "$OUT/capa_pipeline.log" capa_pipeline
 waive capa.capirepo.yaml >"$OUT/capa.capirepo.yaml"
 timed capirepo "$OUT/capa.log" timeout "$T" "$BIN/capirepo" build "$OUT/capa-src" --config "$OUT/capa.capirepo.yaml" --version v2.13.0 --out "$OUT/capa-dist"
-for f in infrastructure-components.yaml metadata.yaml; do
-	same "$P/out/$f" "$OUT/capa-dist/infrastructure-aws/v2.13.0/$f"
+for f in "$P"/out/*; do
+	same "$f" "$OUT/capa-dist/infrastructure-aws/v2.13.0/$(basename "$f")"
 done
 
 echo "### CAPG v1.13.1 (make release: set-manifest-image, set-manifest-pull-policy, release-manifests, release-templates)"
