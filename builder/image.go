@@ -62,6 +62,30 @@ func findKustomizationFile(fs filesys.FileSystem, dir string) string {
 // from, nearest first (dir's own, then its bases breadth first).
 func imageEntries(fs filesys.FileSystem, dir string) ([]imageEntry, error) {
 	var out []imageEntry
+	err := walkKustomizations(fs, dir, func(_, kfile string, data []byte) (bool, error) {
+		var k struct {
+			Images []struct {
+				Name    string `json:"name"`
+				NewName string `json:"newName"`
+			} `json:"images"`
+		}
+		if err := sigsyaml.Unmarshal(data, &k); err != nil {
+			return false, fmt.Errorf("%s: %w", kfile, err)
+		}
+		for i, img := range k.Images {
+			out = append(out, imageEntry{file: kfile, index: i, name: img.Name, newName: img.NewName})
+		}
+		return false, nil
+	})
+	return out, err
+}
+
+// walkKustomizations visits the kustomization of dir, then those of the
+// local folders its resources, bases and components name, breadth first
+// (nearest first), each folder once; remote references are skipped. visit
+// gets the folder, the kustomization file and its bytes; it ends the walk
+// with stop or an error.
+func walkKustomizations(fs filesys.FileSystem, dir string, visit func(d, kfile string, data []byte) (stop bool, err error)) error {
 	seen := map[string]bool{}
 	queue := []string{dir}
 	for len(queue) > 0 {
@@ -77,20 +101,14 @@ func imageEntries(fs filesys.FileSystem, dir string) ([]imageEntry, error) {
 		}
 		data, err := fs.ReadFile(kfile)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var k struct {
-			kustomization
-			Images []struct {
-				Name    string `json:"name"`
-				NewName string `json:"newName"`
-			} `json:"images"`
-		}
+		var k kustomization
 		if err := sigsyaml.Unmarshal(data, &k); err != nil {
-			return nil, fmt.Errorf("%s: %w", kfile, err)
+			return fmt.Errorf("%s: %w", kfile, err)
 		}
-		for i, img := range k.Images {
-			out = append(out, imageEntry{file: kfile, index: i, name: img.Name, newName: img.NewName})
+		if stop, err := visit(d, kfile, data); stop || err != nil {
+			return err
 		}
 		for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
 			if remoteRef.MatchString(e) {
@@ -101,7 +119,7 @@ func imageEntries(fs filesys.FileSystem, dir string) ([]imageEntry, error) {
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // matchEntry returns the nearest entry that name selects: by the entry's
@@ -410,23 +428,8 @@ func tryOnly(try func(string) (resmap.ResMap, []container, string, error), desc,
 // later). It is only a first guess: renderImage checks it against the
 // rendered objects and renders again when it was wrong.
 func scanManagerImage(fs filesys.FileSystem, dir string) (string, error) {
-	seen := map[string]bool{}
-	queue := []string{dir}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		kfile := findKustomizationFile(fs, d)
-		if kfile == "" {
-			continue
-		}
-		data, err := fs.ReadFile(kfile)
-		if err != nil {
-			return "", err
-		}
+	found := ""
+	err := walkKustomizations(fs, dir, func(d, kfile string, data []byte) (bool, error) {
 		var k struct {
 			kustomization
 			Patches []struct {
@@ -435,7 +438,7 @@ func scanManagerImage(fs filesys.FileSystem, dir string) (string, error) {
 			PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
 		}
 		if err := sigsyaml.Unmarshal(data, &k); err != nil {
-			return "", fmt.Errorf("%s: %w", kfile, err)
+			return false, fmt.Errorf("%s: %w", kfile, err)
 		}
 		var files []string
 		for i := len(k.Patches) - 1; i >= 0; i-- {
@@ -445,12 +448,7 @@ func scanManagerImage(fs filesys.FileSystem, dir string) (string, error) {
 			files = append(files, k.PatchesStrategicMerge[i])
 		}
 		for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
-			if remoteRef.MatchString(e) {
-				continue
-			}
-			if p := filepath.Join(d, e); fs.IsDir(p) {
-				queue = append(queue, p)
-			} else {
+			if !remoteRef.MatchString(e) && !fs.IsDir(filepath.Join(d, e)) {
 				files = append(files, e)
 			}
 		}
@@ -458,12 +456,13 @@ func scanManagerImage(fs filesys.FileSystem, dir string) (string, error) {
 			if f == "" || strings.Contains(f, "\n") {
 				continue // an inline patch
 			}
-			if img := managerImageIn(fs, filepath.Join(d, f)); img != "" {
-				return img, nil
+			if found = managerImageIn(fs, filepath.Join(d, f)); found != "" {
+				return true, nil
 			}
 		}
-	}
-	return "", nil
+		return false, nil
+	})
+	return found, err
 }
 
 // managerImageIn returns the image name of a Deployment's manager
