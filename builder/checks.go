@@ -2,13 +2,13 @@ package builder
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
-	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -30,7 +30,7 @@ const (
 // (relative to root) and the objects.
 func labelFindings(fs filesys.FileSystem, kdir, root, label, file string, relabelled map[string][]string) []finding.Finding {
 	var out []finding.Finding
-	for _, old := range sortedKeys(relabelled) {
+	for _, old := range slices.Sorted(maps.Keys(relabelled)) {
 		objs := relabelled[old]
 		where := "the kustomization " + rel(root, kdir)
 		if srcs := labelSources(fs, kdir, old, map[string]bool{}); len(srcs) > 0 {
@@ -61,13 +61,7 @@ func labelSources(fs filesys.FileSystem, dir, value string, seen map[string]bool
 		return nil
 	}
 	seen[dir] = true
-	var file string
-	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if p := filepath.Join(dir, n); fs.Exists(p) {
-			file = p
-			break
-		}
-	}
+	file := findKustomizationFile(fs, dir)
 	if file == "" {
 		return nil
 	}
@@ -111,15 +105,6 @@ func rel(root, p string) string {
 		return filepath.ToSlash(r)
 	}
 	return p
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // templateSource is where a release template comes from (src, as the
@@ -218,15 +203,13 @@ func resourceFiles(fs filesys.FileSystem, dir string, seen map[string]bool) []st
 		return nil
 	}
 	seen[dir] = true
-	var data []byte
-	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if d, err := fs.ReadFile(filepath.Join(dir, n)); err == nil {
-			data = d
-			break
-		}
+	kfile := findKustomizationFile(fs, dir)
+	if kfile == "" {
+		return nil
 	}
+	data, err := fs.ReadFile(kfile)
 	var k types.Kustomization
-	if data == nil || yaml.Unmarshal(data, &k) != nil {
+	if err != nil || yaml.Unmarshal(data, &k) != nil {
 		return nil
 	}
 	var out []string

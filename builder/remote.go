@@ -37,13 +37,7 @@ func checkLocal(fs *treeFS, dir string, seen map[string]bool) error {
 		return nil
 	}
 	seen[dir] = true
-	kfile := ""
-	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if p := filepath.Join(dir, n); fs.Exists(p) {
-			kfile = p
-			break
-		}
-	}
+	kfile := findKustomizationFile(fs, dir)
 	if kfile == "" {
 		if err := fs.Violation(); err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/internal/yamlpos"
@@ -34,13 +33,7 @@ func findBroken(fs *treeFS, dir, pulledBy string, seen map[string]bool) error {
 		return nil
 	}
 	seen[dir] = true
-	kfile := ""
-	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if p := filepath.Join(dir, n); fs.Exists(p) {
-			kfile = p
-			break
-		}
-	}
+	kfile := findKustomizationFile(fs, dir)
 	if kfile == "" {
 		return nil
 	}
