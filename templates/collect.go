@@ -472,12 +472,18 @@ func makeTarget(makefile []byte) string {
 }
 
 func hasKustomization(fs filesys.FileSystem, dir string) bool {
+	return kustomizationFile(fs, dir) != ""
+}
+
+// kustomizationFile returns dir's kustomization file, by the names
+// kustomize recognises, or "".
+func kustomizationFile(fs filesys.FileSystem, dir string) string {
 	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if fs.Exists(filepath.Join(dir, n)) {
-			return true
+		if p := filepath.Join(dir, n); fs.Exists(p) {
+			return p
 		}
 	}
-	return false
+	return ""
 }
 
 // kustomizationDirs adds dir and every local kustomization folder it uses
@@ -487,19 +493,17 @@ func kustomizationDirs(fs filesys.FileSystem, dir string, seen map[string]bool) 
 		return
 	}
 	seen[dir] = true
-	var data []byte
-	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if d, err := fs.ReadFile(filepath.Join(dir, n)); err == nil {
-			data = d
-			break
-		}
+	kfile := kustomizationFile(fs, dir)
+	if kfile == "" {
+		return
 	}
+	data, err := fs.ReadFile(kfile)
 	var k struct {
 		Resources  []string `json:"resources"`
 		Bases      []string `json:"bases"`
 		Components []string `json:"components"`
 	}
-	if data == nil || sigsyaml.Unmarshal(data, &k) != nil {
+	if err != nil || sigsyaml.Unmarshal(data, &k) != nil {
 		return
 	}
 	for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
