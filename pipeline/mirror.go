@@ -472,10 +472,24 @@ func (m *mirror) readAssets(ctx context.Context, p *MirroredProvider, version st
 // each runs fn for every provider, Concurrency at a time; a provider that
 // fails does not stop the others. The errors name the provider.
 func (m *mirror) each(ctx context.Context, provs []*MirroredProvider, fn func(context.Context, *MirroredProvider) error) error {
+	return boundedEach(ctx, len(provs), m.o.Concurrency, func(i int) error {
+		p := provs[i]
+		if err := fn(ctx, p); err != nil {
+			p.Error = err.Error()
+			return fmt.Errorf("%s: %w", p.Label, err)
+		}
+		return nil
+	})
+}
+
+// boundedEach runs fn(i) for every i below n, at most limit at a time, and
+// joins the errors; the calls a cancelled ctx keeps from starting fail with
+// its error, and one failure stops none of the others.
+func boundedEach(ctx context.Context, n, limit int, fn func(i int) error) error {
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, m.o.Concurrency)
-	errs := make([]error, len(provs))
-	for i, p := range provs {
+	sem := make(chan struct{}, limit)
+	errs := make([]error, n)
+	for i := range n {
 		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
@@ -484,10 +498,7 @@ func (m *mirror) each(ctx context.Context, provs []*MirroredProvider, fn func(co
 				return
 			}
 			defer func() { <-sem }()
-			if err := fn(ctx, p); err != nil {
-				p.Error = err.Error()
-				errs[i] = fmt.Errorf("%s: %w", p.Label, err)
-			}
+			errs[i] = fn(i)
 		})
 	}
 	wg.Wait()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/drone/envsubst/v2"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -158,30 +157,17 @@ func (m *mirror) images(ctx context.Context) error {
 		return err
 	}
 	m.sum.Images = make([]MirroredImage, len(plan))
-	sem := make(chan struct{}, m.o.Concurrency)
-	errs := make([]error, len(plan))
-	var wg sync.WaitGroup
-	for i, img := range plan {
-		wg.Go(func() {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[i] = ctx.Err()
-				return
-			}
-			defer func() { <-sem }()
-			if err := copyImage(ctx, img, m.o.ImageOptions); err != nil {
-				errs[i] = fmt.Errorf("image %s of %s to %s: %w", img.Source, img.Provider, img.Target, err)
-				return
-			}
-			m.sum.Images[i] = *img
-			if img.Copied {
-				m.logf("image %s copied to %s (%s)", img.Source, img.Target, img.Digest)
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return boundedEach(ctx, len(plan), m.o.Concurrency, func(i int) error {
+		img := plan[i]
+		if err := copyImage(ctx, img, m.o.ImageOptions); err != nil {
+			return fmt.Errorf("image %s of %s to %s: %w", img.Source, img.Provider, img.Target, err)
+		}
+		m.sum.Images[i] = *img
+		if img.Copied {
+			m.logf("image %s copied to %s (%s)", img.Source, img.Target, img.Digest)
+		}
+		return nil
+	})
 }
 
 // copyImage copies one image or multi-platform index (every platform), by
