@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -74,22 +75,9 @@ func (r *GitHubReader) Versions(ctx context.Context, _ string) ([]string, error)
 
 // Read downloads one published release's provider files.
 func (r *GitHubReader) Read(ctx context.Context, label, version string) (*release.Provider, error) {
-	id, err := provider.ParseLabel(label)
+	id, rel, components, files, err := r.selected(ctx, label, version)
 	if err != nil {
 		return nil, err
-	}
-	rel, err := r.published(ctx, version)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(rel.assets))
-	for n := range rel.assets {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	components, files, err := ReadFiles(id, names, r.Components[label])
-	if err != nil {
-		return nil, fmt.Errorf("github release %s of %s/%s: %w", version, r.o.Owner, r.o.Repo, err)
 	}
 	p := &release.Provider{ID: id, Version: version, ComponentsFile: components}
 	got, err := r.download(ctx, rel, files)
@@ -104,24 +92,28 @@ func (r *GitHubReader) Read(ctx context.Context, label, version string) (*releas
 	return p, nil
 }
 
+// selected finds a published release and the provider files Read takes
+// from it: the components file and the rest, by clusterctl's names.
+func (r *GitHubReader) selected(ctx context.Context, label, version string) (id provider.ID, rel *ghRelease, components string, files []string, err error) {
+	if id, err = provider.ParseLabel(label); err != nil {
+		return id, nil, "", nil, err
+	}
+	if rel, err = r.published(ctx, version); err != nil {
+		return id, nil, "", nil, err
+	}
+	names := slices.Sorted(maps.Keys(rel.assets))
+	if components, files, err = ReadFiles(id, names, r.Components[label]); err != nil {
+		err = fmt.Errorf("github release %s of %s/%s: %w", version, r.o.Owner, r.o.Repo, err)
+	}
+	return id, rel, components, files, err
+}
+
 // List returns the files Read would download, with the size and sha256
 // GitHub reports for each (no sha256 from servers that report no digest).
 func (r *GitHubReader) List(ctx context.Context, label, version string) (map[string]Remote, error) {
-	id, err := provider.ParseLabel(label)
+	_, rel, _, files, err := r.selected(ctx, label, version)
 	if err != nil {
 		return nil, err
-	}
-	rel, err := r.published(ctx, version)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(rel.assets))
-	for n := range rel.assets {
-		names = append(names, n)
-	}
-	_, files, err := ReadFiles(id, names, r.Components[label])
-	if err != nil {
-		return nil, fmt.Errorf("github release %s of %s/%s: %w", version, r.o.Owner, r.o.Repo, err)
 	}
 	out := remotes(&ghRelease{assets: rel.assets})
 	for n := range out {

@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
@@ -67,28 +68,31 @@ func (r *GitLabReader) Versions(ctx context.Context, label string) ([]string, er
 	return slices.Compact(out), nil
 }
 
+// selected finds a package version and the provider files Read takes from
+// it: the components file and the rest, by clusterctl's names.
+func (r *GitLabReader) selected(ctx context.Context, label, version string) (id provider.ID, pk *glPackage, copies map[string][]*gl.PackageFile, components string, files []string, err error) {
+	if id, err = provider.ParseLabel(label); err != nil {
+		return id, nil, nil, "", nil, err
+	}
+	pk = &glPackage{name: r.packageName(label), version: version}
+	if copies, err = r.remoteFiles(ctx, pk); err != nil {
+		return id, nil, nil, "", nil, err
+	}
+	if len(copies) == 0 {
+		return id, nil, nil, "", nil, fmt.Errorf("gitlab project %s has no package %s %s: %w", r.projectName(), pk.name, version, ErrNotFound)
+	}
+	if components, files, err = ReadFiles(id, slices.Sorted(maps.Keys(copies)), r.Components[label]); err != nil {
+		err = fmt.Errorf("gitlab package %s %s of project %s: %w", pk.name, version, r.projectName(), err)
+	}
+	return id, pk, copies, components, files, err
+}
+
 // List returns the files Read would download, with the size and sha256
 // GitLab lists for the newest copy of each.
 func (r *GitLabReader) List(ctx context.Context, label, version string) (map[string]Remote, error) {
-	id, err := provider.ParseLabel(label)
-	if err != nil {
-		return nil, err
-	}
-	pk := &glPackage{name: r.packageName(label), version: version}
-	copies, err := r.remoteFiles(ctx, pk)
+	_, _, copies, _, files, err := r.selected(ctx, label, version)
 	if err != nil {
 		return nil, r.redact(err)
-	}
-	if len(copies) == 0 {
-		return nil, fmt.Errorf("gitlab project %s has no package %s %s: %w", r.projectName(), pk.name, version, ErrNotFound)
-	}
-	names := make([]string, 0, len(copies))
-	for n := range copies {
-		names = append(names, n)
-	}
-	_, files, err := ReadFiles(id, names, r.Components[label])
-	if err != nil {
-		return nil, fmt.Errorf("gitlab package %s %s of project %s: %w", pk.name, version, r.projectName(), err)
 	}
 	out := map[string]Remote{}
 	for _, n := range files {
@@ -105,26 +109,9 @@ func (r *GitLabReader) Read(ctx context.Context, label, version string) (*releas
 }
 
 func (r *GitLabReader) read(ctx context.Context, label, version string) (*release.Provider, error) {
-	id, err := provider.ParseLabel(label)
+	id, pk, copies, components, files, err := r.selected(ctx, label, version)
 	if err != nil {
 		return nil, err
-	}
-	pk := &glPackage{name: r.packageName(label), version: version}
-	copies, err := r.remoteFiles(ctx, pk)
-	if err != nil {
-		return nil, err
-	}
-	if len(copies) == 0 {
-		return nil, fmt.Errorf("gitlab project %s has no package %s %s: %w", r.projectName(), pk.name, version, ErrNotFound)
-	}
-	names := make([]string, 0, len(copies))
-	for n := range copies {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	components, files, err := ReadFiles(id, names, r.Components[label])
-	if err != nil {
-		return nil, fmt.Errorf("gitlab package %s %s of project %s: %w", pk.name, version, r.projectName(), err)
 	}
 	out := &release.Provider{ID: id, Version: version, ComponentsFile: components}
 	for _, n := range files {
