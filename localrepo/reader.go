@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
@@ -19,19 +20,16 @@ import (
 // A folder with a checksums.txt (written by capirepo) is checked against it.
 type Reader struct {
 	Root string
-	// Components names the components file per provider label; a label not
-	// listed gets the conventional name.
-	Components map[string]string
 }
 
-var _ publish.Lister = (*Reader)(nil)
+var _ publish.Source = (*Reader)(nil)
 
-// Versions lists the version folders of a label.
-func (r *Reader) Versions(ctx context.Context, label string) ([]string, error) {
-	if _, err := provider.ParseLabel(label); err != nil {
+// Versions lists the version folders of a provider.
+func (r *Reader) Versions(ctx context.Context, id provider.ID) ([]string, error) {
+	if err := provider.CheckName(id.Name); err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(filepath.Join(r.Root, label))
+	entries, err := os.ReadDir(filepath.Join(r.Root, id.Label()))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -47,16 +45,25 @@ func (r *Reader) Versions(ctx context.Context, label string) ([]string, error) {
 	return out, nil
 }
 
-// Read reads one version folder.
-func (r *Reader) Read(ctx context.Context, label, version string) (*release.Provider, error) {
-	id, err := provider.ParseLabel(label)
+// dir is the folder of one provider version.
+func (r *Reader) dir(ref publish.Ref) (string, error) {
+	if err := provider.CheckName(ref.ID.Name); err != nil {
+		return "", err
+	}
+	if _, err := provider.ParseVersion(ref.Version); err != nil {
+		return "", err
+	}
+	return filepath.Join(r.Root, ref.ID.Label(), ref.Version), nil
+}
+
+// List lists the regular files of one version folder with their size and
+// sha256. A folder written by capirepo is first checked against its
+// checksums.txt, so a file changed behind capirepo's back is refused.
+func (r *Reader) List(ctx context.Context, ref publish.Ref) (map[string]publish.Remote, error) {
+	dir, err := r.dir(ref)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := provider.ParseVersion(version); err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(r.Root, label, version)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", dir, publish.ErrNotFound)
@@ -64,49 +71,48 @@ func (r *Reader) Read(ctx context.Context, label, version string) (*release.Prov
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	hasSums := false
-	for _, e := range entries {
-		if e.Type().IsRegular() {
-			names = append(names, e.Name())
-			hasSums = hasSums || e.Name() == release.ChecksumsFile
-		}
-	}
-	if hasSums {
-		// Written by capirepo: every file is checked against checksums.txt.
+	if slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == release.ChecksumsFile && e.Type().IsRegular() }) {
 		if _, err := release.LoadProvider(dir); err != nil {
 			return nil, err
 		}
 	}
-	components, files, err := publish.ReadFiles(id, names, r.Components[label])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	p := &release.Provider{ID: id, Version: version, ComponentsFile: components}
-	for _, n := range files {
+	out := map[string]publish.Remote{}
+	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		data, err := os.ReadFile(filepath.Join(dir, n))
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
-		if err := p.Add(n, data); err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
-		}
+		f := release.File{Name: e.Name(), Data: data}
+		out[f.Name] = publish.Remote{Name: f.Name, Size: int64(len(data)), SHA256: f.SHA256()}
 	}
-	return p, nil
+	return out, nil
 }
 
-// List returns the files Read would return with their size and sha256.
-func (r *Reader) List(ctx context.Context, label, version string) (map[string]publish.Remote, error) {
-	p, err := r.Read(ctx, label, version)
+// Fetch reads the named files of one version folder.
+func (r *Reader) Fetch(ctx context.Context, ref publish.Ref, names ...string) ([]release.File, error) {
+	dir, err := r.dir(ref)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]publish.Remote{}
-	for _, f := range p.Files {
-		out[f.Name] = publish.Remote{Name: f.Name, Size: int64(len(f.Data)), SHA256: f.SHA256()}
+	out := make([]release.File, 0, len(names))
+	for _, n := range names {
+		if err := provider.CheckFileName("file name", n); err != nil {
+			return nil, err
+		}
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no %s: %w", dir, n, publish.ErrNotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, release.File{Name: n, Data: data})
 	}
 	return out, nil
 }

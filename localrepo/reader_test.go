@@ -3,6 +3,8 @@ package localrepo
 import (
 	"context"
 	"errors"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +31,7 @@ func TestReader_ReadsWhatThePublisherWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Reader{Root: root}
-	vs, err := r.Versions(ctx, label)
+	vs, err := r.Versions(ctx, idOf(t, label))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,14 +39,14 @@ func TestReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if diff := cmp.Diff([]string{"v0.1.0", "v0.2.0"}, vs); diff != "" {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
-	got, err := r.Read(ctx, label, "v0.1.0")
+	got, err := readBack(ctx, r, label, "v0.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(rel.Providers[0], got); diff != "" {
 		t.Errorf("read back (-published +read):\n%s", diff)
 	}
-	if _, err := r.Read(ctx, label, "v0.9.0"); !errors.Is(err, publish.ErrNotFound) {
+	if _, err := readBack(ctx, r, label, "v0.9.0"); !errors.Is(err, publish.ErrNotFound) {
 		t.Errorf("missing version: err = %v, want ErrNotFound", err)
 	}
 
@@ -53,7 +55,7 @@ func TestReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if err := os.WriteFile(comp, []byte("changed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Read(ctx, label, "v0.1.0"); err == nil {
+	if _, err := readBack(ctx, r, label, "v0.1.0"); err == nil {
 		t.Error("a file that no longer matches checksums.txt was read")
 	}
 }
@@ -75,11 +77,35 @@ func TestReader_ReadsAFolderWithoutChecksums(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := (&Reader{Root: root}).Read(context.Background(), "infrastructure-hand", "v1.0.0")
+	got, err := readBack(context.Background(), (&Reader{Root: root}), "infrastructure-hand", "v1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Files) != 3 || got.ComponentsFile != "infrastructure-components.yaml" {
 		t.Errorf("read %d files (components %s), want 3 without notes.md", len(got.Files), got.ComponentsFile)
 	}
+}
+
+// readBack reads a provider version back through a source, as mirror and
+// verify do; components names the components file, as a provider URL does.
+func readBack(ctx context.Context, src publish.Source, label, version string, components ...string) (*release.Provider, error) {
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		return nil, err
+	}
+	ref := publish.Ref{ID: id, Version: version}
+	if len(components) > 0 {
+		ref.Components = components[0]
+	}
+	return publish.Read(ctx, src, ref)
+}
+
+// idOf is the provider a label names.
+func idOf(t testing.TB, label string) provider.ID {
+	t.Helper()
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

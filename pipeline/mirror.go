@@ -98,7 +98,7 @@ type MirroredProvider struct {
 
 	id         provider.ID
 	components string
-	reader     publish.Reader
+	reader     publish.Source
 	wants      []string
 	resolved   []string
 	read       map[string]*release.Provider
@@ -143,13 +143,10 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &mirror{o: o, sum: &MirrorSummary{Target: o.Target.Raw, Providers: provs}, readers: map[string]publish.Reader{}}
+	m := &mirror{o: o, sum: &MirrorSummary{Target: o.Target.Raw, Providers: provs}, readers: map[string]publish.Source{}}
 	for _, p := range provs {
 		if p.reader, err = m.source(p); err != nil {
 			return nil, err
-		}
-		if c, ok := o.Sink.Reader.(componentsNamer); ok {
-			c.setComponents(p.Label, p.components)
 		}
 	}
 
@@ -192,7 +189,7 @@ type mirror struct {
 	sum *MirrorSummary
 
 	mu      sync.Mutex
-	readers map[string]publish.Reader // by source repository
+	readers map[string]publish.Source // by source repository
 	// done and total count the provider versions, for Progress.
 	done, total int
 	// certManagerComponents is cert-manager's manifest, for its images.
@@ -273,31 +270,26 @@ func isLatestN(v string) bool {
 // source returns the reader of a provider URL: a GitHub release (through
 // the API at GitHubAPI), a GitLab package or a local folder. Providers of
 // one repository share a reader.
-func (m *mirror) source(p *MirroredProvider) (publish.Reader, error) {
+func (m *mirror) source(p *MirroredProvider) (publish.Source, error) {
 	u, err := url.Parse(p.Source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
 	}
 	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
 	var key string
-	var mk func() (publish.Reader, error)
+	var mk func() (publish.Source, error)
 	switch {
 	case u.Scheme == "https" && u.Host == "github.com" && len(seg) == 5 && seg[2] == "releases":
 		key = "github/" + seg[0] + "/" + seg[1]
-		mk = func() (publish.Reader, error) {
-			r, err := publish.NewGitHubReader(publish.GitHubOptions{Owner: seg[0], Repo: seg[1], APIURL: m.o.GitHubAPI,
+		mk = func() (publish.Source, error) {
+			return publish.NewGitHubReader(publish.GitHubOptions{Owner: seg[0], Repo: seg[1], APIURL: m.o.GitHubAPI,
 				Token: m.o.GitHubToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
-			if err != nil {
-				return nil, err
-			}
-			r.Components = map[string]string{}
-			return r, nil
 		}
 	case u.Scheme == "file" && len(seg) >= 3:
 		root := "/" + strings.Join(seg[:len(seg)-3], "/")
 		key = "file" + root
-		mk = func() (publish.Reader, error) {
-			return &localrepo.Reader{Root: root, Components: map[string]string{}}, nil
+		mk = func() (publish.Source, error) {
+			return &localrepo.Reader{Root: root}, nil
 		}
 	case u.Scheme == "https" && strings.HasPrefix(u.Host, "gitlab.") && isGitLabPackageURL(u):
 		esc := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
@@ -310,14 +302,9 @@ func (m *mirror) source(p *MirroredProvider) (publish.Reader, error) {
 			return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
 		}
 		key = "gitlab/" + u.Host + "/" + project + "/" + pkg
-		mk = func() (publish.Reader, error) {
-			r, err := publish.NewGitLabReader(publish.GitLabOptions{URL: "https://" + u.Host, Project: project, Package: pkg,
+		mk = func() (publish.Source, error) {
+			return publish.NewGitLabReader(publish.GitLabOptions{URL: "https://" + u.Host, Project: project, Package: pkg,
 				Token: m.o.GitLabToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
-			if err != nil {
-				return nil, err
-			}
-			r.Components = map[string]string{}
-			return r, nil
 		}
 	default:
 		return nil, fmt.Errorf("%s: provider URL %s: mirror reads GitHub releases (https://github.com/OWNER/REPO/releases/...), GitLab packages and file:// folders", p.Label, p.Source)
@@ -330,15 +317,6 @@ func (m *mirror) source(p *MirroredProvider) (publish.Reader, error) {
 			return nil, fmt.Errorf("%s: %w", p.Label, err)
 		}
 		m.readers[key] = r
-	}
-	// The components file is the one the provider URL names.
-	switch r := r.(type) {
-	case *publish.GitHubReader:
-		r.Components[p.Label] = p.components
-	case *publish.GitLabReader:
-		r.Components[p.Label] = p.components
-	case *localrepo.Reader:
-		r.Components[p.Label] = p.components
 	}
 	return r, nil
 }
@@ -369,21 +347,25 @@ func urlVersion(p *MirroredProvider) string {
 	return "latest"
 }
 
+// ref is one version of a provider, with the components file its URL names.
+func (p *MirroredProvider) ref(version string) publish.Ref {
+	return publish.Ref{ID: p.id, Version: version, Components: p.components}
+}
+
 // alreadyThere compares the source's listing of a version with the
-// target's, when both can list without downloading: a version the target
-// holds with every file of the same sha256 is not downloaded again. It
-// returns nil when the version must be copied (or compared by the
-// publisher, which refuses a changed file without Replace).
+// target's: a version the target holds with every file of the same sha256
+// is not downloaded again. It returns nil when the version must be copied
+// (or compared by the publisher, which refuses a changed file without
+// Replace).
 func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string) (*MirroredVersion, error) {
-	src, ok := p.reader.(publish.Lister)
-	if !ok || m.o.Sink.Reader == nil || m.o.Sink.ProviderURL == nil {
+	if m.o.Sink.Reader == nil || m.o.Sink.ProviderURL == nil {
 		return nil, nil
 	}
-	want, err := src.List(ctx, p.Label, v)
+	_, want, err := publish.Files(ctx, p.reader, p.ref(v))
 	if err != nil {
 		return nil, err
 	}
-	have, err := m.o.Sink.Reader.List(ctx, p.Label, v)
+	_, have, err := publish.Files(ctx, m.o.Sink.Reader, p.ref(v))
 	if err != nil {
 		// Not there, or not whole (an interrupted upload): the publisher
 		// compares file by file and finishes it.
@@ -411,61 +393,22 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 }
 
 // read reads one version once (the latest resolution reads metadata.yaml of
-// candidates, and those are mirrored afterwards).
+// candidates, and those are mirrored afterwards, without reading it again).
 func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) (*release.Provider, error) {
 	if rp, ok := p.read[version]; ok {
 		return rp, nil
 	}
-	rp, err := m.readAssets(ctx, p, version)
-	if err == nil && rp == nil {
-		rp, err = p.reader.Read(ctx, p.Label, version)
-	}
-	if err != nil {
-		return nil, err
-	}
-	// The provider as clusterctl's config names it (a label's name may be
-	// spelled the same for another type).
-	rp.ID = p.id
-	p.read[version] = rp
-	return rp, nil
-}
-
-// readAssets reads a version file by file from a source that can (a GitHub
-// release), leaving out the metadata.yaml already read to resolve latest.
-// It returns nil, nil when the source cannot.
-func (m *mirror) readAssets(ctx context.Context, p *MirroredProvider, version string) (*release.Provider, error) {
-	ar, ok := p.reader.(assetReader)
-	l, ok2 := p.reader.(publish.Lister)
+	var have []release.File
 	m.mu.Lock()
-	meta, ok3 := p.meta[version]
+	if meta, ok := p.meta[version]; ok {
+		have = append(have, release.File{Name: provider.MetadataFile, Data: meta})
+	}
 	m.mu.Unlock()
-	if !ok || !ok2 || !ok3 {
-		return nil, nil
-	}
-	list, err := l.List(ctx, p.Label, version)
+	rp, err := publish.Read(ctx, p.reader, p.ref(version), have...)
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for n := range list {
-		if n != provider.MetadataFile {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	files, err := ar.Assets(ctx, version, names...)
-	if err != nil {
-		return nil, err
-	}
-	rp := &release.Provider{ID: p.id, Version: version, ComponentsFile: p.components}
-	for _, f := range append(files, release.File{Name: provider.MetadataFile, Data: meta}) {
-		if err := rp.Add(f.Name, f.Data); err != nil {
-			return nil, err
-		}
-	}
-	if _, ok := rp.File(p.components); !ok {
-		return nil, fmt.Errorf("%s has no %s", version, p.components)
-	}
+	p.read[version] = rp
 	return rp, nil
 }
 

@@ -43,14 +43,9 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 	if err != nil {
 		return err
 	}
-	var files []release.File
-	switch r := r.(type) {
-	case *publish.GitHubReader:
-		if files, err = r.Assets(ctx, v, file); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("cert-manager URL %s: mirror reads cert-manager from a GitHub release only", cm.URL())
+	files, err := publish.ReadFiles(ctx, r, publish.Ref{ID: provider.ID{Name: CertManagerName}, Version: v}, file)
+	if err != nil {
+		return err
 	}
 	m.certManagerComponents = files[0].Data
 	rp := &release.Provider{ID: provider.ID{Name: CertManagerName}, Version: v, ComponentsFile: file, Files: files, NoChecksums: true}

@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/capirepo/capirepo/publish"
 )
 
 // MirroredImage is one image copied (or found already there) at the mirror.
@@ -104,7 +106,7 @@ func (m *mirror) imagePlan(ctx context.Context) ([]*MirroredImage, error) {
 			if rp == nil {
 				// Skipped as already mirrored: the mirror holds the same bytes.
 				var err error
-				if rp, err = m.o.Sink.Reader.Read(ctx, p.Label, v.Version); err != nil {
+				if rp, err = publish.Read(ctx, m.o.Sink.Reader, p.ref(v.Version)); err != nil {
 					return nil, fmt.Errorf("%s %s: read the mirrored components for their images: %w", p.Label, v.Version, err)
 				}
 			}

@@ -67,20 +67,9 @@ type MirrorSink struct {
 	// not downloaded again; nil means every version is read and compared
 	// by the publisher. ProviderURL is the URL clusterctl reads a provider
 	// version from at the target; Reader is used only with it.
-	Reader      publish.Lister
+	Reader      publish.Source
 	ProviderURL func(id provider.ID, version, componentsFile string) string
 }
-
-// componentsNamer is a target reader told each provider's components file.
-type componentsNamer interface{ setComponents(label, file string) }
-
-type localLister struct{ *localrepo.Reader }
-
-func (l localLister) setComponents(label, file string) { l.Components[label] = file }
-
-type gitlabLister struct{ *publish.GitLabReader }
-
-func (l gitlabLister) setComponents(label, file string) { l.Components[label] = file }
 
 // SinkOptions are what a sink needs besides the target.
 type SinkOptions struct {
@@ -111,7 +100,7 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 		}
 		return MirrorSink{Providers: &localrepo.Publisher{Root: root, Replace: o.Replace},
 			CertManager: &certManagerDir{root: root, replace: o.Replace},
-			Reader:      localLister{&localrepo.Reader{Root: root, Components: map[string]string{}}},
+			Reader:      &localrepo.Reader{Root: root},
 			ProviderURL: func(id provider.ID, version, components string) string {
 				return localrepo.FileURL(filepath.Join(root, id.Label(), version, components))
 			}}, nil
@@ -130,7 +119,6 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 		if err != nil {
 			return MirrorSink{}, err
 		}
-		r.Components = map[string]string{}
 		opts.Package = CertManagerName
 		cm, err := publish.NewGitLab(opts)
 		if err != nil {
@@ -140,7 +128,7 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 		if u, err := url.Parse(opts.URL); err == nil && u.Host != "" {
 			host = u.Host
 		}
-		return MirrorSink{Providers: p, CertManager: cm, Reader: gitlabLister{r},
+		return MirrorSink{Providers: p, CertManager: cm, Reader: r,
 			ProviderURL: func(id provider.ID, version, components string) string {
 				return publish.GitLabProviderURL(host, t.Project, id.Label(), version, components)
 			}}, nil

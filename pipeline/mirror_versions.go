@@ -13,13 +13,12 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/release"
 )
 
 // resolve turns a requested version (vX.Y.Z, latest, latest-N) into the
 // published versions to mirror, oldest first.
 func (m *mirror) resolve(ctx context.Context, p *MirroredProvider, want string) ([]string, error) {
-	all, err := p.reader.Versions(ctx, p.Label)
+	all, err := p.reader.Versions(ctx, p.id)
 	if err != nil {
 		return nil, fmt.Errorf("list versions at %s: %w", p.Source, err)
 	}
@@ -141,13 +140,8 @@ func sortedCandidates(all []string, major, minor *int32) []*version.Version {
 	return out
 }
 
-// assetReader downloads single files of a release (GitHubReader).
-type assetReader interface {
-	Assets(ctx context.Context, version string, names ...string) ([]release.File, error)
-}
-
-// metadata reads one version's metadata.yaml, alone where the source can
-// (a GitHub release), so resolving latest downloads no components.
+// metadata reads one version's metadata.yaml alone, so resolving latest
+// downloads no components.
 func (m *mirror) metadata(ctx context.Context, p *MirroredProvider, v string) ([]byte, error) {
 	m.mu.Lock()
 	data, ok := p.meta[v]
@@ -155,20 +149,11 @@ func (m *mirror) metadata(ctx context.Context, p *MirroredProvider, v string) ([
 	if ok {
 		return data, nil
 	}
-	if ar, ok := p.reader.(assetReader); ok {
-		fs, err := ar.Assets(ctx, v, provider.MetadataFile)
-		if err != nil {
-			return nil, err
-		}
-		data = fs[0].Data
-	} else {
-		rp, err := m.read(ctx, p, v)
-		if err != nil {
-			return nil, err
-		}
-		f, _ := rp.File(provider.MetadataFile)
-		data = f.Data
+	fs, err := publish.ReadFiles(ctx, p.reader, p.ref(v), provider.MetadataFile)
+	if err != nil {
+		return nil, err
 	}
+	data = fs[0].Data
 	m.mu.Lock()
 	p.meta[v] = data
 	m.mu.Unlock()
@@ -176,12 +161,8 @@ func (m *mirror) metadata(ctx context.Context, p *MirroredProvider, v string) ([
 }
 
 // hasMetadata checks that a version holds a metadata.yaml, from the
-// source's listing where it has one (no download).
+// source's listing (no download).
 func (m *mirror) hasMetadata(ctx context.Context, p *MirroredProvider, v string) error {
-	if l, ok := p.reader.(publish.Lister); ok {
-		_, err := l.List(ctx, p.Label, v)
-		return err
-	}
-	_, err := m.metadata(ctx, p, v)
+	_, _, err := publish.Files(ctx, p.reader, p.ref(v))
 	return err
 }

@@ -11,14 +11,14 @@ import (
 )
 
 // verifyReader reads every provider of the release back from a target
-// through its publish.Reader (an OCI registry: by the operator's rules),
+// through its publish.Source (an OCI registry: by the operator's rules),
 // checks that the files are the ones built, and hands them to clusterctl's
 // client as verify does for a local tree.
-func (r *run) verifyReader(ctx context.Context, t Target, rd publish.Reader) (string, error) {
+func (r *run) verifyReader(ctx context.Context, t Target, rd publish.Source) (string, error) {
 	rel := r.b.Result.Release
 	var got []*release.Provider
 	for _, p := range rel.Providers {
-		rp, err := rd.Read(ctx, p.Label(), p.Version)
+		rp, err := publish.Read(ctx, rd, publish.Ref{ID: p.ID, Version: p.Version, Components: p.ComponentsFile})
 		if err != nil {
 			return "", fmt.Errorf("read back %s %s: %w", p.Label(), p.Version, err)
 		}

@@ -134,7 +134,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				if o.DryRun {
 					return "dry run: verified with the dist step below", true, nil
 				}
-				if rd, ok := publishers[i].(publish.Reader); ok && t.Kind == OCI {
+				if rd, ok := publishers[i].(publish.Source); ok && t.Kind == OCI {
 					d, err := r.verifyReader(ctx, t, rd)
 					return d, false, err
 				}

@@ -2,15 +2,11 @@ package publish
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/google/go-github/v82/github"
@@ -26,16 +22,13 @@ import (
 // download code (the publisher reads back through the same calls).
 type GitHubReader struct {
 	*GitHub
-	// Components names the components file per provider label, as the
-	// provider URL does; a label not listed gets the conventional name.
-	Components map[string]string
 
 	mu       sync.Mutex
 	versions []string // cached: one repository serves several providers (cluster-api)
 	releases map[string]*ghRelease
 }
 
-var _ Lister = (*GitHubReader)(nil)
+var _ Source = (*GitHubReader)(nil)
 
 // NewGitHubReader checks the options (Owner, Repo, APIURL, Token,
 // HTTPClient, Retry, Progress are used) and returns a reader.
@@ -49,8 +42,8 @@ func NewGitHubReader(o GitHubOptions) (*GitHubReader, error) {
 
 // Versions lists the tags of the repository's published releases. Drafts
 // are left out, and tags without a release never appear in the list. The
-// list is the same for every label the repository serves and is read once.
-func (r *GitHubReader) Versions(ctx context.Context, _ string) ([]string, error) {
+// list is the same for every provider the repository serves and is read once.
+func (r *GitHubReader) Versions(ctx context.Context, _ provider.ID) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.versions != nil {
@@ -73,67 +66,26 @@ func (r *GitHubReader) Versions(ctx context.Context, _ string) ([]string, error)
 	return slices.Clone(out), nil
 }
 
-// Read downloads one published release's provider files.
-func (r *GitHubReader) Read(ctx context.Context, label, version string) (*release.Provider, error) {
-	id, rel, components, files, err := r.selected(ctx, label, version)
+// List returns the assets of the published release of the version, with
+// the size and sha256 GitHub reports for each (no sha256 from servers that
+// report no digest). One release holds every provider of the repository.
+func (r *GitHubReader) List(ctx context.Context, ref Ref) (map[string]Remote, error) {
+	rel, err := r.published(ctx, ref.Version)
 	if err != nil {
 		return nil, err
 	}
-	p := &release.Provider{ID: id, Version: version, ComponentsFile: components}
-	got, err := r.download(ctx, rel, files)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range got {
-		if err := p.Add(f.Name, f.Data); err != nil {
-			return nil, fmt.Errorf("github release %s of %s/%s: %w", version, r.o.Owner, r.o.Repo, err)
-		}
-	}
-	return p, nil
+	return remotes(&ghRelease{assets: rel.assets}), nil
 }
 
-// selected finds a published release and the provider files Read takes
-// from it: the components file and the rest, by clusterctl's names.
-func (r *GitHubReader) selected(ctx context.Context, label, version string) (id provider.ID, rel *ghRelease, components string, files []string, err error) {
-	if id, err = provider.ParseLabel(label); err != nil {
-		return id, nil, "", nil, err
-	}
-	if rel, err = r.published(ctx, version); err != nil {
-		return id, nil, "", nil, err
-	}
-	names := slices.Sorted(maps.Keys(rel.assets))
-	if components, files, err = ReadFiles(id, names, r.Components[label]); err != nil {
-		err = fmt.Errorf("github release %s of %s/%s: %w", version, r.o.Owner, r.o.Repo, err)
-	}
-	return id, rel, components, files, err
-}
-
-// List returns the files Read would download, with the size and sha256
-// GitHub reports for each (no sha256 from servers that report no digest).
-func (r *GitHubReader) List(ctx context.Context, label, version string) (map[string]Remote, error) {
-	_, rel, _, files, err := r.selected(ctx, label, version)
-	if err != nil {
-		return nil, err
-	}
-	out := remotes(&ghRelease{assets: rel.assets})
-	for n := range out {
-		if !slices.Contains(files, n) {
-			delete(out, n)
-		}
-	}
-	return out, nil
-}
-
-// Assets downloads the named assets of a published release, whatever they
-// are (cert-manager's release holds no metadata.yaml).
-func (r *GitHubReader) Assets(ctx context.Context, version string, names ...string) ([]release.File, error) {
-	rel, err := r.published(ctx, version)
+// Fetch downloads the named assets of the published release of the version.
+func (r *GitHubReader) Fetch(ctx context.Context, ref Ref, names ...string) ([]release.File, error) {
+	rel, err := r.published(ctx, ref.Version)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range names {
 		if rel.assets[n] == nil {
-			return nil, fmt.Errorf("github release %s of %s/%s has no asset %s: %w", version, r.o.Owner, r.o.Repo, n, ErrNotFound)
+			return nil, fmt.Errorf("github release %s of %s/%s has no asset %s: %w", ref.Version, r.o.Owner, r.o.Repo, n, ErrNotFound)
 		}
 	}
 	return r.download(ctx, rel, names)
@@ -174,21 +126,14 @@ func (r *GitHubReader) published(ctx context.Context, tag string) (*ghRelease, e
 	return rel, nil
 }
 
-// download reads the named assets, checking each against the digest GitHub
-// reports when it reports one.
+// download reads the named assets (publish.Read checks them against the
+// digests GitHub reports).
 func (r *GitHubReader) download(ctx context.Context, rel *ghRelease, names []string) ([]release.File, error) {
 	out := make([]release.File, 0, len(names))
 	for _, n := range names {
-		a := rel.assets[n]
-		data, err := r.downloadBytes(ctx, a)
+		data, err := r.downloadBytes(ctx, rel.assets[n])
 		if err != nil {
 			return nil, r.readHint(fmt.Errorf("download %s of release %s of %s/%s: %w", n, rel.tag, r.o.Owner, r.o.Repo, err))
-		}
-		if d, ok := strings.CutPrefix(a.GetDigest(), "sha256:"); ok {
-			if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != d {
-				return nil, fmt.Errorf("download %s of release %s of %s/%s: the bytes do not match the sha256 GitHub reports (%s): re-run",
-					n, rel.tag, r.o.Owner, r.o.Repo, short(d))
-			}
 		}
 		out = append(out, release.File{Name: n, Data: data})
 	}

@@ -3,6 +3,7 @@ package publish_test
 import (
 	"context"
 	"errors"
+	"github.com/capirepo/capirepo/provider"
 	"net/http"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func newUpstream(t *testing.T, opts ...fakegh.Option) (*fakegh.Server, *publish.
 
 func TestGitHubReader_VersionsArePublishedReleasesOnly(t *testing.T) {
 	_, r := newUpstream(t)
-	got, err := r.Versions(context.Background(), "infrastructure-example")
+	got, err := r.Versions(context.Background(), idOf(t, "infrastructure-example"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestGitHubReader_VersionsArePublishedReleasesOnly(t *testing.T) {
 
 func TestGitHubReader_ReadReturnsOnlyWhatClusterctlReads(t *testing.T) {
 	srv, r := newUpstream(t)
-	p, err := r.Read(context.Background(), "infrastructure-example", "v1.0.1")
+	p, err := readBack(context.Background(), r, "infrastructure-example", "v1.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +90,8 @@ func TestGitHubReader_ReadReturnsOnlyWhatClusterctlReads(t *testing.T) {
 		t.Errorf("%d asset downloads through the API, want %d", n, len(want))
 	}
 
-	r.Components = map[string]string{"infrastructure-example": "infrastructure-components-supervisor.yaml"}
-	p, err = r.Read(context.Background(), "infrastructure-example", "v1.0.1")
+	// The components file the provider URL names.
+	p, err = readBack(context.Background(), r, "infrastructure-example", "v1.0.1", "infrastructure-components-supervisor.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestGitHubReader_ReadReturnsOnlyWhatClusterctlReads(t *testing.T) {
 func TestGitHubReader_DraftsAndBareTagsAreNotFound(t *testing.T) {
 	_, r := newUpstream(t)
 	for _, v := range []string{"v1.0.2", "v1.0.3", "v9.9.9"} {
-		if _, err := r.Read(context.Background(), "infrastructure-example", v); !errors.Is(err, publish.ErrNotFound) {
+		if _, err := readBack(context.Background(), r, "infrastructure-example", v); !errors.Is(err, publish.ErrNotFound) {
 			t.Errorf("Read %s: err = %v, want ErrNotFound", v, err)
 		}
 	}
@@ -111,14 +112,14 @@ func TestGitHubReader_DraftsAndBareTagsAreNotFound(t *testing.T) {
 func TestGitHubReader_BytesThatDoNotMatchTheDigestAreRefused(t *testing.T) {
 	srv, r := newUpstream(t)
 	srv.Inject(fakegh.RouteGetAsset, 1, fakegh.Fault{Status: http.StatusOK, Body: "not the asset"})
-	if _, err := r.Read(context.Background(), "infrastructure-example", "v1.0.0"); err == nil {
+	if _, err := readBack(context.Background(), r, "infrastructure-example", "v1.0.0"); err == nil {
 		t.Fatal("a download whose bytes differ from the digest was accepted")
 	}
 }
 
 func TestGitHubReader_WithoutDigestsTheBytesAreTaken(t *testing.T) {
 	_, r := newUpstream(t, fakegh.WithoutDigest())
-	p, err := r.Read(context.Background(), "infrastructure-example", "v1.0.0")
+	p, err := readBack(context.Background(), r, "infrastructure-example", "v1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,14 +148,14 @@ func TestGitLabReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, err := r.Versions(ctx, "infrastructure-example")
+	vs, err := r.Versions(ctx, idOf(t, "infrastructure-example"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"v2.0.0", "v2.1.0"}, vs); diff != "" {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
-	got, err := r.Read(ctx, "infrastructure-example", "v2.0.0")
+	got, err := readBack(ctx, r, "infrastructure-example", "v2.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestGitLabReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if diff := cmp.Diff(want.Files, got.Files); diff != "" {
 		t.Errorf("v2.0.0 files (-published +read):\n%s", diff)
 	}
-	got, err = r.Read(ctx, "infrastructure-example", "v2.1.0")
+	got, err = readBack(ctx, r, "infrastructure-example", "v2.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestGitLabReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if _, ok := got.File(release.ChecksumsFile); ok {
 		t.Errorf("checksums.txt was read")
 	}
-	if _, err := r.Read(ctx, "infrastructure-example", "v3.0.0"); !errors.Is(err, publish.ErrNotFound) {
+	if _, err := readBack(ctx, r, "infrastructure-example", "v3.0.0"); !errors.Is(err, publish.ErrNotFound) {
 		t.Errorf("missing version: err = %v, want ErrNotFound", err)
 	}
 }
@@ -185,11 +186,35 @@ func TestGitHubReader_ARefusedTokenSaysWhatToDoAndIsNeverPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.Versions(context.Background(), "infrastructure-example")
+	_, err = r.Versions(context.Background(), idOf(t, "infrastructure-example"))
 	if err == nil || !strings.Contains(err.Error(), "GITHUB_TOKEN") {
 		t.Fatalf("err = %v, want the hint to set GITHUB_TOKEN", err)
 	}
 	if strings.Contains(err.Error(), "ghp_wrong_token_value") {
 		t.Errorf("the token is in the error: %v", err)
 	}
+}
+
+// readBack reads a provider version back through a source, as mirror and
+// verify do; components names the components file, as a provider URL does.
+func readBack(ctx context.Context, src publish.Source, label, version string, components ...string) (*release.Provider, error) {
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		return nil, err
+	}
+	ref := publish.Ref{ID: id, Version: version}
+	if len(components) > 0 {
+		ref.Components = components[0]
+	}
+	return publish.Read(ctx, src, ref)
+}
+
+// idOf is the provider a label names.
+func idOf(t testing.TB, label string) provider.ID {
+	t.Helper()
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -14,6 +14,7 @@ import (
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/release"
@@ -139,7 +140,7 @@ func TestMirror_CLIIntoAnOCIRegistryThenCopiesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := r.Read(t.Context(), "infrastructure-example", "v0.1.0")
+	p, err := publish.Read(t.Context(), r, publish.Ref{ID: provider.ID{Name: "example", Type: "InfrastructureProvider"}, Version: "v0.1.0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ type Publisher struct {
 
 var (
 	_ publish.Publisher = (*Publisher)(nil)
-	_ publish.Reader    = (*Publisher)(nil)
+	_ publish.Source    = (*Publisher)(nil)
 )
 
 // New checks the options.

@@ -38,9 +38,8 @@ func (p *Publisher) artifactRepository(id provider.ID) string {
 }
 
 // Versions lists the tags of the provider's repository that are versions.
-func (p *Publisher) Versions(ctx context.Context, label string) ([]string, error) {
-	id, err := provider.ParseLabel(label)
-	if err != nil {
+func (p *Publisher) Versions(ctx context.Context, id provider.ID) ([]string, error) {
+	if err := provider.CheckName(id.Name); err != nil {
 		return nil, err
 	}
 	repo, err := p.c.repository(p.artifactRepository(id))
@@ -60,23 +59,45 @@ func (p *Publisher) Versions(ctx context.Context, label string) ([]string, error
 	return out, nil
 }
 
-// Read reads one provider version back by the operator's rules: the
-// metadata and components it would pick, plus the templates and
-// ClusterClasses of the artifact, under the names the release gave them.
-func (p *Publisher) Read(ctx context.Context, label, version string) (*release.Provider, error) {
-	id, err := provider.ParseLabel(label)
+// List lists one provider version as the operator reads it: the metadata
+// and components it would pick, plus the templates and ClusterClasses of
+// the artifact, under the names the release gave them, with the layer
+// digests as their sha256.
+func (p *Publisher) List(ctx context.Context, ref publish.Ref) (map[string]publish.Remote, error) {
+	a, err := p.open(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := name.NewTag(p.artifactRepository(id)+":"+version, p.c.nameOptions()...)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", label, version, err)
+	out := map[string]publish.Remote{}
+	for n, e := range a.files {
+		out[n] = publish.Remote{Name: n, Size: e.size, SHA256: e.sha256}
 	}
-	m, err := p.manifest(ctx, ref)
+	return out, nil
+}
+
+// Fetch reads the named files of one provider version.
+func (p *Publisher) Fetch(ctx context.Context, ref publish.Ref, names ...string) ([]release.File, error) {
+	a, err := p.open(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	return p.readProvider(ctx, ref.Context(), m, id, version)
+	return a.fetch(ctx, names...)
+}
+
+// open finds one provider version's artifact and lists its files.
+func (p *Publisher) open(ctx context.Context, ref publish.Ref) (*artifactFiles, error) {
+	if err := provider.CheckName(ref.ID.Name); err != nil {
+		return nil, err
+	}
+	tag, err := name.NewTag(p.artifactRepository(ref.ID)+":"+ref.Version, p.c.nameOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	m, err := p.manifest(ctx, tag)
+	if err != nil {
+		return nil, err
+	}
+	return p.files(ctx, tag.Context(), m, ref.ID, ref.Version)
 }
 
 // ReadReference reads every provider an artifact holds, given as the
@@ -107,7 +128,11 @@ func (p *Publisher) ReadReference(ctx context.Context, reference string) ([]*rel
 	}
 	var out []*release.Provider
 	for _, id := range ids {
-		pr, err := p.readProvider(ctx, ref.Context(), m, id, version)
+		a, err := p.files(ctx, ref.Context(), m, id, version)
+		if err != nil {
+			return nil, err
+		}
+		pr, err := publish.Read(ctx, a, publish.Ref{ID: id, Version: version, Components: a.components})
 		if err != nil {
 			return nil, err
 		}
@@ -171,60 +196,101 @@ func (p *Publisher) manifest(ctx context.Context, ref name.Reference) (*v1.Manif
 	return &m, nil
 }
 
-func isTemplate(n string) bool {
-	return strings.HasSuffix(n, ".yaml") && (strings.HasPrefix(n, "cluster-template") || strings.HasPrefix(n, "clusterclass-"))
+// artifactFiles is one provider's files in one artifact, by the names the
+// release gave them, and where their bytes are. It is a publish.Source of
+// that one version.
+type artifactFiles struct {
+	p          *Publisher
+	repo       name.Repository
+	components string
+	files      map[string]artifactFile
 }
 
-// readProvider reads one provider out of a manifest.
-func (p *Publisher) readProvider(ctx context.Context, repo name.Repository, m *v1.Manifest, id provider.ID, version string) (*release.Provider, error) {
-	if len(m.Layers) == 1 && m.Layers[0].Annotations[AnnotationTitle] == "" && isTarGzip(m.Layers[0].MediaType) {
-		return p.readProposal(ctx, repo, m.Layers[0], id, version)
+// artifactFile is a layer (the operator layout) or a file already unpacked
+// from the one tar+gzip layer (the proposal layout).
+type artifactFile struct {
+	layer  v1.Descriptor
+	data   []byte
+	size   int64
+	sha256 string
+}
+
+func (a *artifactFiles) Versions(context.Context, provider.ID) ([]string, error) {
+	return nil, errors.New("one artifact holds one version")
+}
+
+func (a *artifactFiles) List(context.Context, publish.Ref) (map[string]publish.Remote, error) {
+	out := map[string]publish.Remote{}
+	for n, e := range a.files {
+		out[n] = publish.Remote{Name: n, Size: e.size, SHA256: e.sha256}
 	}
-	blobs := map[v1.Hash][]byte{}
-	fetch := func(d v1.Descriptor) ([]byte, error) {
-		if b, ok := blobs[d.Digest]; ok {
-			return b, nil
+	return out, nil
+}
+
+func (a *artifactFiles) Fetch(ctx context.Context, _ publish.Ref, names ...string) ([]release.File, error) {
+	return a.fetch(ctx, names...)
+}
+
+func (a *artifactFiles) fetch(ctx context.Context, names ...string) ([]release.File, error) {
+	out := make([]release.File, 0, len(names))
+	for _, n := range names {
+		e, ok := a.files[n]
+		if !ok {
+			return nil, fmt.Errorf("%s holds no %s: %w", a.repo, n, publish.ErrNotFound)
 		}
-		if d.Size > maxFileSize {
-			return nil, fmt.Errorf("%s: layer %s is %d bytes, more than a provider file may be", repo, d.Annotations[AnnotationTitle], d.Size)
+		if e.data == nil {
+			if e.layer.Size > maxFileSize {
+				return nil, fmt.Errorf("%s: layer %s is %d bytes, more than a provider file may be", a.repo, e.layer.Annotations[AnnotationTitle], e.layer.Size)
+			}
+			b, err := a.p.c.fetchBlob(ctx, a.repo, e.layer.Digest)
+			if err != nil {
+				return nil, fmt.Errorf("%s: read %s: %w", a.repo, e.layer.Annotations[AnnotationTitle], err)
+			}
+			e.data = b
 		}
-		b, err := p.c.fetchBlob(ctx, repo, d.Digest)
-		if err != nil {
-			return nil, fmt.Errorf("%s: read %s: %w", repo, d.Annotations[AnnotationTitle], err)
+		out = append(out, release.File{Name: n, Data: e.data})
+	}
+	return out, nil
+}
+
+// files lists one provider's files in a manifest as the operator reads
+// them: the metadata and components it would pick (renamed to metadata.yaml
+// and the components file the release named), and the templates and
+// ClusterClasses of the artifact that belong to the provider.
+func (p *Publisher) files(ctx context.Context, repo name.Repository, m *v1.Manifest, id provider.ID, version string) (*artifactFiles, error) {
+	a := &artifactFiles{p: p, repo: repo, files: map[string]artifactFile{}}
+	if len(m.Layers) == 1 && m.Layers[0].Annotations[AnnotationTitle] == "" && isTarGzip(m.Layers[0].MediaType) {
+		return a, p.unpackProposal(ctx, a, m.Layers[0], id)
+	}
+	layer := func(l v1.Descriptor) artifactFile {
+		e := artifactFile{layer: l, size: l.Size}
+		if l.Digest.Algorithm == "sha256" { // the layers hold the files as they are
+			e.sha256 = l.Digest.Hex
 		}
-		blobs[d.Digest] = b
-		return b, nil
+		return e
 	}
 	candidates := []string{operator.FullMetadataFile(id, version), operator.MetadataFile,
 		operator.FullComponentsFile(id, version), operator.TypedComponentsFile(id.Type), operator.ComponentsFile}
-	files := map[string][]byte{}
+	sizes := map[string]int64{}
 	byTitle := map[string]v1.Descriptor{}
 	for _, l := range m.Layers {
-		t := l.Annotations[AnnotationTitle]
-		if t == "" || !slices.Contains(candidates, t) {
-			continue
+		if t := l.Annotations[AnnotationTitle]; t != "" && slices.Contains(candidates, t) {
+			sizes[t], byTitle[t] = l.Size, l
 		}
-		b, err := fetch(l)
-		if err != nil {
-			return nil, err
-		}
-		files[t], byTitle[t] = b, l
 	}
-	metaTitle, compTitle, err := operator.Select(files, id, version)
+	metaTitle, compTitle, err := operator.Select(sizes, id, version)
 	if err != nil {
 		return nil, err
 	}
-	pr := &release.Provider{ID: id, Version: version}
-	if err := pr.Add(operator.MetadataFile, files[metaTitle]); err != nil {
-		return nil, err
-	}
-	pr.ComponentsFile = id.DefaultComponentsFile()
+	a.files[operator.MetadataFile] = layer(byTitle[metaTitle])
+	a.components = id.DefaultComponentsFile()
 	if n := byTitle[compTitle].Annotations[AnnotationFile]; n != "" {
-		pr.ComponentsFile = n
+		a.components = n
 	}
-	if err := pr.Add(pr.ComponentsFile, files[compTitle]); err != nil {
-		return nil, fmt.Errorf("%s: components: %w", repo, err)
+	if err := provider.CheckFileName("components file", a.components); err != nil {
+		return nil, fmt.Errorf("%s: %w", repo, err)
 	}
+	a.files[a.components] = layer(byTitle[compTitle])
 	for _, l := range m.Layers {
 		t := l.Annotations[AnnotationTitle]
 		if t == "" || slices.Contains(candidates, t) {
@@ -235,40 +301,37 @@ func (p *Publisher) readProvider(ctx context.Context, repo name.Repository, m *v
 		if n == "" {
 			n = t
 		}
-		if owner != "" && owner != id.Label() || !isTemplate(n) {
+		if owner != "" && owner != id.Label() || !publish.IsTemplate(n) {
 			continue
 		}
-		b, err := fetch(l)
-		if err != nil {
-			return nil, err
+		if err := provider.CheckFileName("layer "+t, n); err != nil {
+			return nil, fmt.Errorf("%s: %w", repo, err)
 		}
-		if err := pr.Add(n, b); err != nil {
-			return nil, fmt.Errorf("%s: layer %s: %w", repo, t, err)
-		}
+		a.files[n] = layer(l)
 	}
-	return pr, nil
+	return a, nil
 }
 
 func isTarGzip(mt types.MediaType) bool {
 	return mt == types.OCILayer || mt == types.DockerLayer
 }
 
-// readProposal reads the files of a proposal-layout artifact out of its one
-// tar+gzip layer.
-func (p *Publisher) readProposal(ctx context.Context, repo name.Repository, l v1.Descriptor, id provider.ID, version string) (*release.Provider, error) {
+// unpackProposal lists the files of a proposal-layout artifact: the one
+// tar+gzip layer is read and unpacked.
+func (p *Publisher) unpackProposal(ctx context.Context, a *artifactFiles, l v1.Descriptor, id provider.ID) error {
+	repo := a.repo
 	if l.Size > maxFileSize {
-		return nil, fmt.Errorf("%s: layer of %d bytes is too large", repo, l.Size)
+		return fmt.Errorf("%s: layer of %d bytes is too large", repo, l.Size)
 	}
 	b, err := p.c.fetchBlob(ctx, repo, l.Digest)
 	if err != nil {
-		return nil, fmt.Errorf("%s: read layer: %w", repo, err)
+		return fmt.Errorf("%s: read layer: %w", repo, err)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("%s: layer: %w", repo, err)
+		return fmt.Errorf("%s: layer: %w", repo, err)
 	}
 	tr := tar.NewReader(io.LimitReader(zr, maxFileSize))
-	pr := &release.Provider{ID: id, Version: version}
 	var names []string
 	for {
 		h, err := tr.Next()
@@ -276,29 +339,31 @@ func (p *Publisher) readProposal(ctx context.Context, repo name.Repository, l v1
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: layer: %w", repo, err)
+			return fmt.Errorf("%s: layer: %w", repo, err)
 		}
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
 		n := path.Clean(h.Name)
-		if n != operator.MetadataFile && !strings.Contains(n, "components") && !isTemplate(n) {
+		if n != operator.MetadataFile && !strings.Contains(n, "components") && !publish.IsTemplate(n) {
 			continue
+		}
+		if err := provider.CheckFileName("file name", n); err != nil {
+			return fmt.Errorf("%s: layer: %w", repo, err)
 		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := pr.Add(n, data); err != nil {
-			return nil, fmt.Errorf("%s: layer: %w", repo, err)
-		}
+		f := release.File{Name: n, Data: data}
+		a.files[n] = artifactFile{data: data, size: int64(len(data)), sha256: f.SHA256()}
 		names = append(names, n)
 	}
-	if _, ok := pr.File(operator.MetadataFile); !ok {
-		return nil, fmt.Errorf("%s: the layer holds no %s", repo, operator.MetadataFile)
+	if _, ok := a.files[operator.MetadataFile]; !ok {
+		return fmt.Errorf("%s: the layer holds no %s", repo, operator.MetadataFile)
 	}
-	if pr.ComponentsFile, err = release.ComponentsFile(id, names); err != nil {
-		return nil, fmt.Errorf("%s: %w", repo, err)
+	if a.components, err = release.ComponentsFile(id, names); err != nil {
+		return fmt.Errorf("%s: %w", repo, err)
 	}
-	return pr, nil
+	return nil
 }

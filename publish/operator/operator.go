@@ -87,14 +87,14 @@ func FullComponentsFile(id provider.ID, version string) string {
 }
 
 // Select picks a provider's metadata and components among an artifact's
-// files (by title) as the operator's mapStore does: metadata from the
-// versioned name, else metadata.yaml; components from the versioned name,
-// else <type>-components.yaml, else components.yaml. An empty file counts as
-// missing, as it does for the operator. It returns the titles it chose.
-func Select(files map[string][]byte, id provider.ID, version string) (metadata, components string, err error) {
+// files (titles and their sizes) as the operator's mapStore does: metadata
+// from the versioned name, else metadata.yaml; components from the versioned
+// name, else <type>-components.yaml, else components.yaml. An empty file
+// counts as missing, as it does for the operator. It returns the titles it chose.
+func Select(files map[string]int64, id provider.ID, version string) (metadata, components string, err error) {
 	pick := func(names ...string) string {
 		for _, n := range names {
-			if len(files[n]) > 0 {
+			if files[n] > 0 {
 				return n
 			}
 		}

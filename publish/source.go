@@ -1,0 +1,167 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
+)
+
+// Ref names one provider version at a target, as clusterctl's provider URL
+// does: the provider, the version, and the components file clusterctl reads.
+type Ref struct {
+	ID      provider.ID
+	Version string
+	// Components names the components file (the last element of a provider
+	// URL); "" means the conventional name for the provider type, else the
+	// one *components*.yaml the version holds.
+	Components string
+}
+
+func (r Ref) String() string { return r.ID.Label() + " " + r.Version }
+
+// Source reads what a target holds: the other half of Publisher (the shape
+// of clusterctl's Repository and oras-go's ReadOnlyTarget). mirror reads
+// from one target and publishes to another; verify and diff read any target
+// the same way. Backends implement the three calls; what clusterctl reads
+// of a version (Files, Read) is chosen here, once for every backend.
+type Source interface {
+	// Versions lists the published versions of a provider (drafts, bare
+	// tags and half-written ones left out), in no particular order, each
+	// with its leading v.
+	Versions(ctx context.Context, id provider.ID) ([]string, error)
+	// List lists the files the target holds for one provider version with
+	// their size and sha256 (SHA256 "" when the target reports none),
+	// without downloading them where the target can. A version the target
+	// does not hold is an error for which errors.Is(err, ErrNotFound).
+	List(ctx context.Context, ref Ref) (map[string]Remote, error)
+	// Fetch downloads the named files of one provider version. A name the
+	// version does not hold is an error for which errors.Is(err, ErrNotFound).
+	Fetch(ctx context.Context, ref Ref, names ...string) ([]release.File, error)
+}
+
+// ErrNotFound is the error a Source wraps when a provider, version or file
+// is not there.
+var ErrNotFound = errors.New("not found")
+
+// Files lists the files clusterctl reads of one provider version, among
+// those the source holds: metadata.yaml, the components file (which it
+// names), every cluster-template*.yaml and clusterclass-*.yaml. Other files
+// (checksums.txt, other components variants, binaries) are left out: they
+// are not part of what clusterctl reads. A version without metadata.yaml is
+// an error for which errors.Is(err, ErrNotFound).
+func Files(ctx context.Context, src Source, ref Ref) (components string, files map[string]Remote, err error) {
+	all, err := src.List(ctx, ref)
+	if err != nil {
+		return "", nil, err
+	}
+	components, names, err := clusterctlFiles(ref, slices.Sorted(maps.Keys(all)))
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	files = make(map[string]Remote, len(names))
+	for _, n := range names {
+		files[n] = all[n]
+	}
+	return components, files, nil
+}
+
+// Read downloads the files clusterctl reads of one provider version (see
+// Files), checks each against the sha256 the source listed, and returns the
+// version as clusterctl reads it. have holds files already downloaded (by
+// name), which are taken as they are.
+func Read(ctx context.Context, src Source, ref Ref, have ...release.File) (*release.Provider, error) {
+	components, files, err := Files(ctx, src, ref)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for n := range files {
+		if !slices.ContainsFunc(have, func(f release.File) bool { return f.Name == n }) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	got, err := src.Fetch(ctx, ref, names...)
+	if err != nil {
+		return nil, err
+	}
+	p := &release.Provider{ID: ref.ID, Version: ref.Version, ComponentsFile: components}
+	for _, f := range slices.Concat(have, got) {
+		r, ok := files[f.Name]
+		if !ok {
+			continue
+		}
+		if r.SHA256 != "" && r.SHA256 != f.SHA256() {
+			return nil, fmt.Errorf("%s: %s was downloaded with sha256 %s, the target lists %s (another job writing?): re-run",
+				ref, f.Name, short(f.SHA256()), short(r.SHA256))
+		}
+		if err := p.Add(f.Name, f.Data); err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+	}
+	return p, nil
+}
+
+// ReadFiles downloads the named files of one provider version and checks
+// each against the sha256 the source lists, whatever they are (cert-manager's
+// release holds no metadata.yaml).
+func ReadFiles(ctx context.Context, src Source, ref Ref, names ...string) ([]release.File, error) {
+	all, err := src.List(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if _, ok := all[n]; !ok {
+			return nil, fmt.Errorf("%s has no file %s: %w", ref, n, ErrNotFound)
+		}
+	}
+	got, err := src.Fetch(ctx, ref, names...)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range got {
+		if want := all[f.Name].SHA256; want != "" && want != f.SHA256() {
+			return nil, fmt.Errorf("%s: %s was downloaded with sha256 %s, the target lists %s (another job writing?): re-run",
+				ref, f.Name, short(f.SHA256()), short(want))
+		}
+	}
+	return got, nil
+}
+
+// clusterctlFiles picks, among the names a target lists for one provider
+// version, the files clusterctl reads. The components file is the one ref
+// names, else the one release.Load would pick.
+func clusterctlFiles(ref Ref, names []string) (components string, files []string, err error) {
+	components = ref.Components
+	if components == "" {
+		if components, err = release.ComponentsFile(ref.ID, names); err != nil {
+			return "", nil, err
+		}
+	}
+	if !slices.Contains(names, components) {
+		return "", nil, fmt.Errorf("no components file %s among %s", components, strings.Join(names, ", "))
+	}
+	if !slices.Contains(names, provider.MetadataFile) {
+		return "", nil, fmt.Errorf("no %s: clusterctl cannot install a release without it: %w", provider.MetadataFile, ErrNotFound)
+	}
+	for _, n := range names {
+		switch {
+		case n == provider.MetadataFile, n == components, IsTemplate(n):
+			files = append(files, n)
+		}
+	}
+	slices.Sort(files)
+	return components, slices.Compact(files), nil
+}
+
+// IsTemplate says whether clusterctl reads a file as a flavor
+// (cluster-template*.yaml) or a ClusterClass (clusterclass-*.yaml).
+func IsTemplate(name string) bool {
+	return strings.HasSuffix(name, ".yaml") && (strings.HasPrefix(name, "cluster-template") || strings.HasPrefix(name, "clusterclass-"))
+}
