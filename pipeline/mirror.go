@@ -13,19 +13,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/gitlab"
+	"github.com/capirepo/capirepo/publish/local"
+
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
-	"github.com/capirepo/capirepo/localrepo"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
-
-// CertManagerName is the name clusterctl gives cert-manager: its image
-// override key and the folder or package its manifest is mirrored under.
-const CertManagerName = "cert-manager"
 
 // MirrorOptions say what one mirror run copies, from where, to where.
 type MirrorOptions struct {
@@ -173,9 +172,7 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 			return m.sum, err
 		}
 	}
-	if m.sum.Config, err = m.siteConfig(); err != nil {
-		return m.sum, err
-	}
+	m.sum.Config = m.siteConfig()
 	if !o.NoVerify {
 		if err := m.verify(ctx); err != nil {
 			return m.sum, fmt.Errorf("verify the mirror through clusterctl: %w", err)
@@ -282,14 +279,14 @@ func (m *mirror) source(p *MirroredProvider) (publish.Source, error) {
 	case u.Scheme == "https" && u.Host == "github.com" && len(seg) == 5 && seg[2] == "releases":
 		key = "github/" + seg[0] + "/" + seg[1]
 		mk = func() (publish.Source, error) {
-			return publish.NewGitHubReader(publish.GitHubOptions{Owner: seg[0], Repo: seg[1], APIURL: m.o.GitHubAPI,
+			return github.New(github.Options{Owner: seg[0], Repo: seg[1], APIURL: m.o.GitHubAPI,
 				Token: m.o.GitHubToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
 		}
 	case u.Scheme == "file" && len(seg) >= 3:
 		root := "/" + strings.Join(seg[:len(seg)-3], "/")
 		key = "file" + root
 		mk = func() (publish.Source, error) {
-			return &localrepo.Reader{Root: root}, nil
+			return &local.Target{Root: root}, nil
 		}
 	case u.Scheme == "https" && strings.HasPrefix(u.Host, "gitlab.") && isGitLabPackageURL(u):
 		esc := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
@@ -303,7 +300,7 @@ func (m *mirror) source(p *MirroredProvider) (publish.Source, error) {
 		}
 		key = "gitlab/" + u.Host + "/" + project + "/" + pkg
 		mk = func() (publish.Source, error) {
-			return publish.NewGitLabReader(publish.GitLabOptions{URL: "https://" + u.Host, Project: project, Package: pkg,
+			return gitlab.New(gitlab.Options{URL: "https://" + u.Host, Project: project, Package: pkg,
 				Token: m.o.GitLabToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
 		}
 	default:

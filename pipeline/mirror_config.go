@@ -11,9 +11,7 @@ import (
 
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
-	"sigs.k8s.io/yaml"
 
-	"github.com/capirepo/capirepo/localrepo"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -38,17 +36,17 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 	}
 	v := cm.Version()
 	file := path.Base(cm.URL())
-	p := &MirroredProvider{Label: CertManagerName, Name: CertManagerName, Source: cm.URL()}
+	p := &MirroredProvider{Label: provider.CertManager.Name, Name: provider.CertManager.Name, Source: cm.URL()}
 	r, err := m.source(p)
 	if err != nil {
 		return err
 	}
-	files, err := publish.ReadFiles(ctx, r, publish.Ref{ID: provider.ID{Name: CertManagerName}, Version: v}, file)
+	files, err := publish.ReadFiles(ctx, r, publish.Ref{ID: provider.CertManager, Version: v}, file)
 	if err != nil {
 		return err
 	}
 	m.certManagerComponents = files[0].Data
-	rp := &release.Provider{ID: provider.ID{Name: CertManagerName}, Version: v, ComponentsFile: file, Files: files, NoChecksums: true}
+	rp := &release.Provider{ID: provider.CertManager, Version: v, ComponentsFile: file, Files: files, NoChecksums: true}
 	sum, err := m.o.Sink.CertManager.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
 	if err != nil {
 		return fmt.Errorf("version %s: %w", v, err)
@@ -66,19 +64,8 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 // mirrored provider at its newest mirrored version (a GitLab repository has
 // no version list, so the URL names one; the others are installed as
 // name:version), cert-manager, and the image overrides.
-func (m *mirror) siteConfig() (string, error) {
-	type repo struct {
-		Repository string `json:"repository"`
-	}
-	type certManager struct {
-		URL     string `json:"url"`
-		Version string `json:"version"`
-	}
-	var c struct {
-		Providers   []localrepo.ConfigProvider `json:"providers"`
-		CertManager *certManager               `json:"cert-manager,omitempty"`
-		Images      map[string]repo            `json:"images,omitempty"`
-	}
+func (m *mirror) siteConfig() string {
+	var c publish.ClusterctlConfig
 	var b strings.Builder
 	b.WriteString("# clusterctl config for the mirror " + m.o.Target.Raw + ", written by capirepo mirror.\n")
 	b.WriteString("# Each provider URL names its newest mirrored version; install another mirrored\n# version as NAME:VERSION (clusterctl init --infrastructure aws:v2.5.1).\n")
@@ -87,7 +74,7 @@ func (m *mirror) siteConfig() (string, error) {
 			continue
 		}
 		newest := newestVersion(p.Versions)
-		c.Providers = append(c.Providers, localrepo.ConfigProvider{Name: p.Name, Type: p.Type, URL: newest.URL})
+		c.Providers = append(c.Providers, publish.ProviderURL{Name: p.Name, Type: p.Type, URL: newest.URL})
 		var vs []string
 		for _, v := range p.Versions {
 			vs = append(vs, v.Version)
@@ -95,22 +82,17 @@ func (m *mirror) siteConfig() (string, error) {
 		fmt.Fprintf(&b, "#   %s: %s\n", p.Label, strings.Join(vs, ", "))
 	}
 	if cm := m.sum.CertManager; cm != nil {
-		c.CertManager = &certManager{URL: cm.URL, Version: cm.Version}
+		c.CertManager = &publish.CertManagerURL{URL: cm.URL, Version: cm.Version}
 	}
 	if len(m.sum.Images) > 0 {
-		c.Images = map[string]repo{}
+		c.Images = map[string]publish.ImageOverride{}
 		for _, img := range m.sum.Images {
-			r := img.Target[:strings.LastIndex(img.Target, "/")]
-			c.Images[img.Provider] = repo{Repository: r}
+			c.Images[img.Provider] = publish.ImageOverride{Repository: img.Target[:strings.LastIndex(img.Target, "/")]}
 		}
 		fmt.Fprintf(&b, "# Images were copied to %s/<key>/<image-name>; each images: key maps\n# its provider's images there (clusterctl replaces everything before the last '/').\n",
 			strings.TrimSuffix(m.o.Images, "/"))
 	}
-	out, err := yaml.Marshal(c)
-	if err != nil {
-		return "", err
-	}
-	return b.String() + string(out), nil
+	return b.String() + c.YAML()
 }
 
 func newestVersion(vs []*MirroredVersion) *MirroredVersion {
@@ -160,7 +142,7 @@ func (m *mirror) verifyCertManager(ctx context.Context, cm *MirroredVersion) err
 	if err != nil {
 		return err
 	}
-	repo, err := repository.New(ctx, config.NewProvider(CertManagerName, cm.URL, ""), cfg)
+	repo, err := repository.New(ctx, config.NewProvider(provider.CertManager.Name, cm.URL, ""), cfg)
 	if err != nil {
 		return fmt.Errorf("cert-manager %s at %s: %w", cm.Version, cm.URL, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 )
 
@@ -116,7 +117,7 @@ func (m *mirror) imagePlan(ctx context.Context) ([]*MirroredImage, error) {
 		}
 	}
 	if m.certManagerComponents != nil {
-		if err := add(CertManagerName, m.certManagerComponents); err != nil {
+		if err := add(provider.CertManager.Name, m.certManagerComponents); err != nil {
 			return nil, err
 		}
 	}

@@ -7,14 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/capirepo/capirepo/localrepo"
+	"github.com/capirepo/capirepo/publish/gitlab"
+	"github.com/capirepo/capirepo/publish/local"
+
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/release"
 )
 
 // MirrorTarget is where mirror writes: file://DIR, gitlab://HOST/PROJECT or
@@ -77,7 +77,7 @@ type SinkOptions struct {
 	// GitLabURL overrides https://HOST for gitlab:// targets (tests).
 	GitLabURL       string
 	GitLabToken     string
-	GitLabTokenType publish.GitLabTokenType
+	GitLabTokenType gitlab.TokenType
 	HTTPClient      *http.Client
 	Retry           *publish.Retry
 	Progress        io.Writer
@@ -98,29 +98,28 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 		if err != nil {
 			return MirrorSink{}, err
 		}
-		return MirrorSink{Providers: &localrepo.Publisher{Root: root, Replace: o.Replace},
-			CertManager: &certManagerDir{root: root, replace: o.Replace},
-			Reader:      &localrepo.Reader{Root: root},
+		t := &local.Target{Root: root, Replace: o.Replace}
+		return MirrorSink{Providers: t, CertManager: t, Reader: t,
 			ProviderURL: func(id provider.ID, version, components string) string {
-				return localrepo.FileURL(filepath.Join(root, id.Label(), version, components))
+				return local.FileURL(filepath.Join(root, id.Label(), version, components))
 			}}, nil
 	case GitLab:
 		if o.GitLabToken == "" {
 			return MirrorSink{}, errors.New("gitlab target: set GITLAB_ACCESS_TOKEN (or CI_JOB_TOKEN with --gitlab-token-type job)")
 		}
-		opts := publish.GitLabOptions{URL: t.GitLabURL(o.GitLabURL), Project: t.Project, Replace: o.Replace,
+		opts := gitlab.Options{URL: t.GitLabURL(o.GitLabURL), Project: t.Project, Replace: o.Replace,
 			Token: o.GitLabToken, TokenType: o.GitLabTokenType, HTTPClient: o.HTTPClient, Retry: o.Retry, Progress: o.Progress,
 			UploadProgress: o.UploadProgress}
-		p, err := publish.NewGitLab(opts)
+		p, err := gitlab.New(opts)
 		if err != nil {
 			return MirrorSink{}, err
 		}
-		r, err := publish.NewGitLabReader(opts)
+		r, err := gitlab.New(opts)
 		if err != nil {
 			return MirrorSink{}, err
 		}
-		opts.Package = CertManagerName
-		cm, err := publish.NewGitLab(opts)
+		opts.Package = provider.CertManager.Name
+		cm, err := gitlab.New(opts)
 		if err != nil {
 			return MirrorSink{}, err
 		}
@@ -130,7 +129,7 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 		}
 		return MirrorSink{Providers: p, CertManager: cm, Reader: r,
 			ProviderURL: func(id provider.ID, version, components string) string {
-				return publish.GitLabProviderURL(host, t.Project, id.Label(), version, components)
+				return gitlab.PackageURL(host, t.Project, id.Label(), version, components)
 			}}, nil
 	case OCI:
 		if NewOCISink == nil {
@@ -139,56 +138,4 @@ func NewMirrorSink(ctx context.Context, t MirrorTarget, o SinkOptions) (MirrorSi
 		return NewOCISink(ctx, t, o)
 	}
 	return MirrorSink{}, fmt.Errorf("%s: unknown mirror target", t.Raw)
-}
-
-// certManagerDir writes cert-manager's manifest into ROOT/cert-manager/VERSION/,
-// the layout clusterctl's local repository reads for cert-manager's URL
-// (its fake provider has no type, so the folder is its bare name).
-type certManagerDir struct {
-	root    string
-	replace bool
-}
-
-func (c *certManagerDir) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
-	p := rel.Providers[0]
-	dir := filepath.Join(c.root, CertManagerName, p.Version)
-	sum := &publish.Summary{Target: "local", URL: localrepo.FileURL(dir), Version: p.Version,
-		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{},
-		Providers: []publish.ProviderURL{{Name: CertManagerName, URL: localrepo.FileURL(filepath.Join(dir, p.ComponentsFile))}}}
-	var changed []string
-	for _, f := range p.Files {
-		have, err := os.ReadFile(filepath.Join(dir, f.Name))
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			sum.Uploaded = append(sum.Uploaded, f.Name)
-		case err != nil:
-			return nil, err
-		case string(have) == string(f.Data):
-			sum.Skipped = append(sum.Skipped, f.Name)
-		default:
-			changed = append(changed, f.Name)
-		}
-	}
-	if len(changed) > 0 && !c.replace {
-		return nil, &localrepo.ConflictError{Dir: dir, Changed: changed}
-	}
-	sum.Replaced = changed
-	if len(sum.Uploaded)+len(changed) == 0 {
-		return sum, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	staged, err := release.StageDir(filepath.Dir(dir), p.Version, p.Files)
-	if err != nil {
-		return nil, err
-	}
-	if err := release.ReplaceDir(staged, dir); err != nil {
-		_ = os.RemoveAll(staged)
-		return nil, err
-	}
-	for _, f := range p.Files {
-		sum.BytesUploaded += int64(len(f.Data))
-	}
-	return sum, nil
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/capirepo/capirepo/publish/github"
+
 	"github.com/google/go-cmp/cmp"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
@@ -316,7 +318,7 @@ func TestMirror_IntoAFolderResolvesVersionsAsClusterctlAndVerifies(t *testing.T)
 // maintainer re-uploading it would.
 func replaceUpstream(t *testing.T, u *upstream, repo, tag, file, data string) {
 	t.Helper()
-	g, err := publish.NewGitHub(publish.GitHubOptions{Owner: "acme", Repo: repo, APIURL: u.gh.APIURL(), Replace: true,
+	g, err := github.New(github.Options{Owner: "acme", Repo: repo, APIURL: u.gh.APIURL(), Replace: true,
 		HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/capirepo/capirepo/publish/github"
+
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -368,7 +370,7 @@ func (r *run) verifyTarget(ctx context.Context, t Target, ps *publish.Summary) (
 		return fmt.Sprintf("%s read back from %s through clusterctl", plural(len(rep.Providers), "provider", "providers"), t.Dir), nil
 	case GitHub:
 		api := strings.TrimSuffix(r.o.GitHubAPI, "/") + "/"
-		if r.o.GitHubAPI != "" && api != publish.DefaultGitHubAPI {
+		if r.o.GitHubAPI != "" && api != github.DefaultAPI {
 			return r.verifyDist(ctx, "clusterctl reads GitHub releases only from github.com, not "+r.o.GitHubAPI+": verified the built dist instead")
 		}
 	case GitLab:

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/local"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -22,7 +25,6 @@ import (
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
-	"github.com/capirepo/capirepo/localrepo"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -58,7 +60,7 @@ func targets(t *testing.T, raw ...string) []pipeline.Target {
 
 // localPublishers publishes file:// targets to their folders.
 func localPublishers(t pipeline.Target) (publish.Publisher, error) {
-	return &localrepo.Publisher{Root: t.Dir}, nil
+	return &local.Target{Root: t.Dir}, nil
 }
 
 func statuses(sum *pipeline.Summary) string {
@@ -266,7 +268,7 @@ func TestRun_GitHubVerifiesThroughClusterctl(t *testing.T) {
 	o.Targets = targets(t, "github://example/provider-pipeline-through-clusterctl")
 	o.Variables = map[string]string{"github-token": ghToken}
 	o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
-		return publish.NewGitHub(publish.GitHubOptions{Owner: tg.Owner, Repo: tg.Name, Token: ghToken,
+		return github.New(github.Options{Owner: tg.Owner, Repo: tg.Name, Token: ghToken,
 			HTTPClient: &http.Client{Transport: srv.Transport(orig)}, Progress: &log})
 	}
 	sum, err := pipeline.Run(context.Background(), o)

@@ -14,6 +14,13 @@ type Type = clusterctlv1.ProviderType
 // CoreProviderName is the only name a core provider may have.
 const CoreProviderName = "cluster-api"
 
+// CertManager is cert-manager as clusterctl names it when it reads
+// cert-manager's manifest through its repository code
+// (cluster/cert_manager.go): a provider named cert-manager with no type. Its
+// label, folder and package name is cert-manager, and it is also the key of
+// its images: override.
+var CertManager = ID{Name: "cert-manager"}
+
 // ProviderLabel is the label clusterctl puts on, and expects on, every object of a provider.
 const ProviderLabel = "cluster.x-k8s.io/provider"
 

@@ -30,15 +30,16 @@ func (d Diff) Changes() bool { return len(d.Missing)+len(d.Changed) > 0 }
 func (d Diff) Describe() string {
 	var parts []string
 	if len(d.Missing) > 0 {
-		parts = append(parts, "missing "+names(d.Missing))
+		parts = append(parts, "missing "+FileNames(d.Missing))
 	}
 	if len(d.Changed) > 0 {
-		parts = append(parts, "different "+names(d.Changed))
+		parts = append(parts, "different "+FileNames(d.Changed))
 	}
 	return strings.Join(parts, "; ")
 }
 
-func names(files []release.File) string {
+// FileNames lists the names of files, for messages.
+func FileNames(files []release.File) string {
 	out := make([]string, len(files))
 	for i, f := range files {
 		out[i] = f.Name
@@ -79,4 +80,15 @@ func Compare(ctx context.Context, want []release.File, have map[string]Remote,
 		}
 	}
 	return d, nil
+}
+
+// ShortSum shortens a hex digest for messages.
+func ShortSum(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	if sum == "" {
+		return "(none)"
+	}
+	return sum
 }

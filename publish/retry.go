@@ -73,7 +73,8 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (r Retry) withDefaults() Retry {
+// WithDefaults fills the zero fields of r from DefaultRetry.
+func (r Retry) WithDefaults() Retry {
 	d := DefaultRetry()
 	if r.Attempts <= 0 {
 		r.Attempts = d.Attempts
@@ -106,7 +107,7 @@ func (r Retry) Do(ctx context.Context, op func(ctx context.Context) error) error
 
 // DoValue is Do for an operation that returns a value.
 func DoValue[T any](ctx context.Context, r Retry, op func(ctx context.Context) (T, error)) (T, error) {
-	r = r.withDefaults()
+	r = r.WithDefaults()
 	b := &backoff.ExponentialBackOff{
 		InitialInterval:     r.Initial,
 		RandomizationFactor: r.Jitter,
@@ -196,7 +197,7 @@ func StatusErrorFrom(status int, h http.Header, now time.Time, err error) *Statu
 	if remaining == "0" {
 		e.RateLimited = true
 		if e.RetryAfter == 0 {
-			e.RetryAfter = resetHeader(firstHeader(h, "X-RateLimit-Reset", "RateLimit-Reset"), now)
+			e.RetryAfter = RateLimitReset(firstHeader(h, "X-RateLimit-Reset", "RateLimit-Reset"), now)
 		}
 	}
 	if status == http.StatusTooManyRequests {
@@ -223,9 +224,9 @@ func RetryAfterHeader(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// resetHeader turns a rate-limit reset into a wait. GitHub sends a Unix time;
+// RateLimitReset turns a rate-limit reset into a wait. GitHub sends a Unix time;
 // some servers send seconds from now.
-func resetHeader(v string, now time.Time) time.Duration {
+func RateLimitReset(v string, now time.Time) time.Duration {
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil || n <= 0 {
 		return 0

@@ -99,7 +99,7 @@ func Read(ctx context.Context, src Source, ref Ref, have ...release.File) (*rele
 		}
 		if r.SHA256 != "" && r.SHA256 != f.SHA256() {
 			return nil, fmt.Errorf("%s: %s was downloaded with sha256 %s, the target lists %s (another job writing?): re-run",
-				ref, f.Name, short(f.SHA256()), short(r.SHA256))
+				ref, f.Name, ShortSum(f.SHA256()), ShortSum(r.SHA256))
 		}
 		if err := p.Add(f.Name, f.Data); err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)
@@ -128,7 +128,7 @@ func ReadFiles(ctx context.Context, src Source, ref Ref, names ...string) ([]rel
 	for _, f := range got {
 		if want := all[f.Name].SHA256; want != "" && want != f.SHA256() {
 			return nil, fmt.Errorf("%s: %s was downloaded with sha256 %s, the target lists %s (another job writing?): re-run",
-				ref, f.Name, short(f.SHA256()), short(want))
+				ref, f.Name, ShortSum(f.SHA256()), ShortSum(want))
 		}
 	}
 	return got, nil

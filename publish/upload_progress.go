@@ -32,9 +32,9 @@ type uploadBody struct {
 	n    int // bytes read in this attempt
 }
 
-// newUploadBody returns the body of an upload of data: a bytes.Reader
+// UploadBody returns the body of an upload of data: a bytes.Reader
 // when hook is nil, else one read through hook.
-func newUploadBody(hook UploadProgress, name string, data []byte) io.Reader {
+func UploadBody(hook UploadProgress, name string, data []byte) io.Reader {
 	if hook == nil {
 		return bytes.NewReader(data)
 	}
@@ -63,13 +63,13 @@ func (b *uploadBody) Seek(offset int64, whence int) (int64, error) {
 // Len is what is left to read in this attempt (the request's length).
 func (b *uploadBody) Len() int { return len(b.data) - b.n }
 
-// watchUpload makes req send data through hook, also when the HTTP client
+// WatchUpload makes req send data through hook, also when the HTTP client
 // sends the body again (GetBody, for a redirect that keeps the body); with
 // hook nil req is left as it is.
-func watchUpload(req *http.Request, hook UploadProgress, name string, data []byte) {
+func WatchUpload(req *http.Request, hook UploadProgress, name string, data []byte) {
 	if hook == nil {
 		return
 	}
-	req.Body = io.NopCloser(newUploadBody(hook, name, data))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(newUploadBody(hook, name, data)), nil }
+	req.Body = io.NopCloser(UploadBody(hook, name, data))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(UploadBody(hook, name, data)), nil }
 }

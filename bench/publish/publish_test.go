@@ -23,7 +23,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-github/v82/github"
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/gitlab"
+
+	gh "github.com/google/go-github/v82/github"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
@@ -123,7 +126,7 @@ func (g *ghTarget) capirepo(t testing.TB, rel *release.Release) *publish.Summary
 
 // capirepoN publishes with n parallel uploads (0: the publisher's default).
 func (g *ghTarget) capirepoN(t testing.TB, rel *release.Release, n int) *publish.Summary {
-	p, err := publish.NewGitHub(publish.GitHubOptions{Owner: owner, Repo: repo, Token: ghToken, Target: "main",
+	p, err := github.New(github.Options{Owner: owner, Repo: repo, Token: ghToken, Commitish: "main",
 		APIURL: g.srv.APIURL(), HTTPClient: &http.Client{Transport: g.m}, Concurrency: n})
 	if err != nil {
 		t.Fatal(err)
@@ -141,12 +144,12 @@ func (g *ghTarget) capirepoN(t testing.TB, rel *release.Release, n int) *publish
 // invocation of a shell loop makes before its upload.
 func (g *ghTarget) sequential(t testing.TB, dir string, rel *release.Release, ghLoop bool) {
 	ctx := context.Background()
-	c, err := github.NewClient(&http.Client{Transport: g.m}).WithEnterpriseURLs(g.srv.APIURL(), g.srv.UploadURL())
+	c, err := gh.NewClient(&http.Client{Transport: g.m}).WithEnterpriseURLs(g.srv.APIURL(), g.srv.UploadURL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	c = c.WithAuthToken(ghToken)
-	r, _, err := c.Repositories.CreateRelease(ctx, owner, repo, &github.RepositoryRelease{TagName: github.Ptr(version), TargetCommitish: github.Ptr("main")})
+	r, _, err := c.Repositories.CreateRelease(ctx, owner, repo, &gh.RepositoryRelease{TagName: gh.Ptr(version), TargetCommitish: gh.Ptr("main")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +167,7 @@ func (g *ghTarget) sequential(t testing.TB, dir string, rel *release.Release, gh
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = c.Repositories.UploadReleaseAsset(ctx, owner, repo, r.GetID(), &github.UploadOptions{Name: f.Name}, fh)
+		_, _, err = c.Repositories.UploadReleaseAsset(ctx, owner, repo, r.GetID(), &gh.UploadOptions{Name: f.Name}, fh)
 		fh.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -194,7 +197,7 @@ func newGL(t testing.TB, latency time.Duration) *glTarget {
 }
 
 func (g *glTarget) capirepo(t testing.TB, rel *release.Release) *publish.Summary {
-	p, err := publish.NewGitLab(publish.GitLabOptions{URL: "https://" + glHost, Project: glProject, Token: glToken,
+	p, err := gitlab.New(gitlab.Options{URL: "https://" + glHost, Project: glProject, Token: glToken,
 		HTTPClient: &http.Client{Transport: g.m}})
 	if err != nil {
 		t.Fatal(err)

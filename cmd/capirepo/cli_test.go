@@ -94,7 +94,7 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "publish local DIST twice", args: []string{"publish", "local", dist, "--from", tree, "--root", out()}, code: 2, stderr: []string{"pass one"}},
 		{name: "publish local from missing", args: []string{"publish", "local", "--from", "/nonexistent", "--root", out()}, code: 2, stderr: []string{"--from /nonexistent: no such folder"}},
 		{name: "publish github", env: map[string]string{"GITHUB_TOKEN": token}, args: []string{"publish", "github", "--repo", "acme/provider", dist, "--github-api-url", gh.APIURL()},
-			code: 0, stdout: []string{"providers:\n- name: \"example\"", "/acme/provider/releases/latest/infrastructure-components.yaml"}, stderr: []string{"uploaded"}},
+			code: 0, stdout: []string{"providers:\n- name: example\n", "/acme/provider/releases/latest/infrastructure-components.yaml"}, stderr: []string{"uploaded"}},
 		{name: "release dry run", args: []string{"release", example, "--version", "v0.1.0", "--out", out(), "--dry-run", "--skip-image-check"}, code: 0, stdout: []string{""}, stderr: []string{"STEP", "verify dist"}},
 		{name: "release lint fails json", args: []string{"release", lintFails, "--version", "v1.2.0", "--out", out(), "--dry-run", "-o", "json"}, code: 1, json: true,
 			stdout: []string{`"rule": "CAPI315"`, `"error": "lint: 1 error, 0 warnings`, `"status": "failed"`}},

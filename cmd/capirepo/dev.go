@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/capirepo/capirepo/pipeline"
 
-	"github.com/capirepo/capirepo/localrepo"
+	"github.com/spf13/cobra"
 )
 
 type devOptions struct {
@@ -71,13 +71,13 @@ tree did not change since the last run is not rendered again.`,
 			}
 			root := o.root
 			if root == "" {
-				r, err := s.clusterctlEnv().DevRoot()
+				r, err := pipeline.DevRoot(s.clusterctlEnv())
 				if err != nil {
 					return usagef("%v", err)
 				}
 				root = r
 			}
-			res, err := localrepo.Dev(cmd.Context(), localrepo.DevOptions{
+			res, err := pipeline.Dev(cmd.Context(), pipeline.DevOptions{
 				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image, AllowRemote: o.allowRemote,
 				BuildID: devBuildID(), Progress: s.errOut, LockTimeout: o.lockTimeout,
 			})

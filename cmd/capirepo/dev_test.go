@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capirepo/capirepo/localrepo"
+	"github.com/capirepo/capirepo/pipeline"
 )
 
 func TestDev_DefaultRootAndInitLine(t *testing.T) {
@@ -32,7 +32,7 @@ func TestDev_DefaultRootAndInitLine(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("re-run exit %d: %s", code, stderr)
 	}
-	var res localrepo.DevResult
+	var res pipeline.DevResult
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("--output json: %v\n%s", err, stdout)
 	}

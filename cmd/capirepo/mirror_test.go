@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/publish/github"
+
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
@@ -80,7 +82,7 @@ func TestMirror_CLIMirrorsThenCopiesNothingThenRefusesAChangedAsset(t *testing.T
 	}
 
 	// The maintainer changes an asset under the published version.
-	g, err := publish.NewGitHub(publish.GitHubOptions{Owner: "acme", Repo: "cli-mirror-" + strings.ToLower(t.Name()), APIURL: srv.APIURL(),
+	g, err := github.New(github.Options{Owner: "acme", Repo: "cli-mirror-" + strings.ToLower(t.Name()), APIURL: srv.APIURL(),
 		Replace: true, HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}})
 	if err != nil {
 		t.Fatal(err)

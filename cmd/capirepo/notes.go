@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/gitlab"
+
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/publish"
@@ -40,8 +43,8 @@ func (o *releaseNotesOptions) bind(cmd *cobra.Command, prefix string, shared boo
 }
 
 // apply sets the GitHub options from the flags, reading the notes file.
-func (o *releaseNotesOptions) apply(g *publish.GitHubOptions) error {
-	g.Title, g.GenerateNotes, g.PreviousTag, g.Draft, g.Target = o.title, o.generateNotes, o.previousTag, o.draft, o.target
+func (o *releaseNotesOptions) apply(g *github.Options) error {
+	g.Title, g.GenerateNotes, g.PreviousTag, g.Draft, g.Commitish = o.title, o.generateNotes, o.previousTag, o.draft, o.target
 	g.Provenance = o.provenance
 	if o.cmd.Flags().Changed(o.prefix + "prerelease") {
 		g.Prerelease = &o.prerelease
@@ -93,7 +96,7 @@ func (o *gitlabReleaseOptions) bind(cmd *cobra.Command, prefix string, withNotes
 	}
 }
 
-func (o *gitlabReleaseOptions) apply(g *publish.GitLabOptions) error {
+func (o *gitlabReleaseOptions) apply(g *gitlab.Options) error {
 	g.Release, g.Ref = o.release, o.ref
 	g.Provenance = o.provenance != nil && *o.provenance
 	if !o.release {

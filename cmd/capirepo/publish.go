@@ -73,7 +73,7 @@ func printSummary(s streams, g *globalOptions, sum *publish.Summary) error {
 	if !clusterctlReads(sum) {
 		return nil
 	}
-	_, err := io.WriteString(s.out, publish.ClusterctlProvidersYAML(sum.Providers))
+	_, err := io.WriteString(s.out, publish.ClusterctlConfig{Providers: sum.Providers}.YAML())
 	return err
 }
 

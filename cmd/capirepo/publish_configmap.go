@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/publish/configmap"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
@@ -98,7 +98,7 @@ func runPublishConfigMap(s streams, g *globalOptions, rel *release.Release, o *p
 		if _, err := s.out.Write(data); err != nil {
 			return err
 		}
-	} else if err := writeFileAtomic(o.out, data); err != nil {
+	} else if err := fsafe.WriteFileAtomic(o.out, data); err != nil {
 		return err
 	}
 	target := o.out
@@ -114,35 +114,6 @@ func runPublishConfigMap(s streams, g *globalOptions, rel *release.Release, o *p
 		return printJSON(s.out, sum)
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to a temporary file beside name and renames
-// it into place, so a reader never sees half a file.
-func writeFileAtomic(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, name)
 }
 
 // verifyConfigMaps reads a file of ConfigMaps and Provider resources back by

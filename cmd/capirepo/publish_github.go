@@ -4,9 +4,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/capirepo/capirepo/publish/github"
 
-	"github.com/capirepo/capirepo/publish"
+	"github.com/spf13/cobra"
 )
 
 type publishGitHubOptions struct {
@@ -79,7 +79,7 @@ a GitHub Enterprise server.`,
 			}
 			bars := newUploadBars(s, g)
 			defer bars.Close()
-			gho := publish.GitHubOptions{
+			gho := github.Options{
 				Owner: owner, Repo: name, Tag: o.tag,
 				Replace: o.replace, Concurrency: o.concurrency,
 				APIURL: api, Token: token, HTTPClient: httpClient(s, o.timeout), Progress: bars.streams(s).errOut,
@@ -88,7 +88,7 @@ a GitHub Enterprise server.`,
 			if err := o.notes.apply(&gho); err != nil {
 				return err
 			}
-			p, err := publish.NewGitHub(gho)
+			p, err := github.New(gho)
 			if err != nil {
 				return usageError{err}
 			}

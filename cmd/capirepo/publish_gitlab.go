@@ -4,9 +4,9 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/capirepo/capirepo/publish/gitlab"
 
-	"github.com/capirepo/capirepo/publish"
+	"github.com/spf13/cobra"
 )
 
 type publishGitLabOptions struct {
@@ -58,7 +58,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			}
 			bars := newUploadBars(s, g)
 			defer bars.Close()
-			glo := publish.GitLabOptions{
+			glo := gitlab.Options{
 				URL: o.url, Project: o.project, Package: o.pkg, Token: token, TokenType: tt,
 				Replace: o.replace, HTTPClient: httpClient(s, o.timeout), Progress: bars.streams(s).errOut,
 				UploadProgress: bars.hook(),
@@ -66,7 +66,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err := o.release.apply(&glo); err != nil {
 				return err
 			}
-			p, err := publish.NewGitLab(glo)
+			p, err := gitlab.New(glo)
 			if err != nil {
 				return usageError{err}
 			}
@@ -108,15 +108,15 @@ func checkGitLabURL(raw string) error {
 
 // gitlabToken picks the token for a --token-type: GITLAB_ACCESS_TOKEN (the
 // variable clusterctl reads) for private and bearer, CI_JOB_TOKEN for job.
-func gitlabToken(getenv env, tokenType string) (publish.GitLabTokenType, string, error) {
-	tt := publish.GitLabTokenType(tokenType)
+func gitlabToken(getenv env, tokenType string) (gitlab.TokenType, string, error) {
+	tt := gitlab.TokenType(tokenType)
 	switch tt {
-	case publish.GitLabPrivateToken, publish.GitLabBearerToken:
+	case gitlab.PrivateToken, gitlab.BearerToken:
 		if t := getenv("GITLAB_ACCESS_TOKEN"); t != "" {
 			return tt, t, nil
 		}
 		return tt, "", usagef("set GITLAB_ACCESS_TOKEN (or use --gitlab-token-type job with CI_JOB_TOKEN)")
-	case publish.GitLabJobToken:
+	case gitlab.JobToken:
 		if t := getenv("CI_JOB_TOKEN"); t != "" {
 			return tt, t, nil
 		}

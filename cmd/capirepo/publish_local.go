@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
+	"github.com/capirepo/capirepo/publish/local"
+
 	"github.com/spf13/cobra"
 
-	"github.com/capirepo/capirepo/localrepo"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 )
@@ -34,8 +36,8 @@ func (o *publishLocalOptions) validate() error {
 }
 
 // env returns what clusterctl reads from the process to find its folders.
-func (s streams) clusterctlEnv() localrepo.Env {
-	return localrepo.Env{XDGConfigHome: s.getenv("XDG_CONFIG_HOME"), Home: s.getenv("HOME"), Getenv: s.getenv}
+func (s streams) clusterctlEnv() local.Env {
+	return local.Env{XDGConfigHome: s.getenv("XDG_CONFIG_HOME"), Home: s.getenv("HOME"), Getenv: s.getenv}
 }
 
 func newPublishLocalCmd(s streams, g *globalOptions) *cobra.Command {
@@ -76,7 +78,7 @@ Files there replace the same provider version's files from any URL.`,
 			}
 			root, target := o.root, "local"
 			if o.overrides {
-				folder, source, err := localrepo.OverridesFolder(s.clusterctlEnv(), o.clusterctlConfig)
+				folder, source, err := local.OverridesFolder(s.clusterctlEnv(), o.clusterctlConfig)
 				if err != nil {
 					return err
 				}
@@ -87,7 +89,7 @@ Files there replace the same provider version's files from any URL.`,
 			if err != nil {
 				return err
 			}
-			sum, err := (&localrepo.Publisher{Root: root, Replace: o.replace, Target: target,
+			sum, err := (&local.Target{Root: root, Replace: o.replace, Kind: target,
 				LockTimeout: o.lockTimeout, Progress: s.errOut}).Publish(cmd.Context(), rel)
 			if err != nil {
 				return err
@@ -124,11 +126,7 @@ func printLocalSummary(s streams, g *globalOptions, sum *publish.Summary, o *pub
 		return printOverrides(s, sum, o.clusterctlConfig)
 	}
 	fmt.Fprintf(s.out, "# clusterctl config entries (add to clusterctl.yaml, or pass it with --config):\n")
-	data, err := localrepo.ClusterctlConfig{Providers: localrepo.ConfigFor(sum.Providers)}.YAML()
-	if err != nil {
-		return err
-	}
-	_, err = s.out.Write(data)
+	_, err := io.WriteString(s.out, publish.ClusterctlConfig{Providers: sum.Providers}.YAML())
 	return err
 }
 
@@ -138,9 +136,9 @@ func printLocalSummary(s streams, g *globalOptions, sum *publish.Summary, o *pub
 // its versions there; for a version it has overrides of, it reads these
 // files instead. The clusterctl init line that uses them goes to stdout.
 func printOverrides(s streams, sum *publish.Summary, clusterctlConfig string) error {
-	var inits []localrepo.InitVersion
+	var inits []publish.InitVersion
 	for _, p := range sum.Providers {
-		inits = append(inits, localrepo.InitVersion{ID: provider.ID{Name: p.Name, Type: provider.Type(p.Type)}, Version: sum.Version})
+		inits = append(inits, publish.InitVersion{ID: provider.ID{Name: p.Name, Type: provider.Type(p.Type)}, Version: sum.Version})
 	}
 	fmt.Fprintf(s.errOut, `clusterctl now reads these files instead of the provider repository's for %[1]s,
 whatever URL the provider has: it still finds each provider by its usual URL
@@ -148,7 +146,7 @@ whatever URL the provider has: it still finds each provider by its usual URL
 lists the versions there, so ask for %[1]s explicitly. Remove
 %[2]s/<label>/%[1]s to go back to the repository's files.
 `, sum.Version, strings.TrimPrefix(sum.URL, "file://"))
-	line := localrepo.InitCommand(inits, clusterctlConfig)
+	line := publish.InitCommand(inits, clusterctlConfig)
 	if clusterctlConfig == "" {
 		line = strings.TrimSuffix(line, " --config ''") // clusterctl's own config
 	}

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/publish"
+
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
-
-	"github.com/capirepo/capirepo/localrepo"
 )
 
 func buildExampleDist(t *testing.T) string {
@@ -28,11 +28,11 @@ func TestPublishLocal_PrintsConfigEntryAndIsIdempotent(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var cfg localrepo.ClusterctlConfig
+	var cfg publish.ClusterctlConfig
 	if err := yaml.Unmarshal([]byte(stdout), &cfg); err != nil {
 		t.Fatalf("stdout is not a clusterctl config: %v\n%s", err, stdout)
 	}
-	want := []localrepo.ConfigProvider{{Name: "example", Type: "InfrastructureProvider",
+	want := []publish.ProviderURL{{Name: "example", Type: "InfrastructureProvider",
 		URL: "file://" + filepath.Join(root, "infrastructure-example", "v0.1.0", "infrastructure-components.yaml")}}
 	if diff := cmp.Diff(want, cfg.Providers); diff != "" {
 		t.Errorf("printed providers (-want +got):\n%s", diff)

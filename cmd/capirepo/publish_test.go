@@ -70,7 +70,7 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 		t.Fatal("the token was printed")
 	}
 	// The providers: entry is the result, on stdout; progress and warnings on stderr.
-	if !strings.HasPrefix(stdout, "providers:\n- name: \"example\"\n  type: \"InfrastructureProvider\"") ||
+	if !strings.HasPrefix(stdout, "providers:\n- name: example\n  type: InfrastructureProvider\n") ||
 		!strings.Contains(stdout, "/api/v4/projects/infra%2Fcapi-mirror/packages/generic/infrastructure-example/v0.1.0/infrastructure-components.yaml") {
 		t.Errorf("stdout is not the providers: entry:\n%s", stdout)
 	}

@@ -8,10 +8,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/gitlab"
+	"github.com/capirepo/capirepo/publish/local"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/capirepo/capirepo/localrepo"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/oci"
@@ -142,7 +145,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 			if i > 0 {
 				fmt.Fprintln(s.out, "---")
 			}
-			fmt.Fprintf(s.out, "# %s %s\n%s", p.Target, p.URL, publish.ClusterctlProvidersYAML(p.Providers))
+			fmt.Fprintf(s.out, "# %s %s\n%s", p.Target, p.URL, publish.ClusterctlConfig{Providers: p.Providers}.YAML())
 		}
 		if err == nil {
 			err = o.printOCIResources(s, sum.Version)
@@ -160,27 +163,27 @@ func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publis
 		if token == "" {
 			return nil, usagef("--publish %s: set GITHUB_TOKEN", t.Raw)
 		}
-		gho := publish.GitHubOptions{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
+		gho := github.Options{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
 			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut,
 			UploadProgress: o.uploads}
 		if err := o.notes.apply(&gho); err != nil {
 			return nil, err
 		}
-		return publish.NewGitHub(gho)
+		return github.New(gho)
 	case pipeline.GitLab:
 		tt, token, err := gitlabToken(s.getenv, o.gitlabTokenType)
 		if err != nil {
 			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
 		}
-		glo := publish.GitLabOptions{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
+		glo := gitlab.Options{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
 			Token: token, TokenType: tt, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut,
 			UploadProgress: o.uploads}
 		if err := o.glRelease.apply(&glo); err != nil {
 			return nil, err
 		}
-		return publish.NewGitLab(glo)
+		return gitlab.New(glo)
 	case pipeline.File:
-		return &localrepo.Publisher{Root: t.Dir, Replace: o.replace, LockTimeout: o.build.lockTimeout, Progress: s.errOut}, nil
+		return &local.Target{Root: t.Dir, Replace: o.replace, LockTimeout: o.build.lockTimeout, Progress: s.errOut}, nil
 	case pipeline.OCI:
 		f := o.oci
 		f.timeout = o.timeout

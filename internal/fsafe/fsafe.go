@@ -2,6 +2,8 @@
 // special file (a FIFO, a device, a socket) where a regular file is expected
 // is refused, naming the path, instead of blocking the run for ever: the
 // file is opened without blocking and checked with fstat before any read.
+// It also writes single files so that a reader sees the old file or the new
+// one, never a part (WriteFileAtomic).
 package fsafe
 
 import (
@@ -9,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // Open opens name for reading and refuses anything but a regular file.
@@ -60,4 +63,33 @@ func CheckRegular(name string, fi fs.FileInfo) error {
 		kind = "a symlink"
 	}
 	return fmt.Errorf("%s is %s, not a regular file: capirepo reads only regular files and folders; replace it with the file it stands for", name, kind)
+}
+
+// WriteFileAtomic writes data to name through a temporary file in the same
+// folder (.NAME.tmp-*, removed on failure) and a rename, so a reader sees the
+// old file or the new one. The file is synced before the rename and made
+// readable by everyone (0644), as a config or manifest file is.
+func WriteFileAtomic(name string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
 }

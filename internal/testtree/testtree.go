@@ -6,6 +6,7 @@ package testtree
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -156,4 +157,71 @@ func ModuleDir(t testing.TB, modVersion string) string {
 	}
 	modDirs[modVersion] = info.Dir
 	return info.Dir
+}
+
+// CopyTree copies a provider tree into a new temporary folder.
+func CopyTree(t testing.TB, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// ReadDir returns a folder's files by name.
+func ReadDir(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(data)
+	}
+	return out
+}
+
+// Names lists a folder's entries.
+func Names(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// HasLeftover says whether a label folder holds a staging folder of an
+// interrupted write (.<version>.tmp-*).
+func HasLeftover(t testing.TB, labelDir string) bool {
+	for _, n := range Names(t, labelDir) {
+		if strings.Contains(n, ".tmp-") {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,327 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
+
+	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/local"
+	"github.com/capirepo/capirepo/release"
+)
+
+// Names inside the dev repository.
+const (
+	DevConfigFile  = "config.yaml"
+	DevOverrides   = "overrides"
+	DevCacheFile   = ".capirepo-dev-cache.json"
+	devCacheSchema = 1
+)
+
+// DevOptions say what capirepo dev builds and where it writes.
+type DevOptions struct {
+	// Dir is the provider tree (only read).
+	Dir string
+	// ConfigPath names a capirepo.yaml or clusterctl-settings.json; "" looks
+	// in Dir. A settings file with providers/provider_repos pulls in other
+	// provider trees, as create-local-repository.py does.
+	ConfigPath string
+	// Root is the dev repository (see Env.DevRoot).
+	Root string
+	// Version, when set, is built for every provider instead of its nextVersion.
+	Version string
+	// Image sets the repository of the manager image (tag = version);
+	// without it the image the kustomization names is kept.
+	Image string
+	// AllowRemote lets kustomizations pull remote bases, as build's
+	// --allow-remote; what they pull is not in the tree, so it is rendered
+	// on every run.
+	AllowRemote bool
+	// BuildID identifies the capirepo build; a different one re-renders
+	// everything, since rendering may have changed.
+	BuildID string
+	// Progress receives one line per provider; nil discards.
+	Progress io.Writer
+	// LockTimeout is the longest wait for another capirepo writing into
+	// Root; 0 means dirlock.DefaultTimeout.
+	LockTimeout time.Duration
+}
+
+// DevResult says what capirepo dev wrote.
+type DevResult struct {
+	Root       string                   `json:"root"`
+	ConfigFile string                   `json:"configFile"`
+	Providers  []DevProvider            `json:"providers"`
+	Init       string                   `json:"init"`
+	Warnings   []string                 `json:"warnings"`
+	Config     publish.ClusterctlConfig `json:"config"`
+}
+
+// DevProvider is one provider of the dev repository.
+type DevProvider struct {
+	Label   string `json:"label"`
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Version string `json:"version"`
+	// VersionFrom says where the version came from: --version, nextVersion
+	// or metadata.yaml.
+	VersionFrom string `json:"versionFrom"`
+	Source      string `json:"devSource"`
+	URL         string `json:"url"`
+	// Cached is true when the inputs were unchanged and nothing was rendered.
+	Cached bool `json:"cached"`
+	// Written is true when the version folder was (re)written.
+	Written bool `json:"written"`
+}
+
+// Dev builds every provider the configuration names with its next version,
+// writes them into the dev repository, writes a clusterctl config there
+// pointing at them, and returns the clusterctl init line. A provider whose
+// inputs are unchanged since the last run is not rendered again. Dev
+// versions are overwritten in place. Nothing is written when any build fails.
+func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
+	if opts.Root == "" {
+		return nil, errors.New("dev: no dev repository folder given")
+	}
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Version != "" {
+		if _, err := provider.ParseVersion(opts.Version); err != nil {
+			return nil, fmt.Errorf("--version: %w", err)
+		}
+	}
+	srcs, err := resolveSources(opts.Dir, opts.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	// Each tree's before: commands run once, before its inputs are hashed.
+	ran := map[*provider.Config]bool{}
+	for _, s := range srcs {
+		if ran[s.cfg] {
+			continue
+		}
+		ran[s.cfg] = true
+		if err := builder.RunBefore(ctx, s.dir, s.cfg, opts.Progress); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, DevOverrides), 0o755); err != nil {
+		return nil, err
+	}
+	// The whole run holds the root's lock: a second dev run waits, then
+	// finds the first one's output in its cache.
+	lock, err := dirlock.Acquire(ctx, root, dirlock.Options{Timeout: opts.LockTimeout, Wait: opts.Progress})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = lock.Release() }()
+	cleanAtomicLeftovers(root, DevConfigFile, DevCacheFile)
+	cache := loadCache(filepath.Join(root, DevCacheFile))
+	hasher := newTreeHasher(root)
+
+	res := &DevResult{Root: root, ConfigFile: filepath.Join(root, DevConfigFile), Warnings: []string{}}
+	type job struct {
+		src     devSource
+		dp      DevProvider
+		key     string
+		built   *release.Provider
+		cached  bool
+		warning []string
+	}
+	jobs := make([]*job, 0, len(srcs))
+	var errs []error
+	for _, s := range srcs {
+		id, _ := s.spec.ID()
+		v, from, err := devVersion(s, opts.Version)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("provider %s: %w", s.spec.Name, err))
+			continue
+		}
+		j := &job{src: s, dp: DevProvider{Label: s.spec.Name, Name: id.Name, Type: string(id.Type), Version: v, VersionFrom: from, Source: s.dir}}
+		if j.key, err = hasher.key(s, v, opts); err != nil {
+			errs = append(errs, fmt.Errorf("provider %s: %w", s.spec.Name, err))
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		dir := filepath.Join(root, j.src.spec.Name, j.dp.Version)
+		if !opts.AllowRemote && cache.hit(j.src.spec.Name, j.key, dir) {
+			j.cached = true
+			continue
+		}
+		r, err := builder.Build(ctx, builder.Options{
+			Dir: j.src.dir, Config: j.src.cfg, Version: j.dp.Version,
+			Image: opts.Image, Providers: []string{j.src.spec.Name},
+			// The developer's image (e.g. :dev after make docker-build and
+			// kind load) stays unless --image asks for another, as
+			// create-local-repository.py leaves it.
+			KeepImage: true, SkipBefore: true, AllowRemote: opts.AllowRemote,
+		})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		warnings, err := devGate(r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		j.built = r.Release.Providers[0]
+		j.warning = append(r.Warnings, warnings...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	pub := &local.Target{Root: root, Replace: true, Kind: "dev", Locked: true}
+	var inits []publish.InitVersion
+	for _, j := range jobs {
+		id, _ := j.src.spec.ID()
+		components := j.src.spec.ComponentsFile
+		j.dp.URL = local.FileURL(filepath.Join(root, j.src.spec.Name, j.dp.Version, components))
+		j.dp.Cached = j.cached
+		if j.built != nil {
+			sum, err := pub.Publish(ctx, &release.Release{Version: j.dp.Version, Providers: []*release.Provider{j.built}})
+			if err != nil {
+				return nil, err
+			}
+			j.dp.Written = len(sum.Uploaded)+len(sum.Replaced) > 0
+			cache.put(j.src.spec.Name, j.key, j.built)
+		}
+		res.Warnings = append(res.Warnings, j.warning...)
+		res.Providers = append(res.Providers, j.dp)
+		res.Config.Providers = append(res.Config.Providers, publish.ProviderURL{Name: id.Name, Type: string(id.Type), URL: j.dp.URL})
+		inits = append(inits, publish.InitVersion{ID: id, Version: j.dp.Version})
+		if opts.Progress != nil {
+			state := "rendered"
+			switch {
+			case j.cached:
+				state = "unchanged, not rendered"
+			case !j.dp.Written:
+				state = "rendered, same content"
+			}
+			fmt.Fprintf(opts.Progress, "%s %s (%s, from %s): %s\n", j.src.spec.Name, j.dp.Version, j.dp.VersionFrom, j.src.dir, state)
+		}
+	}
+	res.Config.OverridesFolder = filepath.Join(root, DevOverrides)
+	data := []byte(res.Config.YAML())
+	if old, err := os.ReadFile(res.ConfigFile); err != nil || string(old) != string(data) {
+		if err := fsafe.WriteFileAtomic(res.ConfigFile, data); err != nil {
+			return nil, err
+		}
+	}
+	if err := cache.save(); err != nil {
+		return nil, err
+	}
+	res.Init = publish.InitCommand(inits, res.ConfigFile)
+	return res, nil
+}
+
+// devVersion picks the version to build: --version, the provider's
+// nextVersion, else <newest release series>.99 from metadata.yaml, the
+// convention cluster-api's own nextVersion follows (v1.14.99).
+func devVersion(s devSource, override string) (version, from string, err error) {
+	if override != "" {
+		return override, "--version", nil
+	}
+	if s.spec.NextVersion != "" {
+		return s.spec.NextVersion, "nextVersion", nil
+	}
+	file := filepath.Join(s.dir, filepath.FromSlash(s.spec.Metadata))
+	data, err := fsafe.ReadFile(file)
+	if err != nil {
+		return "", "", fmt.Errorf("no nextVersion in %s, and no metadata.yaml to derive one from: %w", s.describe(), err)
+	}
+	md, err := provider.ParseMetadata(file, data)
+	if err != nil {
+		return "", "", err
+	}
+	newest := slices.MaxFunc(md.ReleaseSeries, func(a, b clusterctlv1.ReleaseSeries) int {
+		if a.Major != b.Major {
+			return int(a.Major - b.Major)
+		}
+		return int(a.Minor - b.Minor)
+	})
+	return fmt.Sprintf("v%d.%d.99", newest.Major, newest.Minor), "metadata.yaml newest series", nil
+}
+
+// cleanAtomicLeftovers removes the temporary files writeFileAtomic leaves
+// beside a file when the run is killed (.NAME.tmp-*). Call it only under
+// the root's lock.
+func cleanAtomicLeftovers(dir string, names ...string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		for _, n := range names {
+			if strings.HasPrefix(e.Name(), "."+n+".tmp-") && e.Type().IsRegular() {
+				_ = os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+}
+
+// devRefuses says which lint errors stop a dev build: those that make
+// clusterctl fail to read the dev repository or install from it (the
+// files, metadata.yaml, the components' namespace, objects clusterctl
+// converts, CRDs clusterctl or the API server refuse, a template's class),
+// as the build refused them before its checks became lint rules. The
+// others, e.g. a CRD schema still being written or the :dev image a
+// developer loads into kind, are printed as warnings.
+func devRefuses(rule string) bool {
+	r, ok := contract.LookupRule(rule)
+	return ok && (r.Area == contract.AreaFiles || r.Area == contract.AreaRepository ||
+		slices.Contains([]string{
+			contract.RuleNamespaceCount, contract.RuleTargetNamespace, contract.RuleComponentsObject,
+			contract.RuleCRDName, contract.RuleStorageVersion, contract.RuleCRDDecode,
+			contract.RuleTemplateNS, contract.RuleTemplateClass,
+		}, rule))
+}
+
+// devGate lints a dev build under the config's waivers: errors devRefuses
+// stop it, other errors come back as warnings.
+func devGate(r *builder.Result) (warnings []string, err error) {
+	rep := contract.Lint(r.Release, contract.Options{Waivers: contract.Waivers(r.Config.Lint), Findings: r.Findings, Sources: r.Sources})
+	var errs []error
+	for _, f := range rep.Findings {
+		switch {
+		case f.Severity != contract.Error:
+		case devRefuses(f.Rule):
+			errs = append(errs, errors.New(f.String()))
+		default:
+			warnings = append(warnings, f.String())
+		}
+	}
+	return warnings, errors.Join(errs...)
+}
+
+// DevRoot is where capirepo dev writes the dev repository by default, the
+// folder create-local-repository.py uses: dev-repository in clusterctl's
+// configuration folder.
+func DevRoot(env local.Env) (string, error) {
+	d, err := env.ConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "dev-repository"), nil
+}

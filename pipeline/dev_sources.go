@@ -1,0 +1,161 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/provider"
+)
+
+// devSource is one provider to build for the dev repository and the tree it
+// comes from.
+type devSource struct {
+	dir  string // absolute provider tree
+	cfg  *provider.Config
+	spec provider.Spec
+}
+
+func (s devSource) describe() string {
+	if s.cfg.File != "" {
+		return s.cfg.File
+	}
+	return s.dir
+}
+
+// resolveSources reads the configuration the way create-local-repository.py
+// does. A clusterctl-settings.json with providers or provider_repos is a
+// top-level file: each provider_repos entry (relative to dir) is another tree
+// with its own configuration, and providers picks which labels to build
+// (cluster-api's own from dir, a cluster-api checkout). Any other
+// configuration names the providers of dir itself.
+func resolveSources(dir, configPath string) ([]devSource, error) {
+	if dir == "" {
+		dir = "."
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	settings := configPath
+	if settings == "" && !exists(filepath.Join(dir, provider.ConfigFile)) && exists(filepath.Join(dir, provider.SettingsFile)) {
+		settings = filepath.Join(dir, provider.SettingsFile)
+	}
+	if strings.HasSuffix(settings, ".json") {
+		data, err := fsafe.ReadFile(settings)
+		if err != nil {
+			return nil, fmt.Errorf("read settings: %w", err)
+		}
+		s, err := provider.DecodeSettings(settings, data)
+		if err != nil {
+			return nil, err
+		}
+		if len(s.Providers) > 0 || len(s.ProviderRepos) > 0 {
+			return topLevelSources(dir, settings, s)
+		}
+	}
+	cfg, err := provider.LoadConfig(dir, configPath)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]devSource, 0, len(cfg.Providers))
+	for _, spec := range cfg.Providers {
+		out = append(out, devSource{dir: dir, cfg: cfg, spec: spec})
+	}
+	return out, nil
+}
+
+func topLevelSources(dir, file string, s *provider.Settings) ([]devSource, error) {
+	avail := map[string]devSource{}
+	var order []string
+	add := func(src devSource, where string) error {
+		if prev, dup := avail[src.spec.Name]; dup {
+			return fmt.Errorf("%s: provider %s comes from both %s and %s: list its repository once", file, src.spec.Name, prev.describe(), where)
+		}
+		avail[src.spec.Name] = src
+		order = append(order, src.spec.Name)
+		return nil
+	}
+	if s.Name != "" {
+		cfg, err := provider.LoadConfig(dir, file)
+		if err != nil {
+			return nil, err
+		}
+		for _, spec := range cfg.Providers {
+			if err := add(devSource{dir: dir, cfg: cfg, spec: spec}, file); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, r := range s.ProviderRepos {
+		rdir := r
+		if !filepath.IsAbs(rdir) {
+			rdir = filepath.Join(dir, filepath.FromSlash(r))
+		}
+		if fi, err := os.Stat(rdir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("%s: provider_repos[%d] %q: %s is not a folder: clone the provider there or fix the path (relative to %s)", file, i, r, rdir, dir)
+		}
+		cfg, err := provider.LoadConfig(rdir, "")
+		if err != nil {
+			return nil, fmt.Errorf("%s: provider_repos[%d] %q: %w", file, i, r, err)
+		}
+		for _, spec := range cfg.Providers {
+			if err := add(devSource{dir: rdir, cfg: cfg, spec: spec}, cfg.File); err != nil {
+				return nil, err
+			}
+		}
+	}
+	want := s.Providers
+	if len(want) == 0 {
+		want = order
+	}
+	var capi *provider.Config
+	var out []devSource
+	seen := map[string]bool{}
+	for i, label := range want {
+		if seen[label] {
+			return nil, fmt.Errorf("%s: providers[%d] %q is listed twice", file, i, label)
+		}
+		seen[label] = true
+		if src, ok := avail[label]; ok {
+			out = append(out, src)
+			continue
+		}
+		if _, ok := provider.ClusterAPIProvider(label); !ok || s.Name != "" {
+			return nil, fmt.Errorf("%s: providers[%d] %q: no provider_repos entry provides it: add the folder of its repository (holding its clusterctl-settings.json or capirepo.yaml) to provider_repos", file, i, label)
+		}
+		if capi == nil {
+			cfg, err := provider.LoadConfig(dir, file)
+			if err != nil {
+				return nil, err
+			}
+			capi = cfg
+		}
+		var spec *provider.Spec
+		for k := range capi.Providers {
+			if capi.Providers[k].Name == label {
+				spec = &capi.Providers[k]
+			}
+		}
+		if spec == nil {
+			return nil, fmt.Errorf("%s: providers[%d] %q: not found in the settings", file, i, label)
+		}
+		if !exists(filepath.Join(dir, filepath.FromSlash(spec.Kustomize))) {
+			return nil, fmt.Errorf("%s: providers[%d] %q is one of cluster-api's own providers, but %s has no %s: run capirepo dev in a cluster-api checkout, or add the repository that provides it to provider_repos", file, i, label, dir, spec.Kustomize)
+		}
+		out = append(out, devSource{dir: dir, cfg: capi, spec: *spec})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no providers to build: list them in providers", file)
+	}
+	return out, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return !errors.Is(err, fs.ErrNotExist)
+}

@@ -1,0 +1,282 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+)
+
+// Target copies releases into a local provider repository tree,
+// Root/<label>/<version>/, the layout clusterctl reads through a file:// URL
+// and from its overrides folder, and reads them back (a publish.Source): as
+// clusterctl's local repository does, every version folder is a version (the
+// temporary folders of an interrupted write are hidden and skipped), and a
+// folder with a checksums.txt (written by capirepo) is checked against it.
+type Target struct {
+	// Root is the repository tree (or overrides folder). It is created if
+	// missing; a relative path is made absolute.
+	Root string
+	// Replace lets a version folder with different content be overwritten.
+	Replace bool
+	// Kind names the kind of tree in the summary: "local" (default),
+	// "overrides" or "dev".
+	Kind string
+
+	// LockTimeout is the longest wait for another capirepo writing into
+	// Root; 0 means dirlock.DefaultTimeout (see --lock-timeout).
+	LockTimeout time.Duration
+	// Progress is told when Publish waits for that other run; nil says nothing.
+	Progress io.Writer
+
+	// Locked says the caller already holds Root's lock (dirlock), as the
+	// dev loop does for its whole run.
+	Locked bool
+	// staged, when set, is called after every changed provider folder is
+	// staged and before any is renamed into place (tests interrupt here).
+	staged func(dirs []string)
+}
+
+var (
+	_ publish.Publisher = (*Target)(nil)
+	_ publish.Source    = (*Target)(nil)
+)
+
+// ConflictError is returned when a version folder already holds different
+// content and Replace is off.
+type ConflictError struct {
+	Dir string
+	// Changed, Added and Removed name files that differ, that the release
+	// adds, and that the folder holds but the release does not.
+	Changed, Added, Removed []string
+}
+
+func (e *ConflictError) Error() string {
+	var parts []string
+	for _, p := range []struct {
+		what  string
+		names []string
+	}{{"changed", e.Changed}, {"only in the release", e.Added}, {"only in the folder", e.Removed}} {
+		if len(p.names) > 0 {
+			parts = append(parts, p.what+": "+strings.Join(p.names, ", "))
+		}
+	}
+	return fmt.Sprintf("%s already holds this version with different content (%s): publish a new version, or pass --replace to overwrite it",
+		e.Dir, strings.Join(parts, "; "))
+}
+
+// Publish writes every provider of rel into Root/<label>/<version>/. A folder
+// that already holds the same files is left alone; each written folder is
+// staged beside its target and renamed into place, so clusterctl sees the
+// old folder or the new one, never a part. Nothing is written when any
+// provider conflicts. The whole publish holds Root's lock.
+func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
+	if p.Root == "" {
+		return nil, errors.New("local repository: no root folder given")
+	}
+	root, err := filepath.Abs(p.Root)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckRelease(rel); err != nil {
+		return nil, err
+	}
+	// One writer at a time per root: another run's half-staged folder is
+	// never taken for a leftover, and a second identical publish finds the
+	// first one's folder complete.
+	if !p.Locked {
+		lock, err := dirlock.Acquire(ctx, root, dirlock.Options{Timeout: p.LockTimeout, Wait: p.Progress})
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = lock.Release() }()
+	}
+	kind := p.Kind
+	if kind == "" {
+		kind = "local"
+	}
+	sum := &publish.Summary{Target: kind, URL: FileURL(root), Version: rel.Version,
+		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}}
+
+	type write struct {
+		p      *release.Provider
+		dir    string
+		staged string
+	}
+	var writes []*write
+	var conflicts []error
+	for _, rp := range rel.Providers {
+		dir := rp.Dir(root)
+		if err := release.CleanLeftovers(filepath.Dir(dir)); err != nil {
+			return nil, err
+		}
+		d, err := diffDir(dir, rp.Assets())
+		if err != nil {
+			return nil, err
+		}
+		name := func(f string) string { return rp.Label() + "/" + f }
+		for _, f := range d.same {
+			sum.Skipped = append(sum.Skipped, name(f))
+		}
+		switch {
+		case !d.exists:
+			for _, f := range d.added {
+				sum.Uploaded = append(sum.Uploaded, name(f))
+			}
+		case len(d.changed)+len(d.added)+len(d.removed) == 0:
+			// identical: nothing to write
+		case !p.Replace:
+			conflicts = append(conflicts, &ConflictError{Dir: dir, Changed: d.changed, Added: d.added, Removed: d.removed})
+			continue
+		default:
+			for _, f := range slices.Concat(d.changed, d.added, d.removed) {
+				sum.Replaced = append(sum.Replaced, name(f))
+			}
+		}
+		if d.exists && len(d.changed)+len(d.added)+len(d.removed) == 0 {
+			continue
+		}
+		writes = append(writes, &write{p: rp, dir: dir})
+		for _, f := range rp.Assets() {
+			sum.BytesUploaded += int64(len(f.Data))
+		}
+	}
+	if err := errors.Join(conflicts...); err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, w := range writes {
+			if w.staged != "" {
+				_ = os.RemoveAll(w.staged)
+			}
+		}
+	}()
+	var stagedDirs []string
+	for _, w := range writes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if w.staged, err = release.StageDir(filepath.Dir(w.dir), w.p.Version, w.p.Assets()); err != nil {
+			return nil, fmt.Errorf("write %s: %w", w.dir, err)
+		}
+		stagedDirs = append(stagedDirs, w.staged)
+	}
+	if p.staged != nil {
+		p.staged(stagedDirs)
+	}
+	for _, w := range writes {
+		if err := release.ReplaceDir(w.staged, w.dir); err != nil {
+			return nil, fmt.Errorf("move %s into place: %w", w.dir, err)
+		}
+		w.staged = ""
+	}
+	for _, rp := range rel.Providers {
+		sum.Providers = append(sum.Providers, publish.ProviderURL{
+			Name: rp.ID.Name, Type: string(rp.ID.Type),
+			URL: FileURL(filepath.Join(rp.Dir(root), rp.ComponentsFile)),
+		})
+	}
+	return sum, nil
+}
+
+// FileURL returns the file:// URL of an absolute path.
+func FileURL(abs string) string { return "file://" + filepath.ToSlash(abs) }
+
+// CheckRelease refuses a release whose labels, versions or file names could
+// leave the version folder or that clusterctl could not read back.
+func CheckRelease(rel *release.Release) error {
+	if rel == nil || len(rel.Providers) == 0 {
+		return errors.New("release has no providers: run capirepo build first")
+	}
+	if _, err := provider.ParseVersion(rel.Version); err != nil {
+		return fmt.Errorf("release version: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, p := range rel.Providers {
+		label := p.Label()
+		if id, err := provider.ParseLabel(label); (err != nil || id != p.ID) && p.ID != provider.CertManager {
+			return fmt.Errorf("provider %q: not a provider label (e.g. infrastructure-aws): %w", label, err)
+		}
+		if err := provider.CheckName(p.ID.Name); err != nil {
+			return fmt.Errorf("provider %q: %w", label, err)
+		}
+		key := label + "/" + p.Version
+		if seen[key] {
+			return fmt.Errorf("provider %s version %s is in the release twice", label, p.Version)
+		}
+		seen[key] = true
+		if _, err := provider.ParseVersion(p.Version); err != nil {
+			return fmt.Errorf("provider %s: %w", label, err)
+		}
+		for _, f := range p.Files {
+			if err := provider.CheckFileName("file name", f.Name); err != nil {
+				return fmt.Errorf("provider %s %s: %w", label, p.Version, err)
+			}
+		}
+		if _, ok := p.File(p.ComponentsFile); !ok || p.ComponentsFile == "" {
+			return fmt.Errorf("provider %s %s: components file %q is not among its files", label, p.Version, p.ComponentsFile)
+		}
+	}
+	return nil
+}
+
+type dirDiff struct {
+	exists                        bool
+	same, changed, added, removed []string
+}
+
+// diffDir compares a version folder with the files that should be in it.
+func diffDir(dir string, want []release.File) (dirDiff, error) {
+	var d dirDiff
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		for _, f := range want {
+			d.added = append(d.added, f.Name)
+		}
+		slices.Sort(d.added)
+		return d, nil
+	}
+	if err != nil {
+		return d, fmt.Errorf("read %s: %w", dir, err)
+	}
+	d.exists = true
+	have := map[string]bool{}
+	for _, e := range entries {
+		have[e.Name()] = true
+	}
+	for _, f := range want {
+		if !have[f.Name] {
+			d.added = append(d.added, f.Name)
+			continue
+		}
+		delete(have, f.Name)
+		data, err := os.ReadFile(filepath.Join(dir, f.Name))
+		if err != nil {
+			return d, fmt.Errorf("read %s: %w", filepath.Join(dir, f.Name), err)
+		}
+		if bytes.Equal(data, f.Data) {
+			d.same = append(d.same, f.Name)
+		} else {
+			d.changed = append(d.changed, f.Name)
+		}
+	}
+	for name := range have {
+		d.removed = append(d.removed, name)
+	}
+	slices.Sort(d.changed)
+	slices.Sort(d.added)
+	slices.Sort(d.removed)
+	return d, nil
+}

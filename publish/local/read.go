@@ -1,0 +1,108 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+)
+
+// Versions lists the version folders of a provider.
+func (r *Target) Versions(ctx context.Context, id provider.ID) ([]string, error) {
+	if err := provider.CheckName(id.Name); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(r.Root, id.Label()))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := provider.ParseVersion(e.Name()); err == nil && e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// dir is the folder of one provider version.
+func (r *Target) dir(ref publish.Ref) (string, error) {
+	if err := provider.CheckName(ref.ID.Name); err != nil {
+		return "", err
+	}
+	if _, err := provider.ParseVersion(ref.Version); err != nil {
+		return "", err
+	}
+	return filepath.Join(r.Root, ref.ID.Label(), ref.Version), nil
+}
+
+// List lists the regular files of one version folder with their size and
+// sha256. A folder written by capirepo is first checked against its
+// checksums.txt, so a file changed behind capirepo's back is refused.
+func (r *Target) List(ctx context.Context, ref publish.Ref) (map[string]publish.Remote, error) {
+	dir, err := r.dir(ref)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", dir, publish.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == release.ChecksumsFile && e.Type().IsRegular() }) {
+		if _, err := release.LoadProvider(dir); err != nil {
+			return nil, err
+		}
+	}
+	out := map[string]publish.Remote{}
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		f := release.File{Name: e.Name(), Data: data}
+		out[f.Name] = publish.Remote{Name: f.Name, Size: int64(len(data)), SHA256: f.SHA256()}
+	}
+	return out, nil
+}
+
+// Fetch reads the named files of one version folder.
+func (r *Target) Fetch(ctx context.Context, ref publish.Ref, names ...string) ([]release.File, error) {
+	dir, err := r.dir(ref)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]release.File, 0, len(names))
+	for _, n := range names {
+		if err := provider.CheckFileName("file name", n); err != nil {
+			return nil, err
+		}
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no %s: %w", dir, n, publish.ErrNotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, release.File{Name: n, Data: data})
+	}
+	return out, nil
+}
