@@ -269,7 +269,7 @@ func TestRealTrees_SameAsTheMaintainersPipeline(t *testing.T) {
 			if err := release.Write(root, res.Release); err != nil {
 				t.Fatal(err)
 			}
-			targets, err := verify.DirTargets(root, rt.version)
+			targets, err := verify.DirRepos(root, rt.version)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -162,7 +162,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 	if o.buildsImage() {
 		source := o.Source
 		if source == "" {
-			source = gitSource(ctx, o.Dir)
+			source = SourceURL(ctx, o.Dir)
 		}
 		img, err := buildImage(ctx, log, &o, b.Artifacts.Binaries, version, imageTag(cfg, version), commit, date, source)
 		if err != nil {
@@ -292,9 +292,10 @@ func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []buil
 	return sum, nil
 }
 
-// gitSource is the https URL of the checkout's origin remote, without any
-// credentials it may hold, for the image's source label; "" if none.
-func gitSource(ctx context.Context, dir string) string {
+// SourceURL is the https URL of dir's git origin remote, without any
+// credentials it may hold (the image's source label, the artifacts' source
+// annotation); "" if there is none.
+func SourceURL(ctx context.Context, dir string) string {
 	out, err := exec.CommandContext(ctx, "git", "-C", dir, "remote", "get-url", "origin").Output()
 	if err != nil {
 		return ""

@@ -36,13 +36,13 @@ func readConfig(t testing.TB, file string) publish.ClusterctlConfig {
 // clusterctl's client: components, every flavor and clusterclass.
 func verifyConfig(t testing.TB, c publish.ClusterctlConfig) *verify.Report {
 	t.Helper()
-	var targets []verify.Target
+	var targets []verify.Repo
 	for _, p := range c.Providers {
 		id, err := provider.ParseLabel(labelOf(p))
 		if err != nil {
 			t.Fatal(err)
 		}
-		targets = append(targets, verify.Target{ID: id, URL: p.URL})
+		targets = append(targets, verify.Repo{ID: id, URL: p.URL})
 	}
 	rep, err := verify.Repository(context.Background(), targets, verify.Options{Variables: testVars})
 	if err != nil {

@@ -5,17 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/capirepo/capirepo/publish/github"
-	"github.com/capirepo/capirepo/publish/gitlab"
-	"github.com/capirepo/capirepo/publish/local"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -23,6 +16,7 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -41,17 +35,18 @@ type MirrorOptions struct {
 	// CertManager mirrors cert-manager at the version clusterctl would install.
 	CertManager bool
 
-	Target MirrorTarget
-	Sink   MirrorSink
-
-	// GitHubAPI is the REST API base for github.com provider URLs: "" for
-	// github.com, https://HOST/api/v3/ for GitHub Enterprise (or a test server).
-	GitHubAPI   string
-	GitHubToken string
-	// GitLabToken reads providers whose URL is a GitLab package.
-	GitLabToken string
-	HTTPClient  *http.Client
-	Retry       *publish.Retry
+	// To is where the providers are mirrored to.
+	To targets.Location
+	// Target is To opened (see OpenMirrorTarget); nil opens it with TargetOptions.
+	Target publish.Target
+	// TargetOptions open To: its credentials, Replace (a file that changed
+	// upstream under a mirrored version may be replaced), its GitLab
+	// instance, the registry's settings.
+	TargetOptions targets.Options
+	// Sources open the repositories the provider URLs point into: the
+	// GitHub REST API base (GitHub.APIURL, for GitHub Enterprise or a test
+	// server), the tokens (Getenv), the HTTP client and retry policy.
+	Sources targets.Options
 
 	// Images, when set, is REGISTRY/PREFIX: every image the mirrored
 	// components reference is copied below it.
@@ -96,7 +91,8 @@ type MirroredProvider struct {
 	Error    string             `json:"error,omitempty"`
 
 	id         provider.ID
-	components string
+	components string // the components file the provider URL names
+	urlVersion string // the version the provider URL names: latest or vX.Y.Z
 	reader     publish.Source
 	wants      []string
 	resolved   []string
@@ -123,7 +119,7 @@ type MirroredVersion struct {
 // that fails does not stop the others, and the error names each provider,
 // version and file. A re-run copies only what is missing; a file that
 // changed upstream under a version already mirrored is refused unless the
-// sink was made with Replace.
+// target was opened with Replace.
 func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -131,8 +127,12 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4
 	}
-	if o.Sink.Providers == nil {
-		return nil, errors.New("mirror: no sink for the target")
+	if o.Target == nil {
+		t, err := OpenMirrorTarget(ctx, o.To, o.TargetOptions)
+		if err != nil {
+			return nil, err
+		}
+		o.Target = t
 	}
 	cfg, err := config.New(ctx, o.ClusterctlConfig)
 	if err != nil {
@@ -142,9 +142,9 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &mirror{o: o, sum: &MirrorSummary{Target: o.Target.Raw, Providers: provs}, readers: map[string]publish.Source{}}
+	m := &mirror{o: o, reach: o.Target.Clusterctl(), sum: &MirrorSummary{Target: o.To.URL, Providers: provs}, readers: map[string]publish.Source{}}
 	for _, p := range provs {
-		if p.reader, err = m.source(p); err != nil {
+		if p.reader, err = m.source(ctx, p); err != nil {
 			return nil, err
 		}
 	}
@@ -182,8 +182,9 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 }
 
 type mirror struct {
-	o   MirrorOptions
-	sum *MirrorSummary
+	o     MirrorOptions
+	reach publish.Reach // how clusterctl reads the target
+	sum   *MirrorSummary
 
 	mu      sync.Mutex
 	readers map[string]publish.Source // by source repository
@@ -212,7 +213,7 @@ func selectProviders(cfg config.Client, requests []string, all bool) ([]*Mirrore
 	}
 	mk := func(p config.Provider) *MirroredProvider {
 		return &MirroredProvider{Label: p.ManifestLabel(), Name: p.Name(), Type: string(p.Type()), Source: p.URL(),
-			id: provider.ID{Name: p.Name(), Type: p.Type()}, components: path.Base(p.URL()),
+			id:   provider.ID{Name: p.Name(), Type: p.Type()},
 			read: map[string]*release.Provider{}, meta: map[string][]byte{}}
 	}
 	var out []*MirroredProvider
@@ -264,84 +265,26 @@ func isLatestN(v string) bool {
 	return err == nil && i >= 0
 }
 
-// source returns the reader of a provider URL: a GitHub release (through
-// the API at GitHubAPI), a GitLab package or a local folder. Providers of
-// one repository share a reader.
-func (m *mirror) source(p *MirroredProvider) (publish.Source, error) {
-	u, err := url.Parse(p.Source)
+// source returns the reader of a provider URL (a GitHub release, a GitLab
+// package, a local folder: whatever publish/targets reads) and takes the
+// components file and version the URL names. Providers of one repository
+// share a reader.
+func (m *mirror) source(ctx context.Context, p *MirroredProvider) (publish.Source, error) {
+	loc, version, components, err := targets.ParseProviderURL(p.Source)
 	if err != nil {
-		return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
-	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
-	var key string
-	var mk func() (publish.Source, error)
-	switch {
-	case u.Scheme == "https" && u.Host == "github.com" && len(seg) == 5 && seg[2] == "releases":
-		key = "github/" + seg[0] + "/" + seg[1]
-		mk = func() (publish.Source, error) {
-			return github.New(github.Options{Owner: seg[0], Repo: seg[1], APIURL: m.o.GitHubAPI,
-				Token: m.o.GitHubToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
-		}
-	case u.Scheme == "file" && len(seg) >= 3:
-		root := "/" + strings.Join(seg[:len(seg)-3], "/")
-		key = "file" + root
-		mk = func() (publish.Source, error) {
-			return &local.Target{Root: root}, nil
-		}
-	case u.Scheme == "https" && strings.HasPrefix(u.Host, "gitlab.") && isGitLabPackageURL(u):
-		esc := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
-		project, err := url.PathUnescape(esc[3])
-		if err != nil {
-			return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
-		}
-		pkg, err := url.PathUnescape(esc[6])
-		if err != nil {
-			return nil, fmt.Errorf("%s: provider URL %q: %w", p.Label, p.Source, err)
-		}
-		key = "gitlab/" + u.Host + "/" + project + "/" + pkg
-		mk = func() (publish.Source, error) {
-			return gitlab.New(gitlab.Options{URL: "https://" + u.Host, Project: project, Package: pkg,
-				Token: m.o.GitLabToken, HTTPClient: m.o.HTTPClient, Retry: m.o.Retry})
-		}
-	default:
-		return nil, fmt.Errorf("%s: provider URL %s: mirror reads GitHub releases (https://github.com/OWNER/REPO/releases/...), GitLab packages and file:// folders", p.Label, p.Source)
-	}
+	p.components, p.urlVersion = components, version
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.readers[key]
+	r, ok := m.readers[loc.Key]
 	if !ok {
-		if r, err = mk(); err != nil {
+		if r, err = loc.Open(ctx, m.o.Sources); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Label, err)
 		}
-		m.readers[key] = r
+		m.readers[loc.Key] = r
 	}
 	return r, nil
-}
-
-// isGitLabPackageURL recognises clusterctl's GitLab provider URL,
-// /api/v4/projects/SLUG/packages/generic/NAME/VERSION/FILE, with SLUG the
-// numeric id or the escaped path (group%2Fproject).
-func isGitLabPackageURL(u *url.URL) bool {
-	esc := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
-	return len(esc) == 9 && esc[0] == "api" && esc[1] == "v4" && esc[2] == "projects" && esc[4] == "packages" && esc[5] == "generic"
-}
-
-// urlVersion is the version a provider URL names: latest or vX.Y.Z.
-func urlVersion(p *MirroredProvider) string {
-	u, err := url.Parse(p.Source)
-	if err != nil {
-		return "latest"
-	}
-	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
-	switch {
-	case u.Host == "github.com" && len(seg) == 5:
-		return seg[3]
-	case u.Scheme == "file" && len(seg) >= 3:
-		return seg[len(seg)-2]
-	case isGitLabPackageURL(u):
-		return strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")[7]
-	}
-	return "latest"
 }
 
 // ref is one version of a provider, with the components file its URL names.
@@ -355,14 +298,14 @@ func (p *MirroredProvider) ref(version string) publish.Ref {
 // (or compared by the publisher, which refuses a changed file without
 // Replace).
 func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string) (*MirroredVersion, error) {
-	if m.o.Sink.Reader == nil || m.o.Sink.ProviderURL == nil {
+	if m.reach.ProviderURL == nil { // the publisher compares what it writes
 		return nil, nil
 	}
 	_, want, err := publish.Files(ctx, p.reader, p.ref(v))
 	if err != nil {
 		return nil, err
 	}
-	_, have, err := publish.Files(ctx, m.o.Sink.Reader, p.ref(v))
+	_, have, err := publish.Files(ctx, m.o.Target, p.ref(v))
 	if err != nil {
 		// Not there, or not whole (an interrupted upload): the publisher
 		// compares file by file and finishes it.
@@ -385,7 +328,7 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 	}
 	slices.Sort(mv.Skipped)
 	slices.Sort(mv.files)
-	mv.URL = m.o.Sink.ProviderURL(p.id, v, p.components)
+	mv.URL = m.reach.ProviderURL(p.ref(v))
 	return mv, nil
 }
 
@@ -453,7 +396,7 @@ func (m *mirror) resolveProvider(ctx context.Context, p *MirroredProvider) error
 	}
 	for _, want := range wants {
 		if want == "" {
-			want = urlVersion(p)
+			want = p.urlVersion
 		}
 		versions, err := m.resolve(ctx, p, want)
 		if err != nil {
@@ -542,7 +485,7 @@ func (m *mirror) version(ctx context.Context, p *MirroredProvider, v string) (*M
 		return nil, fmt.Errorf("read %s from %s: %w", v, p.Source, err)
 	}
 	rp.NoChecksums = true // only what the release holds
-	sum, err := m.o.Sink.Providers.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
+	sum, err := m.o.Target.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
 	if err != nil {
 		return nil, fmt.Errorf("version %s: %w", v, err)
 	}

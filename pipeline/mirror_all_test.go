@@ -16,6 +16,8 @@ import (
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/targets"
 )
 
 // clusterctlUpstream serves every provider of clusterctl's own list from
@@ -71,14 +73,9 @@ func TestMirror_AllMirrorsEveryProviderClusterctlKnows(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	mt, _ := pipeline.ParseMirrorTarget("file://" + dir)
-	sink, err := pipeline.NewMirrorSink(context.Background(), mt, pipeline.SinkOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var log bytes.Buffer
-	sum, err := pipeline.Mirror(context.Background(), pipeline.MirrorOptions{All: true, ClusterctlConfig: cfg, Target: mt, Sink: sink,
-		GitHubAPI: srv.APIURL(), HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}, Concurrency: 8, Log: &log})
+	sum, err := pipeline.Mirror(context.Background(), pipeline.MirrorOptions{All: true, ClusterctlConfig: cfg, To: mustParse(t, "file://"+dir),
+		Sources: targets.Options{GitHub: github.Options{APIURL: srv.APIURL()}, HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}}, Concurrency: 8, Log: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}

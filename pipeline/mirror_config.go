@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -30,24 +29,24 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 		m.logf("cert-manager is provisioned outside clusterctl in this config: not mirrored")
 		return nil
 	}
-	if m.o.Sink.CertManager == nil {
-		m.sum.Warnings = append(m.sum.Warnings, fmt.Sprintf("%s cannot hold cert-manager's manifest: mirror it yourself and set cert-manager: url: in the site's config", m.o.Target.Raw))
+	if m.reach.ProviderURL == nil { // clusterctl installs cert-manager, by a URL
+		m.sum.Warnings = append(m.sum.Warnings, fmt.Sprintf("%s cannot hold cert-manager's manifest for clusterctl (%s): mirror it yourself and set cert-manager: url: in the site's config", m.o.To.URL, m.reach.Why))
 		return nil
 	}
 	v := cm.Version()
-	file := path.Base(cm.URL())
 	p := &MirroredProvider{Label: provider.CertManager.Name, Name: provider.CertManager.Name, Source: cm.URL()}
-	r, err := m.source(p)
+	r, err := m.source(ctx, p)
 	if err != nil {
 		return err
 	}
+	file := p.components
 	files, err := publish.ReadFiles(ctx, r, publish.Ref{ID: provider.CertManager, Version: v}, file)
 	if err != nil {
 		return err
 	}
 	m.certManagerComponents = files[0].Data
 	rp := &release.Provider{ID: provider.CertManager, Version: v, ComponentsFile: file, Files: files, NoChecksums: true}
-	sum, err := m.o.Sink.CertManager.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
+	sum, err := m.o.Target.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
 	if err != nil {
 		return fmt.Errorf("version %s: %w", v, err)
 	}
@@ -67,7 +66,7 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 func (m *mirror) siteConfig() string {
 	var c publish.ClusterctlConfig
 	var b strings.Builder
-	b.WriteString("# clusterctl config for the mirror " + m.o.Target.Raw + ", written by capirepo mirror.\n")
+	b.WriteString("# clusterctl config for the mirror " + m.o.To.URL + ", written by capirepo mirror.\n")
 	b.WriteString("# Each provider URL names its newest mirrored version; install another mirrored\n# version as NAME:VERSION (clusterctl init --infrastructure aws:v2.5.1).\n")
 	for _, p := range m.sum.Providers {
 		if len(p.Versions) == 0 {
@@ -100,23 +99,23 @@ func newestVersion(vs []*MirroredVersion) *MirroredVersion {
 }
 
 // verify reads every mirrored version back through clusterctl's repository
-// client, as capirepo verify does. clusterctl reads file:// folders and
-// https://gitlab.* packages; it has no OCI repository, so an oci:// mirror
-// is not read back here.
+// client, as capirepo verify does; a target clusterctl cannot read (an OCI
+// registry) is read back through its Source by its reader's rules (the
+// operator's), and what that reader gets goes through clusterctl's client
+// from memory.
 func (m *mirror) verify(ctx context.Context) error {
-	if m.o.Target.Kind == OCI {
-		m.sum.Warnings = append(m.sum.Warnings, "clusterctl cannot read an OCI registry: the mirror was not read back through clusterctl")
-		return nil
+	if m.reach.ProviderURL == nil {
+		return m.readBack(ctx)
 	}
-	var targets []verify.Target
+	var repos []verify.Repo
 	for _, p := range m.sum.Providers {
 		for _, v := range p.Versions {
-			targets = append(targets, verify.Target{ID: p.id, URL: v.URL, Version: v.Version, Files: v.files})
+			repos = append(repos, verify.Repo{ID: p.id, URL: v.URL, Version: v.Version, Files: v.files})
 		}
 	}
 	var errs []error
-	if len(targets) > 0 {
-		rep, err := verify.Repository(ctx, targets, verify.Options{Variables: m.o.Variables})
+	if len(repos) > 0 {
+		rep, err := verify.Repository(ctx, repos, verify.Options{Variables: m.o.Variables})
 		if rep != nil {
 			m.sum.Verified = len(rep.Providers)
 			_ = rep.WriteText(m.o.Log)
@@ -155,4 +154,31 @@ func (m *mirror) verifyCertManager(ctx context.Context, cm *MirroredVersion) err
 	}
 	m.logf("cert-manager %s read back through clusterctl from %s", cm.Version, cm.URL)
 	return nil
+}
+
+// readBack reads every mirrored version back through the target's Source
+// and hands it to clusterctl's client.
+func (m *mirror) readBack(ctx context.Context) error {
+	var got []*release.Provider
+	for _, p := range m.sum.Providers {
+		for _, v := range p.Versions {
+			rp, err := publish.Read(ctx, m.o.Target, p.ref(v.Version))
+			if err != nil {
+				return fmt.Errorf("read back %s %s from %s: %w", p.Label, v.Version, m.o.To.URL, err)
+			}
+			got = append(got, rp)
+		}
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	rep, err := verify.Providers(ctx, got, m.o.To.URL, verify.Options{Variables: m.o.Variables})
+	if rep != nil {
+		m.sum.Verified = len(rep.Providers)
+		_ = rep.WriteText(m.o.Log)
+	}
+	if err == nil {
+		m.logf("%d provider versions read back from %s by %s's rules, then through clusterctl", len(got), m.o.To.URL, m.reach.Reader)
+	}
+	return err
 }

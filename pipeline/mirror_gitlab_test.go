@@ -15,6 +15,8 @@ import (
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/gitlab"
+	"github.com/capirepo/capirepo/publish/targets"
 )
 
 const (
@@ -43,17 +45,10 @@ func TestMirror_IntoGitLabThenClusterctlReadsIt(t *testing.T) {
 	mk := func() pipeline.MirrorOptions {
 		var log bytes.Buffer
 		o := u.options(t, "file:///unused", &log, "infrastructure-example:latest-1", "infrastructure-sample:v1.1.1")
-		mt, err := pipeline.ParseMirrorTarget("gitlab://" + mirrorGLHost + "/" + project)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Target = mt
-		o.HTTPClient = &http.Client{Transport: &http.Transport{}}
-		o.Sink, err = pipeline.NewMirrorSink(ctx, mt, pipeline.SinkOptions{GitLabToken: mirrorGLToken,
-			HTTPClient: &http.Client{Transport: gl.Transport(mirrorGLHost)}, Retry: &publish.Retry{Attempts: 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		o.To = mustParse(t, "gitlab://"+mirrorGLHost+"/"+project)
+		o.Sources.HTTPClient = &http.Client{Transport: &http.Transport{}}
+		o.TargetOptions = targets.Options{GitLab: gitlab.Options{Token: mirrorGLToken},
+			HTTPClient: &http.Client{Transport: gl.Transport(mirrorGLHost)}, Retry: &publish.Retry{Attempts: 1}}
 		o.Variables = map[string]string{"gitlab-access-token": mirrorGLToken}
 		o.Concurrency = 1
 		return o
@@ -113,8 +108,9 @@ func TestMirror_IntoGitLabThenClusterctlReadsIt(t *testing.T) {
 	dir := t.TempDir()
 	var log bytes.Buffer
 	o := u.options(t, "file://"+dir, &log, "infrastructure-example:latest-1")
-	o.ClusterctlConfig, o.CertManager, o.GitLabToken = cfg, false, mirrorGLToken
-	o.HTTPClient = &http.Client{Transport: gl.Transport(mirrorGLHost)}
+	o.ClusterctlConfig, o.CertManager = cfg, false
+	o.Sources.GitLab.Token = mirrorGLToken
+	o.Sources.HTTPClient = &http.Client{Transport: gl.Transport(mirrorGLHost)}
 	out, err := pipeline.Mirror(ctx, o)
 	if err != nil {
 		t.Fatalf("mirror out of GitLab: %v\n%s", err, log.String())

@@ -107,7 +107,7 @@ func (m *mirror) imagePlan(ctx context.Context) ([]*MirroredImage, error) {
 			if rp == nil {
 				// Skipped as already mirrored: the mirror holds the same bytes.
 				var err error
-				if rp, err = publish.Read(ctx, m.o.Sink.Reader, p.ref(v.Version)); err != nil {
+				if rp, err = publish.Read(ctx, m.o.Target, p.ref(v.Version)); err != nil {
 					return nil, fmt.Errorf("%s %s: read the mirrored components for their images: %w", p.Label, v.Version, err)
 				}
 			}

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/gitlab"
+	"github.com/capirepo/capirepo/publish/targets"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -182,16 +184,12 @@ cert-manager:
 
 func (u *upstream) options(t *testing.T, target string, log *bytes.Buffer, requests ...string) pipeline.MirrorOptions {
 	t.Helper()
-	mt, err := pipeline.ParseMirrorTarget(target)
+	loc, err := targets.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink, err := pipeline.NewMirrorSink(context.Background(), mt, pipeline.SinkOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pipeline.MirrorOptions{Requests: requests, ClusterctlConfig: u.config, CertManager: true, Target: mt, Sink: sink,
-		GitHubAPI: u.gh.APIURL(), HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}, Log: log}
+	return pipeline.MirrorOptions{Requests: requests, ClusterctlConfig: u.config, CertManager: true, To: loc,
+		Sources: targets.Options{GitHub: github.Options{APIURL: u.gh.APIURL()}, HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}}, Log: log}
 }
 
 func versionsOf(s *pipeline.MirrorSummary) map[string][]string {
@@ -371,10 +369,7 @@ func TestMirror_AChangedUpstreamAssetIsRefusedWithoutReplace(t *testing.T) {
 	}
 
 	o := u.options(t, "file://"+dir, &log, "infrastructure-example:v0.2.1")
-	mt, _ := pipeline.ParseMirrorTarget("file://" + dir)
-	if o.Sink, err = pipeline.NewMirrorSink(ctx, mt, pipeline.SinkOptions{Replace: true}); err != nil {
-		t.Fatal(err)
-	}
+	o.TargetOptions.Replace = true
 	if _, err := pipeline.Mirror(ctx, o); err != nil {
 		t.Fatalf("with replace: %v", err)
 	}
@@ -426,7 +421,8 @@ func TestMirror_AFaultMidMirrorIsFinishedByARerun(t *testing.T) {
 	}
 }
 
-func TestParseMirrorTarget(t *testing.T) {
+func TestOpenMirrorTarget(t *testing.T) {
+	o := targets.Options{GitLab: gitlab.Options{Token: "glpat-x"}}
 	for _, tc := range []struct {
 		in, kind, err string
 	}{
@@ -439,20 +435,27 @@ func TestParseMirrorTarget(t *testing.T) {
 		{in: "oci://registry.example.com", err: "oci://REGISTRY/PATH"},
 		{in: "s3://bucket", err: "unknown scheme"},
 	} {
-		got, err := pipeline.ParseMirrorTarget(tc.in)
+		loc, err := targets.Parse(tc.in)
+		if err == nil {
+			_, err = pipeline.OpenMirrorTarget(context.Background(), loc, o)
+		}
 		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: err = %v, want %q", tc.in, err, tc.err)
-		case tc.err == "" && (err != nil || got.Kind != tc.kind):
-			t.Errorf("%s: %+v, %v; want kind %s", tc.in, got, err, tc.kind)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !publish.IsUsage(err)):
+			t.Errorf("%s: err = %v, want a usage error with %q", tc.in, err, tc.err)
+		case tc.err == "" && (err != nil || loc.Scheme != tc.kind):
+			t.Errorf("%s: %+v, %v; want kind %s", tc.in, loc, err, tc.kind)
 		}
 	}
-	mt, _ := pipeline.ParseMirrorTarget("oci://registry.example.com/capi/providers")
-	if pipeline.NewOCISink == nil {
-		if _, err := pipeline.NewMirrorSink(context.Background(), mt, pipeline.SinkOptions{}); err == nil {
-			t.Error("an oci:// sink was made without the OCI publisher")
-		}
+}
+
+// mustParse parses a target URL.
+func mustParse(t *testing.T, raw string) targets.Location {
+	t.Helper()
+	loc, err := targets.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return loc
 }
 
 func TestMirror_UnknownProviderAndVersionAreRefusedBeforeCopying(t *testing.T) {

@@ -2,32 +2,33 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"path/filepath"
 	"strings"
-
-	"github.com/capirepo/capirepo/publish/github"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
 
 // Options say what one release run does.
 type Options struct {
-	Build   BuildOptions
-	Targets []Target
-	// NewPublisher makes the publisher of a target. Run calls it for every
-	// target before anything is built, so a missing token fails first; not
-	// at all in a dry run.
-	NewPublisher func(Target) (publish.Publisher, error)
+	Build BuildOptions
+	// Targets are where the release is published, in this order.
+	Targets []targets.Location
+	// TargetOptions open the targets (credentials, clients, release notes).
+	TargetOptions targets.Options
+	// Open makes the target of a location; nil means the location's own
+	// Open with TargetOptions. Run calls it for every target before
+	// anything is built, so a missing token fails first; not at all in a
+	// dry run.
+	Open func(ctx context.Context, loc targets.Location) (publish.Target, error)
 	// DryRun builds, lints, writes and verifies the dist folder, and
 	// publishes nothing.
 	DryRun bool
@@ -38,12 +39,6 @@ type Options struct {
 	// transport); nil means Build.Keychain's credentials.
 	ImageRemote []remote.Option
 
-	// GitHubAPI is the API base of github:// targets; "" is github.com.
-	// clusterctl reads releases only from github.com, so with another API
-	// the dist folder is verified instead.
-	GitHubAPI string
-	// GitLabURL is the instance of gitlab:// targets; "" is https://HOST.
-	GitLabURL string
 	// Variables are clusterctl config values for reading targets back
 	// (github-token, gitlab-access-token). They are never printed.
 	Variables map[string]string
@@ -96,30 +91,32 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Progress == nil {
 		o.Progress = Lines(o.Log, false)
 	}
-	publishers := make([]publish.Publisher, len(o.Targets))
+	if o.Open == nil {
+		o.Open = func(ctx context.Context, loc targets.Location) (publish.Target, error) {
+			return loc.Open(ctx, o.TargetOptions)
+		}
+	}
+	opened := make([]publish.Target, len(o.Targets))
 	if !o.DryRun {
-		for i, t := range o.Targets {
-			if o.NewPublisher == nil {
-				return nil, errors.New("pipeline: Options.NewPublisher is nil")
-			}
-			p, err := o.NewPublisher(t)
+		for i, loc := range o.Targets {
+			t, err := o.Open(ctx, loc)
 			if err != nil {
 				return nil, err
 			}
-			publishers[i] = p
+			opened[i] = t
 		}
 	}
 	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
 	steps := []step{{"build", r.build}, {"lint", r.lint}, {"images", r.images}, {"write", r.write}}
-	for i, t := range o.Targets {
+	for i, loc := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
 		steps = append(steps,
-			step{"publish " + t.Raw, func(ctx context.Context) (string, bool, error) {
+			step{"publish " + loc.URL, func(ctx context.Context) (string, bool, error) {
 				if o.DryRun {
 					return "dry run: nothing published", true, nil
 				}
 				var err error
-				if ps, err = r.publish(ctx, publishers[i], t); err != nil {
+				if ps, err = r.publish(ctx, opened[i]); err != nil {
 					return "", false, err
 				}
 				d := fmt.Sprintf("%s: %d uploaded (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), humanBytes(ps.BytesUploaded),
@@ -132,15 +129,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				}
 				return d, false, nil
 			}},
-			step{"verify " + t.Raw, func(ctx context.Context) (string, bool, error) {
+			step{"verify " + loc.URL, func(ctx context.Context) (string, bool, error) {
 				if o.DryRun {
 					return "dry run: verified with the dist step below", true, nil
 				}
-				if rd, ok := publishers[i].(publish.Source); ok && t.Kind == OCI {
-					d, err := r.verifyReader(ctx, t, rd)
-					return d, false, err
-				}
-				d, err := r.verifyTarget(ctx, t, ps)
+				d, err := r.verifyTarget(ctx, loc, opened[i], ps)
 				return d, false, err
 			}})
 	}
@@ -203,12 +196,9 @@ type run struct {
 
 func (r *run) build(ctx context.Context) (string, bool, error) {
 	bo := r.o.Build
-	if bo.Source == "" {
-		for _, t := range r.o.Targets {
-			if t.Kind == GitHub {
-				bo.Source = "https://github.com/" + t.Owner + "/" + t.Name
-				break
-			}
+	for _, loc := range r.o.Targets {
+		if bo.Source == "" {
+			bo.Source = loc.Source
 		}
 	}
 	b, err := Build(ctx, bo, r.o.Log)
@@ -305,16 +295,15 @@ func (r *run) write(ctx context.Context) (string, bool, error) {
 	return "dist in " + out, false, nil
 }
 
-// publish publishes the release with p and lists what was uploaded to a
-// file:// target; the GitHub and GitLab publishers report each upload as
-// they make it, so it is listed once.
-func (r *run) publish(ctx context.Context, p publish.Publisher, t Target) (*publish.Summary, error) {
-	ps, err := p.Publish(ctx, r.b.Result.Release)
+// publish publishes the release to t and lists what was uploaded, unless
+// the publisher reported each upload as it made it, so it is listed once.
+func (r *run) publish(ctx context.Context, t publish.Target) (*publish.Summary, error) {
+	ps, err := t.Publish(ctx, r.b.Result.Release)
 	if err != nil {
 		return nil, err
 	}
 	r.sum.Published = append(r.sum.Published, ps)
-	if t.Kind != File {
+	if ps.Logged {
 		return ps, nil
 	}
 	// A summary names a file as NAME or, for a target holding several
@@ -351,49 +340,35 @@ func writeColumns(w io.Writer, indent string, rows [][2]string) {
 	}
 }
 
-// verifyTarget reads a published target back through clusterctl. clusterctl
-// reads GitHub releases only from github.com and GitLab packages only from
-// https://gitlab.* hosts; for any other API the dist folder is verified
-// instead, and the detail says so.
-func (r *run) verifyTarget(ctx context.Context, t Target, ps *publish.Summary) (string, error) {
+// verifyTarget reads a published target back the way its readers will:
+// through clusterctl by its provider URLs; or, for a target another reader
+// reads (an OCI registry: cluster-api-operator), through the target's Source
+// by that reader's rules, then through clusterctl from memory. Where nobody
+// can read what was published (a draft, GitHub Enterprise, a GitLab host
+// clusterctl refuses), the dist folder is verified instead, and the detail
+// says why.
+func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.Target, ps *publish.Summary) (string, error) {
 	version := r.b.Result.Release.Version
 	if ps != nil && ps.Draft {
 		return r.verifyDist(ctx, "the release is a draft, which clusterctl cannot read until a person publishes it: verified the built dist instead")
 	}
-	switch t.Kind {
-	case File:
-		rep, err := verify.Dir(ctx, t.Dir, verify.Options{Version: version})
-		if err != nil {
-			return "", err
-		}
-		_ = rep.WriteText(r.o.Log)
-		return fmt.Sprintf("%s read back from %s through clusterctl", plural(len(rep.Providers), "provider", "providers"), t.Dir), nil
-	case GitHub:
-		api := strings.TrimSuffix(r.o.GitHubAPI, "/") + "/"
-		if r.o.GitHubAPI != "" && api != github.DefaultAPI {
-			return r.verifyDist(ctx, "clusterctl reads GitHub releases only from github.com, not "+r.o.GitHubAPI+": verified the built dist instead")
-		}
-	case GitLab:
-		u := t.GitLabURL(r.o.GitLabURL)
-		pu, err := url.Parse(u)
-		if err != nil || pu.Scheme != "https" || !strings.HasPrefix(pu.Host, "gitlab.") {
-			return r.verifyDist(ctx, "clusterctl reads GitLab packages only from https://gitlab.* hosts, not "+u+": verified the built dist instead")
-		}
+	reach := t.Clusterctl()
+	switch {
+	case reach.ProviderURL == nil && reach.Reader != "":
+		return r.readBack(ctx, loc, t, reach.Reader)
+	case reach.ProviderURL == nil:
+		return r.verifyDist(ctx, reach.Why+": verified the built dist instead")
 	}
-	var targets []verify.Target
-	for _, pu := range ps.Providers {
-		tg := verify.Target{URL: pu.URL, Version: version}
-		for _, p := range r.b.Result.Release.Providers {
-			if p.ID.Name == pu.Name && string(p.ID.Type) == pu.Type {
-				tg.ID = p.ID
-				for _, f := range p.Files {
-					tg.Files = append(tg.Files, f.Name)
-				}
-			}
+	var repos []verify.Repo
+	for _, p := range r.b.Result.Release.Providers {
+		ref := publish.Ref{ID: p.ID, Version: version, Components: p.ComponentsFile}
+		repo := verify.Repo{ID: p.ID, URL: reach.ProviderURL(ref), Version: version}
+		for _, f := range p.Files {
+			repo.Files = append(repo.Files, f.Name)
 		}
-		targets = append(targets, tg)
+		repos = append(repos, repo)
 	}
-	rep, err := verify.Repository(ctx, targets, verify.Options{Version: version, Variables: r.o.Variables})
+	rep, err := verify.Repository(ctx, repos, verify.Options{Version: version, Variables: r.o.Variables})
 	if err != nil {
 		return "", err
 	}

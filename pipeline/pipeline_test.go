@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/capirepo/capirepo/publish/github"
-	"github.com/capirepo/capirepo/publish/local"
+	"github.com/capirepo/capirepo/publish/targets"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -45,11 +45,11 @@ func exampleRun(t *testing.T, log *bytes.Buffer) pipeline.Options {
 	}
 }
 
-func targets(t *testing.T, raw ...string) []pipeline.Target {
+func locations(t *testing.T, raw ...string) []targets.Location {
 	t.Helper()
-	var ts []pipeline.Target
+	var ts []targets.Location
 	for _, r := range raw {
-		tg, err := pipeline.ParseTarget(r)
+		tg, err := targets.Parse(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,9 +58,9 @@ func targets(t *testing.T, raw ...string) []pipeline.Target {
 	return ts
 }
 
-// localPublishers publishes file:// targets to their folders.
-func localPublishers(t pipeline.Target) (publish.Publisher, error) {
-	return &local.Target{Root: t.Dir}, nil
+// openLocal opens file:// targets with the factory's defaults.
+func openLocal(ctx context.Context, loc targets.Location) (publish.Target, error) {
+	return loc.Open(ctx, targets.Options{})
 }
 
 func statuses(sum *pipeline.Summary) string {
@@ -73,8 +73,9 @@ func statuses(sum *pipeline.Summary) string {
 
 // failingPublisher fails every Publish, and counts the calls.
 type failingPublisher struct {
-	err   error
-	calls int
+	publish.Target // nil: nothing else is called
+	err            error
+	calls          int
 }
 
 func (p *failingPublisher) Publish(context.Context, *release.Release) (*publish.Summary, error) {
@@ -87,8 +88,8 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 	o := exampleRun(t, &log)
 	o.Build.Binaries = true
 	o.DryRun = true
-	o.Targets = targets(t, "github://example/provider")
-	o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
+	o.Targets = locations(t, "github://example/provider")
+	o.Open = func(_ context.Context, tg targets.Location) (publish.Target, error) {
 		t.Errorf("a dry run made a publisher for %s", tg)
 		return nil, errors.New("no publisher in a dry run")
 	}
@@ -118,7 +119,7 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 func TestRun_FileTargetPublishesAndVerifies(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "repo")
 	o := exampleRun(t, &bytes.Buffer{})
-	o.Targets, o.NewPublisher = targets(t, "file://"+root), localPublishers
+	o.Targets, o.Open = locations(t, "file://"+root), openLocal
 	sum, err := pipeline.Run(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -178,13 +179,13 @@ func TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone(t *testing.T) {
 			if tc.version != "" {
 				o.Build.Version = tc.version
 			}
-			o.Targets = targets(t, tc.targets...)
+			o.Targets = locations(t, tc.targets...)
 			failing := &failingPublisher{err: errors.New("upload refused\nsecond line of the cause")}
-			o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
-				if tg.Raw == tc.fail {
+			o.Open = func(ctx context.Context, tg targets.Location) (publish.Target, error) {
+				if tg.URL == tc.fail {
 					return failing, nil
 				}
-				return localPublishers(tg)
+				return openLocal(ctx, tg)
 			}
 			sum, err := pipeline.Run(context.Background(), o)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
@@ -216,13 +217,13 @@ func TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone(t *testing.T) {
 func TestRun_PublisherErrorStopsBeforeBuild(t *testing.T) {
 	var log bytes.Buffer
 	o := exampleRun(t, &log)
-	o.Targets = targets(t, "file://"+t.TempDir(), "github://o/r")
+	o.Targets = locations(t, "file://"+t.TempDir(), "github://o/r")
 	wantErr := errors.New("--publish github://o/r: set GITHUB_TOKEN")
-	o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
-		if tg.Kind == pipeline.GitHub {
+	o.Open = func(ctx context.Context, tg targets.Location) (publish.Target, error) {
+		if tg.Scheme == "github" {
 			return nil, wantErr
 		}
-		return localPublishers(tg)
+		return openLocal(ctx, tg)
 	}
 	sum, err := pipeline.Run(context.Background(), o)
 	if !errors.Is(err, wantErr) || sum != nil {
@@ -265,12 +266,10 @@ func TestRun_GitHubVerifiesThroughClusterctl(t *testing.T) {
 
 	var log bytes.Buffer
 	o := exampleRun(t, &log)
-	o.Targets = targets(t, "github://example/provider-pipeline-through-clusterctl")
+	o.Targets = locations(t, "github://example/provider-pipeline-through-clusterctl")
 	o.Variables = map[string]string{"github-token": ghToken}
-	o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
-		return github.New(github.Options{Owner: tg.Owner, Repo: tg.Name, Token: ghToken,
-			HTTPClient: &http.Client{Transport: srv.Transport(orig)}, Progress: &log})
-	}
+	o.TargetOptions = targets.Options{GitHub: github.Options{Token: ghToken},
+		HTTPClient: &http.Client{Transport: srv.Transport(orig)}, Progress: &log}
 	sum, err := pipeline.Run(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
@@ -283,56 +282,6 @@ func TestRun_GitHubVerifiesThroughClusterctl(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "uploaded metadata.yaml") {
 		t.Errorf("log does not list uploads:\n%s", log.String())
-	}
-}
-
-func TestParseTarget(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		want    pipeline.Target
-		wantErr string
-	}{
-		{in: "github://acme/provider", want: pipeline.Target{Kind: pipeline.GitHub, Owner: "acme", Name: "provider"}},
-		{in: "github://acme/provider/", want: pipeline.Target{Kind: pipeline.GitHub, Owner: "acme", Name: "provider"}},
-		{in: "gitlab://gitlab.example.com/group/sub/project", want: pipeline.Target{Kind: pipeline.GitLab, Host: "gitlab.example.com", Project: "group/sub/project"}},
-		{in: "file:///srv/repo", want: pipeline.Target{Kind: pipeline.File, Dir: "/srv/repo"}},
-		{in: "file://relative/repo", want: pipeline.Target{Kind: pipeline.File, Dir: "relative/repo"}},
-		{in: "oci://registry.example.com/capi/providers", want: pipeline.Target{Kind: pipeline.OCI, Repository: "registry.example.com/capi/providers"}},
-		{in: "oci://registry.example.com", wantErr: `"oci://registry.example.com": want oci://REGISTRY/PATH`},
-		{in: "acme/provider", wantErr: `"acme/provider": want github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH`},
-		{in: "github://acme", wantErr: `"github://acme": want github://OWNER/NAME`},
-		{in: "github://acme/provider/extra", wantErr: `"github://acme/provider/extra": want github://OWNER/NAME`},
-		{in: "github:///provider", wantErr: `"github:///provider": want github://OWNER/NAME`},
-		{in: "gitlab://gitlab.example.com", wantErr: `"gitlab://gitlab.example.com": want gitlab://HOST/GROUP/[SUBGROUP/]PROJECT`},
-		{in: "file://", wantErr: `"file://": want file://DIR`},
-		{in: "s3://bucket", wantErr: `"s3://bucket": unknown scheme "s3" (github, gitlab, file or oci)`},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := pipeline.ParseTarget(tc.in)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error %v, want %s", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc.want.Raw = tc.in
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestTarget_GitLabURL(t *testing.T) {
-	tg := pipeline.Target{Kind: pipeline.GitLab, Host: "gitlab.example.com", Project: "g/p"}
-	if got := tg.GitLabURL(""); got != "https://gitlab.example.com" {
-		t.Errorf("default instance %q", got)
-	}
-	if got := tg.GitLabURL("http://127.0.0.1:8080"); got != "http://127.0.0.1:8080" {
-		t.Errorf("override %q", got)
 	}
 }
 
@@ -417,7 +366,7 @@ func TestRun_LintGateTakesTheWaiversOfDisable(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "repo")
 	o := exampleRun(t, &bytes.Buffer{})
 	o.Build.Version = "v0.9.0"
-	o.Targets, o.NewPublisher = targets(t, "file://"+root), localPublishers
+	o.Targets, o.Open = locations(t, "file://"+root), openLocal
 	sum, err := pipeline.Run(context.Background(), o)
 	if err == nil || !strings.Contains(statuses(sum), "lint=failed") {
 		t.Fatalf("uncovered version: err %v, steps %s", err, statuses(sum))

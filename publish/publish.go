@@ -18,8 +18,10 @@ type Publisher interface {
 
 // Summary says what a Publish did and where clusterctl finds the result.
 type Summary struct {
-	// Target is the kind of target: "github", "gitlab" or "local".
-	Target string `json:"target"`
+	// Kind is the kind of target: "github", "gitlab", "local", "oci",
+	// "configmap" (or "overrides" and "dev" for the local folders clusterctl
+	// reads apart from provider URLs).
+	Kind string `json:"target"`
 	// URL is the release page, package or folder that was written.
 	URL     string `json:"url"`
 	Version string `json:"version"`
@@ -39,6 +41,9 @@ type Summary struct {
 	Digests map[string]string `json:"digests,omitempty"`
 	// Warnings are findings that did not stop the publish.
 	Warnings []string `json:"warnings,omitempty"`
+	// Logged says the publisher wrote each upload to its Progress as it
+	// made it, so a caller need not list them again.
+	Logged bool `json:"-"`
 }
 
 // ProviderURL is the clusterctl provider URL of one published provider,
@@ -56,7 +61,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		state = "draft (not visible to clusterctl until published)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s: %s\n", s.Target, s.Version, state, s.URL)
+	fmt.Fprintf(&b, "%s %s %s: %s\n", s.Kind, s.Version, state, s.URL)
 	fmt.Fprintf(&b, "assets: %d uploaded (%d bytes), %d skipped (unchanged), %d replaced\n",
 		len(s.Uploaded), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
 	for _, p := range s.Providers {

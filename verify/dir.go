@@ -17,15 +17,15 @@ import (
 // provider folder holding the version is read: opts.Version, or else the
 // newest version in the tree.
 func Dir(ctx context.Context, root string, opts Options) (*Report, error) {
-	targets, err := DirTargets(root, opts.Version)
+	targets, err := DirRepos(root, opts.Version)
 	if err != nil {
 		return nil, err
 	}
 	return Repository(ctx, targets, opts)
 }
 
-// DirTargets returns the targets Dir verifies.
-func DirTargets(root, version string) ([]Target, error) {
+// DirRepos returns the targets Dir verifies.
+func DirRepos(root, version string) ([]Repo, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func DirTargets(root, version string) ([]Target, error) {
 	if version == "" {
 		version = "v" + newest.String()
 	}
-	var targets []Target
+	var targets []Repo
 	for _, id := range ids {
 		if !slices.Contains(versions[id.Label()], version) {
 			continue
@@ -89,7 +89,7 @@ func DirTargets(root, version string) ([]Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		targets = append(targets, Target{
+		targets = append(targets, Repo{
 			ID:      id,
 			URL:     "file://" + filepath.ToSlash(filepath.Join(dir, components)),
 			Version: version,

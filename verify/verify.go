@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/cluster-api/util/contract"
 )
 
-// Target is one provider repository as clusterctl addresses it.
-type Target struct {
+// Repo is one provider repository as clusterctl addresses it.
+type Repo struct {
 	ID provider.ID
 	// URL is the provider URL of a clusterctl config: file:///abs/<label>/<version>/<components>,
 	// https://github.com/<owner>/<repo>/releases/<tag>/<components> or
@@ -64,7 +64,7 @@ const (
 // Repository reads every target back through clusterctl's repository client.
 // It returns what was read, with the errors of every failed step joined:
 // each names the provider, version and file and carries clusterctl's message.
-func Repository(ctx context.Context, targets []Target, opts Options) (*Report, error) {
+func Repository(ctx context.Context, targets []Repo, opts Options) (*Report, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("verify: no provider repository to read")
 	}
@@ -90,7 +90,7 @@ func Repository(ctx context.Context, targets []Target, opts Options) (*Report, e
 }
 
 type targetVerifier struct {
-	t         Target
+	t         Repo
 	opts      Options
 	overrides string
 	version   string

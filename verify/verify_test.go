@@ -338,17 +338,17 @@ func TestDirTargets(t *testing.T) {
 		name    string
 		root    string
 		version string
-		want    []Target
+		want    []Repo
 		wantErr string
 	}{
-		{name: "newest version by default", root: root, want: []Target{
+		{name: "newest version by default", root: root, want: []Repo{
 			{ID: infra, Version: "v0.2.0", URL: url("infrastructure-example", "v0.2.0", "infrastructure-components.yaml")},
 		}},
-		{name: "chosen version, every provider holding it", root: root, version: "v0.1.0", want: []Target{
+		{name: "chosen version, every provider holding it", root: root, version: "v0.1.0", want: []Repo{
 			{ID: coreID, Version: "v0.1.0", URL: url("cluster-api", "v0.1.0", "core-components.yaml")},
 			{ID: infra, Version: "v0.1.0", URL: url("infrastructure-example", "v0.1.0", "infrastructure-components.yaml")},
 		}},
-		{name: "a version folder", root: filepath.Join(root, "cluster-api", "v0.1.0"), want: []Target{
+		{name: "a version folder", root: filepath.Join(root, "cluster-api", "v0.1.0"), want: []Repo{
 			{ID: coreID, Version: "v0.1.0", URL: url("cluster-api", "v0.1.0", "core-components.yaml")},
 			{ID: infra, Version: "v0.1.0", URL: url("infrastructure-example", "v0.1.0", "infrastructure-components.yaml")},
 		}},
@@ -358,7 +358,7 @@ func TestDirTargets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := DirTargets(tt.root, tt.version)
+			got, err := DirRepos(tt.root, tt.version)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -376,10 +376,10 @@ func TestDirTargets(t *testing.T) {
 }
 
 func TestRepository_ReadsOnlyTheListedTemplates(t *testing.T) {
-	// Target.Files, as a publisher passes it for a GitHub release, decides
+	// Repo.Files, as a publisher passes it for a GitHub release, decides
 	// which templates are read, even where the folder holds more.
 	root := writeRelease(t, goodProvider(t))
-	targets, err := DirTargets(root, "")
+	targets, err := DirRepos(root, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestRepository_RejectsURLClusterctlRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Repository(context.Background(), []Target{{ID: exampleID, URL: tt.url, Version: "v0.1.0"}}, Options{})
+			_, err := Repository(context.Background(), []Repo{{ID: exampleID, URL: tt.url, Version: "v0.1.0"}}, Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}

@@ -20,12 +20,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-github/v82/github"
+	gh "github.com/google/go-github/v82/github"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
+	capigh "github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/targets"
 )
 
 const latency = 100 * time.Millisecond
@@ -95,12 +97,12 @@ func upstream(t *testing.T) (*fakegh.Server, []providerURL, string) {
 // releases, and for each of the three newest get the release and download
 // each file clusterctl reads, one request after the other.
 func sequential(ctx context.Context, hc *http.Client, api string, provs []providerURL, dir string) error {
-	c, err := github.NewClient(hc).WithEnterpriseURLs(api, api)
+	c, err := gh.NewClient(hc).WithEnterpriseURLs(api, api)
 	if err != nil {
 		return err
 	}
 	for _, p := range provs {
-		rels, _, err := c.Repositories.ListReleases(ctx, p.owner, p.repo, &github.ListOptions{PerPage: 100})
+		rels, _, err := c.Repositories.ListReleases(ctx, p.owner, p.repo, &gh.ListOptions{PerPage: 100})
 		if err != nil {
 			return err
 		}
@@ -166,14 +168,14 @@ func TestMirrorTimes(t *testing.T) {
 			reqs = append(reqs, p.label+":latest-2")
 		}
 		dir := t.TempDir()
-		mt, _ := pipeline.ParseMirrorTarget("file://" + dir)
-		sink, err := pipeline.NewMirrorSink(ctx, mt, pipeline.SinkOptions{})
+		to, err := targets.Parse("file://" + dir)
 		if err != nil {
 			t.Fatal(err)
 		}
+		sources := targets.Options{GitHub: capigh.Options{APIURL: srv.APIURL()}, HTTPClient: hc, Retry: &publish.Retry{Attempts: 1}}
 		start := time.Now()
-		sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: reqs, ClusterctlConfig: cfg, Target: mt, Sink: sink,
-			GitHubAPI: srv.APIURL(), HTTPClient: hc, Retry: &publish.Retry{Attempts: 1}, Concurrency: conc, NoVerify: true})
+		sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: reqs, ClusterctlConfig: cfg, To: to,
+			Sources: sources, Concurrency: conc, NoVerify: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,8 +187,8 @@ func TestMirrorTimes(t *testing.T) {
 		t.Logf("capirepo --concurrency %2d: %6.1fs  %4d requests  %d versions  %.2fx of sequential", conc, d.Seconds(), n, mirrored, d.Seconds()/seq.Seconds())
 
 		start = time.Now()
-		if _, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: reqs, ClusterctlConfig: cfg, Target: mt, Sink: sink,
-			GitHubAPI: srv.APIURL(), HTTPClient: hc, Retry: &publish.Retry{Attempts: 1}, Concurrency: conc, NoVerify: true}); err != nil {
+		if _, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: reqs, ClusterctlConfig: cfg, To: to,
+			Sources: sources, Concurrency: conc, NoVerify: true}); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("  re-run (nothing to copy): %6.1fs  %4d requests", time.Since(start).Seconds(), tr.n.Swap(0))

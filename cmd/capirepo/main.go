@@ -12,6 +12,7 @@ import (
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish"
 )
 
 func main() {
@@ -22,7 +23,9 @@ func main() {
 
 // exitCode maps an error to the exit code by its type, never by its text:
 // 0 ok, 2 a usage error (the command line or the request was wrong: a
-// usageError, set where flags and arguments are checked), 1 any other failure.
+// usageError, set where flags and arguments are checked, or a
+// publish.UsageError, a target named or given its credentials wrongly), 1
+// any other failure.
 func exitCode(err error) int {
 	if err == nil {
 		return exitOK
@@ -30,7 +33,7 @@ func exitCode(err error) int {
 	var ue usageError
 	var mismatch *pipeline.ManagerMismatchError
 	var oneImage *builder.ImageUsageError
-	if errors.As(err, &ue) || errors.As(err, &mismatch) || errors.As(err, &oneImage) || errors.Is(err, builder.ErrNoVersion) {
+	if errors.As(err, &ue) || publish.IsUsage(err) || errors.As(err, &mismatch) || errors.As(err, &oneImage) || errors.Is(err, builder.ErrNoVersion) {
 		return exitUsage
 	}
 	return exitFailure

@@ -13,7 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/gitlab"
 	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/publish/targets"
 )
 
 type mirrorOptions struct {
@@ -109,40 +112,30 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	if o.concurrency < 1 {
 		return usagef("--concurrency must be at least 1")
 	}
-	t, err := pipeline.ParseMirrorTarget(o.to)
+	loc, err := targets.Parse(o.to)
 	if err != nil {
 		return usagef("--to %v", err)
 	}
-	// On a terminal, a bar per upload to GitLab, with the run's lines above the bars.
-	bars := newUploadBars(s, g)
-	defer bars.Close()
-	ms := bars.streams(s)
-	so := pipeline.SinkOptions{Replace: o.replace, GitLabURL: o.gitlabURL, HTTPClient: httpClient(s, o.timeout), Progress: ms.errOut,
-		UploadProgress: bars.hook()}
-	if t.Kind == pipeline.GitLab {
-		if so.GitLabTokenType, so.GitLabToken, err = gitlabToken(s.getenv, o.gitlabTokenType); err != nil {
-			return fmt.Errorf("--to %s: %w", t.Raw, err)
-		}
-	}
-	var sink pipeline.MirrorSink
-	if t.Kind == pipeline.OCI {
-		// The artifacts cluster-api-operator reads, as publish oci pushes them.
-		kc, secrets := ociKeychain(s.getenv)
-		var p *oci.Publisher
-		p, err = oci.New(oci.Options{Repository: t.Ref, PlainHTTP: o.plainHTTP, Replace: so.Replace, Keychain: kc, Secrets: secrets, Retry: so.Retry, Progress: so.Progress, Transport: httpClient(s, o.timeout).Transport})
-		sink = pipeline.MirrorSink{Providers: p}
-	} else {
-		sink, err = pipeline.NewMirrorSink(ctx, t, so)
-	}
+	tt, err := checkTokenType(o.gitlabTokenType)
 	if err != nil {
 		return err
 	}
 	if o.githubAPI == "" {
 		o.githubAPI = s.getenv("GITHUB_API_URL")
 	}
+	// On a terminal, a bar per upload to GitLab, with the run's lines above the bars.
+	bars := newUploadBars(s, g)
+	defer bars.Close()
+	ms := bars.streams(s)
+	to := targets.Options{Replace: o.replace, Getenv: s.getenv, HTTPClient: httpClient(s, o.timeout), Progress: ms.errOut,
+		UploadProgress: bars.hook(), GitLab: gitlab.Options{URL: o.gitlabURL, TokenType: tt}, OCI: oci.Options{PlainHTTP: o.plainHTTP}}
+	t, err := pipeline.OpenMirrorTarget(ctx, loc, to)
+	if err != nil {
+		return fmt.Errorf("--to %w", err)
+	}
 	vars := tokenVariables(s.getenv)
-	if so.GitLabToken != "" {
-		vars["gitlab-access-token"] = so.GitLabToken
+	if tt == gitlab.JobToken && loc.Scheme == "gitlab" {
+		vars["gitlab-access-token"] = s.getenv("CI_JOB_TOKEN") // clusterctl reads the mirror back with it
 	}
 	// On a terminal one line shows the provider versions as they are copied;
 	// elsewhere (CI logs) every step is a line of its own.
@@ -154,10 +147,9 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	}
 	sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{
 		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
-		Target: t, Sink: sink,
-		GitHubAPI: o.githubAPI, GitHubToken: s.getenv("GITHUB_TOKEN"), GitLabToken: s.getenv("GITLAB_ACCESS_TOKEN"),
-		HTTPClient: httpClient(s, o.timeout),
-		Images:     o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(registryTransport())},
+		To: loc, Target: t,
+		Sources: targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, o.timeout), GitHub: github.Options{APIURL: o.githubAPI}},
+		Images:  o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(registryTransport())},
 		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars,
 		Log: log, Progress: progress,
 	})

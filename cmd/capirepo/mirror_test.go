@@ -12,8 +12,6 @@ import (
 
 	"github.com/capirepo/capirepo/publish/github"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/provider"
@@ -138,7 +136,9 @@ func TestMirror_CLIIntoAnOCIRegistryThenCopiesNothing(t *testing.T) {
 			t.Errorf("run %d: uploaded %v", run, sum.Providers[0].Versions[0].Uploaded)
 		}
 	}
-	r, err := oci.New(oci.Options{Repository: host + "/capi", PlainHTTP: true, Keychain: staticKeychain{authn.FromConfig(authn.AuthConfig{Username: "mirror", Password: "s3cret-mirror-pw"})}})
+	creds := map[string]string{"OCI_USERNAME": "mirror", "OCI_PASSWORD": "s3cret-mirror-pw"}
+	kc, _ := oci.KeychainFromEnv(func(k string) string { return creds[k] })
+	r, err := oci.New(oci.Options{Repository: host + "/capi", PlainHTTP: true, Keychain: kc})
 	if err != nil {
 		t.Fatal(err)
 	}

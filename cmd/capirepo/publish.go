@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -60,27 +62,51 @@ func httpClient(s streams, timeout time.Duration) *http.Client {
 	return publish.NewHTTPClient(publish.HTTPOptions{Timeout: timeout, Progress: s.errOut})
 }
 
+// publishTo opens the target at raw to publish (the credentials it needs
+// come from the environment), loads the built release, publishes it and
+// prints what was done, with upload bars on a terminal; printed, when set,
+// prints the result instead of printSummary.
+func publishTo(ctx context.Context, s streams, g *globalOptions, raw string, o targets.Options, load func() (*release.Release, error),
+	printed func(t publish.Target, rel *release.Release, sum *publish.Summary) error) error {
+	bars := newUploadBars(s, g)
+	defer bars.Close()
+	o.Publish, o.Getenv, o.Progress, o.UploadProgress = true, s.getenv, bars.streams(s).errOut, bars.hook()
+	t, err := targets.Open(ctx, raw, o)
+	if err != nil {
+		return err
+	}
+	rel, err := load()
+	if err != nil {
+		return err
+	}
+	sum, err := t.Publish(ctx, rel)
+	bars.Close()
+	if err != nil {
+		return err
+	}
+	if printed != nil {
+		return printed(t, rel, sum)
+	}
+	return printSummary(s, g, sum, t.Clusterctl())
+}
+
 // printSummary writes a publish summary: JSON on stdout; or what was done
 // on stderr and the result, clusterctl's providers: entry ready to paste,
-// on stdout.
-func printSummary(s streams, g *globalOptions, sum *publish.Summary) error {
+// on stdout, unless another reader reads the target (an OCI registry: the
+// operator, whose resources publish oci prints instead).
+func printSummary(s streams, g *globalOptions, sum *publish.Summary, reach publish.Reach) error {
 	if g.output == "json" {
 		return printJSON(s.out, sum)
 	}
 	if err := sum.WriteText(s.errOut); err != nil {
 		return err
 	}
-	if !clusterctlReads(sum) {
+	if reach.Reader != "" {
 		return nil
 	}
 	_, err := io.WriteString(s.out, publish.ClusterctlConfig{Providers: sum.Providers}.YAML())
 	return err
 }
-
-// clusterctlReads says whether clusterctl itself can install from what a
-// summary describes: not from an OCI registry (cluster-api-operator reads
-// those; publish oci prints its Provider resources instead).
-func clusterctlReads(sum *publish.Summary) bool { return sum.Target != "oci" }
 
 func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{

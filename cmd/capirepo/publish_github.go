@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/targets"
 
 	"github.com/spf13/cobra"
 )
@@ -65,39 +66,16 @@ a GitHub Enterprise server.`,
 			if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
 				return err
 			}
-			token := s.getenv("GITHUB_TOKEN")
-			if token == "" {
-				return usagef("set GITHUB_TOKEN to a token that may write releases of %s", o.repo)
-			}
-			rel, err := o.load()
-			if err != nil {
-				return err
-			}
 			api := o.apiURL
 			if api == "" {
 				api = s.getenv("GITHUB_API_URL")
 			}
-			bars := newUploadBars(s, g)
-			defer bars.Close()
-			gho := github.Options{
-				Owner: owner, Repo: name, Tag: o.tag,
-				Replace: o.replace, Concurrency: o.concurrency,
-				APIURL: api, Token: token, HTTPClient: httpClient(s, o.timeout), Progress: bars.streams(s).errOut,
-				UploadProgress: bars.hook(),
-			}
+			gho := github.Options{Tag: o.tag, Concurrency: o.concurrency, APIURL: api}
 			if err := o.notes.apply(&gho); err != nil {
 				return err
 			}
-			p, err := github.New(gho)
-			if err != nil {
-				return usageError{err}
-			}
-			sum, err := p.Publish(cmd.Context(), rel)
-			bars.Close()
-			if err != nil {
-				return err
-			}
-			return printSummary(s, g, sum)
+			return publishTo(cmd.Context(), s, g, "github://"+owner+"/"+name,
+				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitHub: gho}, o.load, nil)
 		},
 	}
 	o.bind(cmd, s.errOut)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/capirepo/capirepo/publish/gitlab"
+	"github.com/capirepo/capirepo/publish/targets"
 
 	"github.com/spf13/cobra"
 )
@@ -45,37 +47,21 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err := checkGitLabURL(o.url); err != nil {
 				return err
 			}
-			tt, token, err := gitlabToken(s.getenv, o.tokenType)
+			tt, err := checkTokenType(o.tokenType)
 			if err != nil {
 				return err
 			}
 			if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
 				return err
 			}
-			rel, err := o.load()
-			if err != nil {
-				return err
-			}
-			bars := newUploadBars(s, g)
-			defer bars.Close()
-			glo := gitlab.Options{
-				URL: o.url, Project: o.project, Package: o.pkg, Token: token, TokenType: tt,
-				Replace: o.replace, HTTPClient: httpClient(s, o.timeout), Progress: bars.streams(s).errOut,
-				UploadProgress: bars.hook(),
-			}
+			glo := gitlab.Options{URL: o.url, Package: o.pkg, TokenType: tt}
 			if err := o.release.apply(&glo); err != nil {
 				return err
 			}
-			p, err := gitlab.New(glo)
-			if err != nil {
-				return usageError{err}
-			}
-			sum, err := p.Publish(cmd.Context(), rel)
-			bars.Close()
-			if err != nil {
-				return err
-			}
-			return printSummary(s, g, sum)
+			// The target URL names the project; --gitlab-url is the instance.
+			u, _ := url.Parse(o.url)
+			return publishTo(cmd.Context(), s, g, "gitlab://"+u.Host+"/"+strings.Trim(o.project, "/"),
+				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitLab: glo}, o.load, nil)
 		},
 	}
 	o.bind(cmd, s.errOut)
@@ -106,21 +92,12 @@ func checkGitLabURL(raw string) error {
 	return nil
 }
 
-// gitlabToken picks the token for a --token-type: GITLAB_ACCESS_TOKEN (the
-// variable clusterctl reads) for private and bearer, CI_JOB_TOKEN for job.
-func gitlabToken(getenv env, tokenType string) (gitlab.TokenType, string, error) {
-	tt := gitlab.TokenType(tokenType)
-	switch tt {
-	case gitlab.PrivateToken, gitlab.BearerToken:
-		if t := getenv("GITLAB_ACCESS_TOKEN"); t != "" {
-			return tt, t, nil
-		}
-		return tt, "", usagef("set GITLAB_ACCESS_TOKEN (or use --gitlab-token-type job with CI_JOB_TOKEN)")
-	case gitlab.JobToken:
-		if t := getenv("CI_JOB_TOKEN"); t != "" {
-			return tt, t, nil
-		}
-		return tt, "", usagef("--gitlab-token-type job needs CI_JOB_TOKEN, which GitLab CI sets in a job")
+// checkTokenType checks --gitlab-token-type: private or bearer send
+// GITLAB_ACCESS_TOKEN (the variable clusterctl reads), job sends CI_JOB_TOKEN.
+func checkTokenType(tokenType string) (gitlab.TokenType, error) {
+	switch tt := gitlab.TokenType(tokenType); tt {
+	case gitlab.PrivateToken, gitlab.BearerToken, gitlab.JobToken:
+		return tt, nil
 	}
-	return tt, "", usagef("--gitlab-token-type must be private, bearer or job, not %q", tokenType)
+	return "", usagef("--gitlab-token-type must be private, bearer or job, not %q", tokenType)
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/capirepo/capirepo/publish/local"
+	"github.com/capirepo/capirepo/publish/targets"
+	"github.com/capirepo/capirepo/release"
 
 	"github.com/spf13/cobra"
 
@@ -76,25 +78,20 @@ Files there replace the same provider version's files from any URL.`,
 			if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
 				return err
 			}
-			root, target := o.root, "local"
+			root, kind := o.root, "local"
 			if o.overrides {
 				folder, source, err := local.OverridesFolder(s.clusterctlEnv(), o.clusterctlConfig)
 				if err != nil {
 					return err
 				}
-				root, target = folder, "overrides"
+				root, kind = folder, "overrides"
 				fmt.Fprintf(s.errOut, "clusterctl overrides folder: %s (from %s)\n", folder, source)
 			}
-			rel, err := o.load()
-			if err != nil {
-				return err
-			}
-			sum, err := (&local.Target{Root: root, Replace: o.replace, Kind: target,
-				LockTimeout: o.lockTimeout, Progress: s.errOut}).Publish(cmd.Context(), rel)
-			if err != nil {
-				return err
-			}
-			return printLocalSummary(s, g, sum, o)
+			return publishTo(cmd.Context(), s, g, "file://"+root, targets.Options{Replace: o.replace, LockTimeout: o.lockTimeout}, o.load,
+				func(_ publish.Target, _ *release.Release, sum *publish.Summary) error {
+					sum.Kind = kind
+					return printLocalSummary(s, g, sum, o)
+				})
 		},
 	}
 	o.bind(cmd, s.errOut)

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -86,22 +87,17 @@ config and its credential helpers (docker login). They are never printed.`,
 			if err := o.fromArg(cmd, args); err != nil {
 				return err
 			}
-			rel, err := o.load()
+			opts, err := o.ociFlags.options(cmd.Context(), s, ".")
 			if err != nil {
 				return err
 			}
-			p, err := newOCIPublisher(cmd.Context(), s, o.repo, o.ociFlags, o.replace, ".")
-			if err != nil {
-				return err
-			}
-			sum, err := p.Publish(cmd.Context(), rel)
-			if err != nil {
-				return err
-			}
-			if err := printSummary(s, g, sum); err != nil || g.output == "json" {
-				return err
-			}
-			return printOCIResources(s, p, rel, o.namespace, o.format)
+			return publishTo(cmd.Context(), s, g, "oci://"+o.repo, targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), OCI: opts}, o.load,
+				func(t publish.Target, rel *release.Release, sum *publish.Summary) error {
+					if err := printSummary(s, g, sum, t.Clusterctl()); err != nil || g.output == "json" {
+						return err
+					}
+					return printOCIResources(s, t.(*oci.Target), rel, o.namespace, o.format)
+				})
 		},
 	}
 	o.fromOptions.bind(cmd, s.errOut)
@@ -117,7 +113,7 @@ config and its credential helpers (docker login). They are never printed.`,
 
 // printOCIResources prints the operator's Provider resources for what was
 // pushed, or says why there are none.
-func printOCIResources(s streams, p *oci.Publisher, rel *release.Release, namespace, format string) error {
+func printOCIResources(s streams, p *oci.Target, rel *release.Release, namespace, format string) error {
 	if format == string(oci.FormatProposal) {
 		_, err := io.WriteString(s.errOut, "format proposal: cluster-api-operator cannot read these artifacts (it never unpacks a layer); no Provider resources printed\n")
 		return err
@@ -142,43 +138,16 @@ func printOCIResources(s streams, p *oci.Publisher, rel *release.Release, namesp
 	return err
 }
 
-// newOCIPublisher makes the OCI publisher from the flags and the
-// environment: credentials, the source URL and SOURCE_DATE_EPOCH.
-func newOCIPublisher(ctx context.Context, s streams, repo string, f ociFlags, replace bool, sourceDir string) (*oci.Publisher, error) {
+// options are the registry options of the flags and the environment: the
+// source URL and SOURCE_DATE_EPOCH (the credentials are the target's own).
+func (f ociFlags) options(ctx context.Context, s streams, sourceDir string) (oci.Options, error) {
 	created, err := sourceDateEpoch(s.getenv)
 	if err != nil {
-		return nil, err
+		return oci.Options{}, err
 	}
-	kc, secrets := ociKeychain(s.getenv)
-	p, err := oci.New(oci.Options{
-		Repository: repo, Format: oci.Format(f.format), SingleArtifact: f.single, PlainHTTP: f.plainHTTP, Replace: replace,
-		Meta:     oci.Meta{Source: ociSource(ctx, s.getenv, sourceDir), Created: created},
-		Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: f.transport(s),
-	})
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return p, nil
+	return oci.Options{Format: oci.Format(f.format), SingleArtifact: f.single, PlainHTTP: f.plainHTTP,
+		Meta: oci.Meta{Source: ociSource(ctx, s.getenv, sourceDir), Created: created}}, nil
 }
-
-// ociKeychain gives the credentials the operator reads (OCI_USERNAME,
-// OCI_PASSWORD, OCI_ACCESS_TOKEN, OCI_REFRESH_TOKEN) when any is set, else
-// the docker config with its credential helpers. It returns the secret
-// values too, for redaction.
-func ociKeychain(getenv env) (authn.Keychain, []string) {
-	user, pass := getenv("OCI_USERNAME"), getenv("OCI_PASSWORD")
-	access, refresh := getenv("OCI_ACCESS_TOKEN"), getenv("OCI_REFRESH_TOKEN")
-	if user == "" && pass == "" && access == "" && refresh == "" {
-		return authn.DefaultKeychain, nil
-	}
-	a := authn.FromConfig(authn.AuthConfig{Username: user, Password: pass, RegistryToken: access, IdentityToken: refresh})
-	return staticKeychain{a}, []string{pass, access, refresh}
-}
-
-// staticKeychain gives the same credentials for the one registry a command talks to.
-type staticKeychain struct{ a authn.Authenticator }
-
-func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.a, nil }
 
 // ociSource is the org.opencontainers.image.source of the artifacts: the
 // repository CI builds (GitHub Actions, GitLab CI), else dir's git origin.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/gitlab"
-	"github.com/capirepo/capirepo/publish/local"
+	"github.com/capirepo/capirepo/publish/targets"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -34,9 +34,9 @@ type releaseOptions struct {
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
 	gitlabTokenType string
 	oci             ociFlags
-	// ociPublishers are the publishers of oci:// targets, for the Provider
-	// resources printed after the run.
-	ociPublishers []*oci.Publisher
+	// opened are the targets the run opened, in the order of --publish: the
+	// summaries' providers: entries and Provider resources print from them.
+	opened []publish.Target
 	// uploads follows the bytes of GitHub and GitLab uploads (progress bars).
 	uploads publish.UploadProgress
 	timeout time.Duration
@@ -94,15 +94,15 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
 		return err
 	}
-	var targets []pipeline.Target
+	var locs []targets.Location
 	for _, raw := range o.publish {
-		t, err := pipeline.ParseTarget(raw)
+		loc, err := targets.Parse(raw)
 		if err != nil {
 			return usagef("--publish %v", err)
 		}
-		targets = append(targets, t)
+		locs = append(locs, loc)
 	}
-	if len(targets) == 0 && !o.dryRun {
+	if len(locs) == 0 && !o.dryRun {
 		return usagef("release needs at least one --publish target, or --dry-run")
 	}
 	if o.githubAPI == "" {
@@ -113,14 +113,24 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	defer bars.Close()
 	o.uploads = bars.hook()
 	rs := bars.streams(s)
+	to, err := o.targetOptions(ctx, rs)
+	if err != nil {
+		return err
+	}
 	sum, err := pipeline.Run(ctx, pipeline.Options{
-		Build:          o.build.pipelineOptions(rs),
-		Targets:        targets,
-		NewPublisher:   func(t pipeline.Target) (publish.Publisher, error) { return o.publisher(rs, t) },
+		Build:         o.build.pipelineOptions(rs),
+		Targets:       locs,
+		TargetOptions: to,
+		Open: func(ctx context.Context, loc targets.Location) (publish.Target, error) {
+			t, err := loc.Open(ctx, to)
+			if err != nil {
+				return nil, fmt.Errorf("--publish %w", err)
+			}
+			o.opened = append(o.opened, t)
+			return t, nil
+		},
 		DryRun:         o.dryRun,
 		SkipImageCheck: o.skipImage,
-		GitHubAPI:      o.githubAPI,
-		GitLabURL:      o.gitlabURL,
 		Variables:      tokenVariables(s.getenv),
 		Log:            rs.errOut,
 		Progress:       pipeline.Lines(rs.errOut, isTerminal(rs.errOut)),
@@ -139,13 +149,13 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		// one YAML document per target.
 		for i, p := range sum.Published {
 			_ = p.WriteText(s.errOut)
-			if !clusterctlReads(p) {
+			if o.opened[i].Clusterctl().Reader != "" { // the operator's: printed below
 				continue
 			}
 			if i > 0 {
 				fmt.Fprintln(s.out, "---")
 			}
-			fmt.Fprintf(s.out, "# %s %s\n%s", p.Target, p.URL, publish.ClusterctlConfig{Providers: p.Providers}.YAML())
+			fmt.Fprintf(s.out, "# %s %s\n%s", p.Kind, p.URL, publish.ClusterctlConfig{Providers: p.Providers}.YAML())
 		}
 		if err == nil {
 			err = o.printOCIResources(s, sum.Version)
@@ -154,60 +164,43 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	return err
 }
 
-// publisher makes the publisher of one --publish target from the flags and
-// the token in the environment.
-func (o *releaseOptions) publisher(s streams, t pipeline.Target) (publish.Publisher, error) {
-	switch t.Kind {
-	case pipeline.GitHub:
-		token := s.getenv("GITHUB_TOKEN")
-		if token == "" {
-			return nil, usagef("--publish %s: set GITHUB_TOKEN", t.Raw)
-		}
-		gho := github.Options{Owner: t.Owner, Repo: t.Name, Replace: o.replace,
-			APIURL: o.githubAPI, Token: token, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut,
-			UploadProgress: o.uploads}
-		if err := o.notes.apply(&gho); err != nil {
-			return nil, err
-		}
-		return github.New(gho)
-	case pipeline.GitLab:
-		tt, token, err := gitlabToken(s.getenv, o.gitlabTokenType)
-		if err != nil {
-			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
-		}
-		glo := gitlab.Options{URL: t.GitLabURL(o.gitlabURL), Project: t.Project, Replace: o.replace,
-			Token: token, TokenType: tt, HTTPClient: httpClient(s, o.timeout), Progress: s.errOut,
-			UploadProgress: o.uploads}
-		if err := o.glRelease.apply(&glo); err != nil {
-			return nil, err
-		}
-		return gitlab.New(glo)
-	case pipeline.File:
-		return &local.Target{Root: t.Dir, Replace: o.replace, LockTimeout: o.build.lockTimeout, Progress: s.errOut}, nil
-	case pipeline.OCI:
-		f := o.oci
-		f.timeout = o.timeout
-		p, err := newOCIPublisher(context.Background(), s, t.Repository, f, o.replace, o.build.dir)
-		if err != nil {
-			return nil, fmt.Errorf("--publish %s: %w", t.Raw, err)
-		}
-		o.ociPublishers = append(o.ociPublishers, p)
-		return p, nil
+// targetOptions are what the --publish targets are opened with: the
+// flags, the environment's credentials and the bounded HTTP client.
+func (o *releaseOptions) targetOptions(ctx context.Context, s streams) (targets.Options, error) {
+	tt, err := checkTokenType(o.gitlabTokenType)
+	if err != nil {
+		return targets.Options{}, err
 	}
-	return nil, usagef("--publish %s: unknown target", t.Raw)
+	to := targets.Options{Publish: true, Replace: o.replace, Getenv: s.getenv, HTTPClient: httpClient(s, o.timeout),
+		Progress: s.errOut, UploadProgress: o.uploads, LockTimeout: o.build.lockTimeout,
+		GitHub: github.Options{APIURL: o.githubAPI}, GitLab: gitlab.Options{URL: o.gitlabURL, TokenType: tt}}
+	if err := o.notes.apply(&to.GitHub); err != nil {
+		return targets.Options{}, err
+	}
+	if err := o.glRelease.apply(&to.GitLab); err != nil {
+		return targets.Options{}, err
+	}
+	if to.OCI, err = o.oci.options(ctx, s, o.build.dir); err != nil {
+		return targets.Options{}, err
+	}
+	return to, nil
 }
 
 // printOCIResources prints the operator's Provider resources for each
 // oci:// target, from the dist folder the run wrote.
 func (o *releaseOptions) printOCIResources(s streams, version string) error {
-	if len(o.ociPublishers) == 0 {
-		return nil
-	}
-	rel, err := release.Load(o.build.out, version)
-	if err != nil {
-		return err
-	}
-	for _, p := range o.ociPublishers {
+	var rel *release.Release
+	for _, t := range o.opened {
+		p, ok := t.(*oci.Target)
+		if !ok {
+			continue
+		}
+		if rel == nil {
+			var err error
+			if rel, err = release.Load(o.build.out, version); err != nil {
+				return err
+			}
+		}
 		if err := printOCIResources(s, p, rel, "", o.oci.format); err != nil {
 			return err
 		}

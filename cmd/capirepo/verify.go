@@ -102,7 +102,7 @@ func verifyOCI(ctx context.Context, s streams, arg string, f ociFlags, opts veri
 	if r, ok := strings.CutPrefix(ref, "http://"); ok { // the operator's plain-HTTP form
 		ref, f.plainHTTP = r, true
 	}
-	kc, secrets := ociKeychain(s.getenv)
+	kc, secrets := oci.KeychainFromEnv(s.getenv)
 	rd, err := oci.New(oci.Options{PlainHTTP: f.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: f.transport(s)})
 	if err != nil {
 		return nil, usageError{err}

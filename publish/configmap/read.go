@@ -2,6 +2,7 @@ package configmap
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -94,40 +95,11 @@ func Parse(file string, data []byte) (*File, error) {
 // the whole load, as it does in the operator. The version is spec.version,
 // else the newest.
 func Load(f *File, r Resource) (*release.Provider, error) {
-	sel, err := metav1.LabelSelectorAsSelector(r.Selector)
+	byVersion, err := selected(f, r)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s/%s: selector: %w", r.ID.Type, r.Namespace, r.ID.Name, err)
+		return nil, err
 	}
-	type entry struct {
-		metadata, components []byte
-	}
-	byVersion := map[string]entry{}
-	var versions []string
-	for _, cm := range f.ConfigMaps {
-		if cm.Metadata.Namespace != r.Namespace || !sel.Matches(labels.Set(cm.Metadata.Labels)) {
-			continue
-		}
-		id := cm.Metadata.Namespace + "/" + cm.Metadata.Name
-		version, from := cm.Metadata.Name, "from the Name"
-		if v, ok := cm.Metadata.Labels[LabelVersion]; ok {
-			version, from = v, "from the Label "+LabelVersion
-		}
-		if _, err := versionutil.ParseSemantic(version); err != nil {
-			return nil, fmt.Errorf("ConfigMap %s has invalid version:%s (%s)", id, version, from)
-		}
-		md, ok := cm.Data[KeyMetadata]
-		if !ok {
-			return nil, fmt.Errorf("ConfigMap %s has no metadata", id)
-		}
-		comp, err := cm.Components()
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := byVersion[version]; !dup {
-			versions = append(versions, version)
-		}
-		byVersion[version] = entry{[]byte(md), comp}
-	}
+	versions := slices.Collect(maps.Keys(byVersion))
 	if len(versions) == 0 {
 		return nil, fmt.Errorf("%s %s/%s: no ConfigMaps found with selector %s in namespace %s (the operator reads ConfigMaps only from the Provider's namespace)",
 			r.ID.Type, r.Namespace, r.ID.Name, metav1.FormatLabelSelector(r.Selector), r.Namespace)
@@ -153,4 +125,51 @@ func Load(f *File, r Resource) (*release.Provider, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// entry is one ConfigMap's metadata and components.
+type entry struct {
+	metadata, components []byte
+}
+
+// selected reads the ConfigMaps a resource selects, by version; any bad
+// ConfigMap fails the whole load, as it does in the operator.
+func selected(f *File, r Resource) (map[string]entry, error) {
+	sel, err := metav1.LabelSelectorAsSelector(r.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: selector: %w", r.ID.Type, r.Namespace, r.ID.Name, err)
+	}
+	byVersion := map[string]entry{}
+	for _, cm := range f.ConfigMaps {
+		if cm.Metadata.Namespace != r.Namespace || !sel.Matches(labels.Set(cm.Metadata.Labels)) {
+			continue
+		}
+		id := cm.Metadata.Namespace + "/" + cm.Metadata.Name
+		version, from := cm.Metadata.Name, "from the Name"
+		if v, ok := cm.Metadata.Labels[LabelVersion]; ok {
+			version, from = v, "from the Label "+LabelVersion
+		}
+		if _, err := versionutil.ParseSemantic(version); err != nil {
+			return nil, fmt.Errorf("ConfigMap %s has invalid version:%s (%s)", id, version, from)
+		}
+		md, ok := cm.Data[KeyMetadata]
+		if !ok {
+			return nil, fmt.Errorf("ConfigMap %s has no metadata", id)
+		}
+		comp, err := cm.Components()
+		if err != nil {
+			return nil, err
+		}
+		byVersion[version] = entry{[]byte(md), comp}
+	}
+	return byVersion, nil
+}
+
+// versions lists the versions of the ConfigMaps a resource selects.
+func versions(f *File, r Resource) ([]string, error) {
+	byVersion, err := selected(f, r)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(byVersion)), nil
 }

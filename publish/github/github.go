@@ -102,8 +102,8 @@ type Target struct {
 }
 
 var (
-	_ publish.Publisher = (*Target)(nil)
-	_ publish.Source    = (*Target)(nil)
+	_ publish.Target = (*Target)(nil)
+	_ publish.Flat   = (*Target)(nil)
 )
 
 // New checks the options and returns the target.
@@ -212,6 +212,7 @@ type ghRelease struct {
 // missing, replaces what differs (with Replace), checks every asset read
 // back, and publishes the release last unless Draft is set.
 func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
+	defer g.forget() // what was read before may have changed
 	files, err := rel.Flat()
 	if err != nil {
 		return nil, fmt.Errorf("github release: %w", err)
@@ -223,10 +224,10 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	if tag == "" {
 		return nil, errors.New("github release: no tag: pass --tag or build the release with a version")
 	}
-	sum := &publish.Summary{Target: "github", Version: tag, Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}}
+	sum := &publish.Summary{Kind: "github", Logged: true, Version: tag, Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}}
 	for _, p := range rel.Providers {
 		sum.Providers = append(sum.Providers, publish.ProviderURL{Name: p.ID.Name, Type: string(p.ID.Type),
-			URL: fmt.Sprintf("%s/%s/%s/releases/latest/%s", g.web, g.o.Owner, g.o.Repo, p.ComponentsFile)})
+			URL: g.providerURL(publish.Ref{ID: p.ID, Version: tag, Components: p.ComponentsFile})})
 	}
 
 	if g.o.Provenance {
@@ -988,4 +989,56 @@ func toRelease(r *gh.RepositoryRelease) *ghRelease {
 		}
 	}
 	return out
+}
+
+// ParseURL reads the OWNER/NAME of a github://OWNER/NAME target URL (rest is
+// what follows github://).
+func ParseURL(rest string) (owner, repo string, err error) {
+	owner, repo, ok := strings.Cut(strings.Trim(rest, "/"), "/")
+	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
+		return "", "", errors.New("want github://OWNER/NAME")
+	}
+	return owner, repo, nil
+}
+
+// FromProviderURL recognizes clusterctl's GitHub provider URL,
+// https://github.com/OWNER/REPO/releases/VERSION/COMPONENTS-FILE, VERSION
+// being a tag or latest.
+func FromProviderURL(u *url.URL) (owner, repo, version, components string, ok bool) {
+	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if u.Scheme != "https" || u.Host != "github.com" || len(seg) != 5 || seg[2] != "releases" {
+		return "", "", "", "", false
+	}
+	return seg[0], seg[1], seg[3], seg[4], true
+}
+
+// Clusterctl says how clusterctl reads the repository's releases: by
+// github.com URLs only (its GitHub repository talks to api.github.com).
+func (g *Target) Clusterctl() publish.Reach {
+	if g.o.APIURL != DefaultAPI {
+		return publish.Reach{Why: "clusterctl reads GitHub releases only from github.com, not " + strings.TrimSuffix(g.o.APIURL, "/")}
+	}
+	return publish.Reach{ProviderURL: func(ref publish.Ref) string { return g.providerURL(ref) }}
+}
+
+// providerURL is the URL clusterctl's config takes: the latest release's
+// components file, which clusterctl resolves to any version asked for.
+func (g *Target) providerURL(ref publish.Ref) string {
+	components := ref.Components
+	if components == "" {
+		components = ref.ID.DefaultComponentsFile()
+	}
+	return fmt.Sprintf("%s/%s/%s/releases/latest/%s", g.web, g.o.Owner, g.o.Repo, components)
+}
+
+// Flat says why mirror cannot write to GitHub.
+func (g *Target) Flat() string {
+	return "a GitHub release holds one flat set of files per tag, where the providers of several upstreams cannot stand side by side: mirror writes to a folder, GitLab or a registry, not to GitHub"
+}
+
+// forget drops what reading found, once the releases may have changed.
+func (g *Target) forget() {
+	g.readMu.Lock()
+	defer g.readMu.Unlock()
+	g.versions, g.releases = nil, nil
 }

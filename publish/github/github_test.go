@@ -201,7 +201,7 @@ func TestPublishGitHub_NewReleaseIsDraftUntilEveryAssetIsUploadedAndChecked(t *t
 		size += int64(len(f.Data))
 	}
 	want := &publish.Summary{
-		Target: "github", URL: e.srv.URL + "/capi/example/releases/tag/v0.1.0", Version: "v0.1.0",
+		Kind: "github", Logged: true, URL: e.srv.URL + "/capi/example/releases/tag/v0.1.0", Version: "v0.1.0",
 		Uploaded: names(t, rel), Skipped: []string{}, Replaced: []string{}, BytesUploaded: size,
 		Providers: []publish.ProviderURL{{Name: "example", Type: "InfrastructureProvider",
 			URL: e.srv.URL + "/capi/example/releases/latest/infrastructure-components.yaml"}},

@@ -100,10 +100,7 @@ type Target struct {
 	mu       sync.Mutex
 }
 
-var (
-	_ publish.Publisher = (*Target)(nil)
-	_ publish.Source    = (*Target)(nil)
-)
+var _ publish.Target = (*Target)(nil)
 
 // Generic package names: GitLab allows letters, digits, '.', '_' and '-';
 // we also keep them free of leading dots and dashes so they are plain names.
@@ -260,7 +257,7 @@ func (g *Target) publish(ctx context.Context, rel *release.Release) (*publish.Su
 		return nil, err
 	}
 
-	sum := &publish.Summary{Target: "gitlab", URL: g.packagesPage(), Version: rel.Version,
+	sum := &publish.Summary{Kind: "gitlab", Logged: true, URL: g.packagesPage(), Version: rel.Version,
 		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}}
 	for _, pk := range pkgs {
 		for _, f := range pk.diff.Same {
@@ -865,4 +862,58 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// ParseURL reads a gitlab://HOST/GROUP/[SUBGROUP/]PROJECT target URL (rest
+// is what follows gitlab://).
+func ParseURL(rest string) (host, project string, err error) {
+	host, project, ok := strings.Cut(strings.Trim(rest, "/"), "/")
+	if !ok || host == "" || project == "" {
+		return "", "", errors.New("want gitlab://HOST/GROUP/[SUBGROUP/]PROJECT")
+	}
+	return host, project, nil
+}
+
+// FromProviderURL recognizes clusterctl's GitLab provider URL,
+// https://gitlab.HOST/api/v4/projects/SLUG/packages/generic/PACKAGE/VERSION/FILE,
+// SLUG being the numeric id or the escaped path (group%2Fproject); clusterctl
+// reads it only from hosts whose name starts with "gitlab.".
+func FromProviderURL(u *url.URL) (host, project, pkg, version, components string, ok bool, err error) {
+	esc := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+	if u.Scheme != "https" || !strings.HasPrefix(u.Host, "gitlab.") || len(esc) != 9 || esc[0] != "api" || esc[1] != "v4" ||
+		esc[2] != "projects" || esc[4] != "packages" || esc[5] != "generic" {
+		return "", "", "", "", "", false, nil
+	}
+	parts := make([]string, 0, 4)
+	for _, i := range []int{3, 6, 7, 8} {
+		p, err := url.PathUnescape(esc[i])
+		if err != nil {
+			return "", "", "", "", "", false, fmt.Errorf("provider URL %q: %w", u, err)
+		}
+		parts = append(parts, p)
+	}
+	return u.Host, parts[0], parts[1], parts[2], parts[3], true, nil
+}
+
+// Clusterctl says how clusterctl reads the packages: by their package URLs,
+// from https hosts whose name starts with "gitlab." serving GitLab at the
+// root (cmd/clusterctl/client/repository/client.go).
+func (g *Target) Clusterctl() publish.Reach {
+	u, _ := url.Parse(g.web)
+	host := u.Hostname()
+	switch {
+	case !strings.HasPrefix(host, "gitlab."):
+		return publish.Reach{Why: fmt.Sprintf("clusterctl reads GitLab packages only from hosts whose name starts with \"gitlab.\" (%s does not); serve GitLab under a gitlab.* name (a DNS alias is enough)", host)}
+	case u.Scheme != "https":
+		return publish.Reach{Why: fmt.Sprintf("clusterctl reads GitLab packages only from https:// URLs, not %s", g.web)}
+	case u.Path != "":
+		return publish.Reach{Why: fmt.Sprintf("clusterctl expects GitLab at the root of %s, not under %s", host, u.Path)}
+	}
+	return publish.Reach{ProviderURL: func(ref publish.Ref) string {
+		components := ref.Components
+		if components == "" {
+			components = ref.ID.DefaultComponentsFile()
+		}
+		return PackageURL(g.host, g.projectName(), g.packageName(ref.ID), ref.Version, components)
+	}}
 }

@@ -171,7 +171,7 @@ func TestPublishGitLab_EachProviderIsItsOwnPackage(t *testing.T) {
 		}
 	}
 	want := &publish.Summary{
-		Target: "gitlab", URL: "https://" + glHost + "/" + glProject + "/-/packages", Version: "v0.1.0",
+		Kind: "gitlab", Logged: true, URL: "https://" + glHost + "/" + glProject + "/-/packages", Version: "v0.1.0",
 		Uploaded: []string{
 			"bootstrap-example/bootstrap-components.yaml", "bootstrap-example/checksums.txt", "bootstrap-example/metadata.yaml",
 			"infrastructure-example/checksums.txt", "infrastructure-example/cluster-template-ha.yaml",

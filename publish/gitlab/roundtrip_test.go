@@ -67,7 +67,7 @@ func TestPublishGitLab_ClusterctlReadsThePublishedPackage(t *testing.T) {
 		t.Fatalf("the example has %d flavors and %d ClusterClasses, want at least 4 and 1: %v", flavors, classes, names)
 	}
 	before := f.srv.Count(fakegl.RouteDownload)
-	rep, err := verify.Repository(ctx, []verify.Target{{ID: p.ID, URL: wantURL, Version: "v0.1.0", Files: names}},
+	rep, err := verify.Repository(ctx, []verify.Repo{{ID: p.ID, URL: wantURL, Version: "v0.1.0", Files: names}},
 		verify.Options{Variables: map[string]string{"gitlab-access-token": glToken}})
 	if err != nil {
 		t.Fatalf("clusterctl cannot read the package back: %v", err)

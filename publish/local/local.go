@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,10 +50,7 @@ type Target struct {
 	staged func(dirs []string)
 }
 
-var (
-	_ publish.Publisher = (*Target)(nil)
-	_ publish.Source    = (*Target)(nil)
-)
+var _ publish.Target = (*Target)(nil)
 
 // ConflictError is returned when a version folder already holds different
 // content and Replace is off.
@@ -107,7 +105,7 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	if kind == "" {
 		kind = "local"
 	}
-	sum := &publish.Summary{Target: kind, URL: FileURL(root), Version: rel.Version,
+	sum := &publish.Summary{Kind: kind, URL: FileURL(root), Version: rel.Version,
 		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}}
 
 	type write struct {
@@ -279,4 +277,40 @@ func diffDir(dir string, want []release.File) (dirDiff, error) {
 	slices.Sort(d.added)
 	slices.Sort(d.removed)
 	return d, nil
+}
+
+// ParseURL reads the folder of a file://DIR target URL (rest is what follows
+// file://; a relative DIR is taken from the working folder).
+func ParseURL(rest string) (dir string, err error) {
+	if rest == "" {
+		return "", errors.New("want file://DIR")
+	}
+	return rest, nil
+}
+
+// FromProviderURL recognizes clusterctl's local repository URL,
+// file:///ROOT/LABEL/VERSION/COMPONENTS-FILE, VERSION being a version or
+// latest.
+func FromProviderURL(u *url.URL) (root, version, components string, ok bool) {
+	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if u.Scheme != "file" || len(seg) < 3 {
+		return "", "", "", false
+	}
+	return "/" + strings.Join(seg[:len(seg)-3], "/"), seg[len(seg)-2], seg[len(seg)-1], true
+}
+
+// Clusterctl says how clusterctl reads the tree: through file:// URLs of
+// its components files.
+func (p *Target) Clusterctl() publish.Reach {
+	return publish.Reach{ProviderURL: func(ref publish.Ref) string {
+		root, err := filepath.Abs(p.Root)
+		if err != nil {
+			root = p.Root
+		}
+		components := ref.Components
+		if components == "" {
+			components = ref.ID.DefaultComponentsFile()
+		}
+		return FileURL(filepath.Join(root, ref.ID.Label(), ref.Version, components))
+	}}
 }

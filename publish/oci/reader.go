@@ -27,7 +27,7 @@ import (
 const maxFileSize = 256 << 20
 
 // artifactRepository is where the publisher puts (and reads) a provider.
-func (p *Publisher) artifactRepository(id provider.ID) string {
+func (p *Target) artifactRepository(id provider.ID) string {
 	switch {
 	case p.o.SingleArtifact:
 		return p.o.Repository
@@ -38,7 +38,7 @@ func (p *Publisher) artifactRepository(id provider.ID) string {
 }
 
 // Versions lists the tags of the provider's repository that are versions.
-func (p *Publisher) Versions(ctx context.Context, id provider.ID) ([]string, error) {
+func (p *Target) Versions(ctx context.Context, id provider.ID) ([]string, error) {
 	if err := provider.CheckName(id.Name); err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (p *Publisher) Versions(ctx context.Context, id provider.ID) ([]string, err
 // and components it would pick, plus the templates and ClusterClasses of
 // the artifact, under the names the release gave them, with the layer
 // digests as their sha256.
-func (p *Publisher) List(ctx context.Context, ref publish.Ref) (map[string]publish.Remote, error) {
+func (p *Target) List(ctx context.Context, ref publish.Ref) (map[string]publish.Remote, error) {
 	a, err := p.open(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (p *Publisher) List(ctx context.Context, ref publish.Ref) (map[string]publi
 }
 
 // Fetch reads the named files of one provider version.
-func (p *Publisher) Fetch(ctx context.Context, ref publish.Ref, names ...string) ([]release.File, error) {
+func (p *Target) Fetch(ctx context.Context, ref publish.Ref, names ...string) ([]release.File, error) {
 	a, err := p.open(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (p *Publisher) Fetch(ctx context.Context, ref publish.Ref, names ...string)
 }
 
 // open finds one provider version's artifact and lists its files.
-func (p *Publisher) open(ctx context.Context, ref publish.Ref) (*artifactFiles, error) {
+func (p *Target) open(ctx context.Context, ref publish.Ref) (*artifactFiles, error) {
 	if err := provider.CheckName(ref.ID.Name); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (p *Publisher) open(ctx context.Context, ref publish.Ref) (*artifactFiles, 
 // provider annotations, each provider with versioned file names for an
 // artifact of several. The version is the tag, else the manifest's
 // org.opencontainers.image.version.
-func (p *Publisher) ReadReference(ctx context.Context, reference string) ([]*release.Provider, error) {
+func (p *Target) ReadReference(ctx context.Context, reference string) ([]*release.Provider, error) {
 	ref, err := name.ParseReference(reference, p.c.nameOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("%q: want REGISTRY/PATH/NAME:VERSION: %w", reference, err)
@@ -178,7 +178,7 @@ func providersOf(repo name.Repository, m *v1.Manifest, version string) ([]provid
 }
 
 // manifest fetches and parses the manifest a reference points at.
-func (p *Publisher) manifest(ctx context.Context, ref name.Reference) (*v1.Manifest, error) {
+func (p *Target) manifest(ctx context.Context, ref name.Reference) (*v1.Manifest, error) {
 	raw, mt, _, ok, err := p.c.getManifest(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", ref, err)
@@ -200,7 +200,7 @@ func (p *Publisher) manifest(ctx context.Context, ref name.Reference) (*v1.Manif
 // release gave them, and where their bytes are. It is a publish.Source of
 // that one version.
 type artifactFiles struct {
-	p          *Publisher
+	p          *Target
 	repo       name.Repository
 	components string
 	files      map[string]artifactFile
@@ -257,7 +257,7 @@ func (a *artifactFiles) fetch(ctx context.Context, names ...string) ([]release.F
 // them: the metadata and components it would pick (renamed to metadata.yaml
 // and the components file the release named), and the templates and
 // ClusterClasses of the artifact that belong to the provider.
-func (p *Publisher) files(ctx context.Context, repo name.Repository, m *v1.Manifest, id provider.ID, version string) (*artifactFiles, error) {
+func (p *Target) files(ctx context.Context, repo name.Repository, m *v1.Manifest, id provider.ID, version string) (*artifactFiles, error) {
 	a := &artifactFiles{p: p, repo: repo, files: map[string]artifactFile{}}
 	if len(m.Layers) == 1 && m.Layers[0].Annotations[AnnotationTitle] == "" && isTarGzip(m.Layers[0].MediaType) {
 		return a, p.unpackProposal(ctx, a, m.Layers[0], id)
@@ -318,7 +318,7 @@ func isTarGzip(mt types.MediaType) bool {
 
 // unpackProposal lists the files of a proposal-layout artifact: the one
 // tar+gzip layer is read and unpacked.
-func (p *Publisher) unpackProposal(ctx context.Context, a *artifactFiles, l v1.Descriptor, id provider.ID) error {
+func (p *Target) unpackProposal(ctx context.Context, a *artifactFiles, l v1.Descriptor, id provider.ID) error {
 	repo := a.repo
 	if l.Size > maxFileSize {
 		return fmt.Errorf("%s: layer of %d bytes is too large", repo, l.Size)

@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/oci"
 )
 
@@ -23,10 +22,8 @@ func TestRun_OCITargetPublishesAndReadsBackByTheOperatorsRules(t *testing.T) {
 	host := strings.TrimPrefix(srv.URL, "http://")
 	var logs bytes.Buffer
 	o := exampleRun(t, &logs)
-	o.Targets = targets(t, "oci://"+host+"/capi")
-	o.NewPublisher = func(tg pipeline.Target) (publish.Publisher, error) {
-		return oci.New(oci.Options{Repository: tg.Repository, PlainHTTP: true})
-	}
+	o.Targets = locations(t, "oci://"+host+"/capi")
+	o.TargetOptions.OCI = oci.Options{PlainHTTP: true}
 	sum, err := pipeline.Run(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, logs.String())

@@ -152,7 +152,7 @@ func loadFlat(dir, label, version string) (*release.Provider, error) {
 	return p, err
 }
 
-func newPublisher(t *testing.T, reg *testRegistry, mod func(*Options)) *Publisher {
+func newPublisher(t *testing.T, reg *testRegistry, mod func(*Options)) *Target {
 	t.Helper()
 	s := &sleeps{}
 	o := Options{Repository: reg.host + "/capi", Retry: s.retry()}
@@ -406,10 +406,6 @@ func TestPublishOCI_BasicAuth(t *testing.T) {
 		t.Errorf("the password was printed:\n%s", progress.String())
 	}
 }
-
-type staticKeychain struct{ a authn.Authenticator }
-
-func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.a, nil }
 
 func TestPublishOCI_RetriesServerErrorsAndRateLimitsThroughThePolicy(t *testing.T) {
 	reg := newTestRegistry(t)

@@ -6,15 +6,16 @@ import (
 	"fmt"
 
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
 
-// verifyReader reads every provider of the release back from a target
-// through its publish.Source (an OCI registry: by the operator's rules),
-// checks that the files are the ones built, and hands them to clusterctl's
-// client as verify does for a local tree.
-func (r *run) verifyReader(ctx context.Context, t Target, rd publish.Source) (string, error) {
+// readBack reads every provider of the release back from a target through
+// its Source (an OCI registry: by the operator's rules), checks that the
+// files are the ones built, and hands them to clusterctl's client as verify
+// does for a local tree.
+func (r *run) readBack(ctx context.Context, loc targets.Location, rd publish.Source, reader string) (string, error) {
 	rel := r.b.Result.Release
 	var got []*release.Provider
 	for _, p := range rel.Providers {
@@ -30,16 +31,12 @@ func (r *run) verifyReader(ctx context.Context, t Target, rd publish.Source) (st
 		}
 		got = append(got, rp)
 	}
-	rep, err := verify.Providers(ctx, got, t.Raw, verify.Options{Variables: r.o.Variables})
+	rep, err := verify.Providers(ctx, got, loc.URL, verify.Options{Variables: r.o.Variables})
 	if rep != nil {
 		_ = rep.WriteText(r.o.Log)
 	}
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%d providers read back from %s by the operator's rules, then through clusterctl", len(rep.Providers), t.Raw), nil
+	return fmt.Sprintf("%d providers read back from %s by %s's rules, then through clusterctl", len(rep.Providers), loc.URL, reader), nil
 }
-
-// SourceURL is the https URL of dir's git origin remote, without any
-// credentials it may hold; "" if there is none.
-func SourceURL(ctx context.Context, dir string) string { return gitSource(ctx, dir) }

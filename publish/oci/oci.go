@@ -20,7 +20,7 @@ import (
 	"github.com/capirepo/capirepo/release"
 )
 
-// Options configure a Publisher (and the Reader it is).
+// Options configure a Target.
 type Options struct {
 	// Repository is REGISTRY/PATH; each provider goes to REGISTRY/PATH/<label>.
 	Repository string
@@ -52,19 +52,17 @@ type Options struct {
 	Progress io.Writer
 }
 
-// Publisher pushes releases to a registry and reads them back.
-type Publisher struct {
+// Target pushes releases to a registry and reads them back by the
+// operator's rules (a publish.Source).
+type Target struct {
 	o Options
 	c *client
 }
 
-var (
-	_ publish.Publisher = (*Publisher)(nil)
-	_ publish.Source    = (*Publisher)(nil)
-)
+var _ publish.Target = (*Target)(nil)
 
 // New checks the options.
-func New(o Options) (*Publisher, error) {
+func New(o Options) (*Target, error) {
 	switch o.Format {
 	case "":
 		o.Format = FormatOperator
@@ -82,7 +80,7 @@ func New(o Options) (*Publisher, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
-	p := &Publisher{o: o}
+	p := &Target{o: o}
 	r := publish.DefaultRetry()
 	if o.Retry != nil {
 		r = *o.Retry
@@ -104,7 +102,7 @@ func New(o Options) (*Publisher, error) {
 	return p, nil
 }
 
-func (p *Publisher) progress(format string, args ...any) {
+func (p *Target) progress(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	for _, s := range p.o.Secrets {
 		if s != "" {
@@ -115,7 +113,7 @@ func (p *Publisher) progress(format string, args ...any) {
 }
 
 // Artifacts builds the artifacts a release becomes, without any network call.
-func (p *Publisher) Artifacts(rel *release.Release) ([]*Artifact, error) {
+func (p *Target) Artifacts(rel *release.Release) ([]*Artifact, error) {
 	if p.o.SingleArtifact {
 		a, err := ReleaseArtifact(p.o.Repository, rel, p.o.Meta)
 		if err != nil {
@@ -144,7 +142,7 @@ func (p *Publisher) Artifacts(rel *release.Release) ([]*Artifact, error) {
 // REGISTRY/PATH[/NAME]:TAG, with http:// in front for a plain-HTTP registry.
 // Never a digest reference: the operator splits at the last ':' and fails
 // on one.
-func (p *Publisher) Reference(a *Artifact) string {
+func (p *Target) Reference(a *Artifact) string {
 	ref := a.Repository + ":" + a.Tag
 	if p.o.PlainHTTP {
 		return "http://" + ref
@@ -174,7 +172,7 @@ type plan struct {
 // if any holds other content and Replace is off, nothing is written and the
 // error lists what differs. A tag that already holds the same files is left
 // alone without sending anything.
-func (p *Publisher) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
+func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
 	if p.o.Repository == "" {
 		return nil, errors.New("oci: no repository to publish to")
 	}
@@ -200,7 +198,7 @@ func (p *Publisher) Publish(ctx context.Context, rel *release.Release) (*publish
 	if len(refused) > 0 {
 		return nil, fmt.Errorf("the registry already holds other content under %s: a published version is never changed; publish a new version, or pass --replace to move the tag", strings.Join(refused, "; "))
 	}
-	sum := &publish.Summary{Target: "oci", URL: p.o.Repository, Version: rel.Version,
+	sum := &publish.Summary{Kind: "oci", Logged: true, URL: p.o.Repository, Version: rel.Version,
 		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}, Digests: map[string]string{}}
 	for _, pl := range plans {
 		ps, err := p.act(ctx, pl, sum)
@@ -215,7 +213,7 @@ func (p *Publisher) Publish(ctx context.Context, rel *release.Release) (*publish
 	return sum, nil
 }
 
-func (p *Publisher) plan(ctx context.Context, a *Artifact) (*plan, error) {
+func (p *Target) plan(ctx context.Context, a *Artifact) (*plan, error) {
 	ref, err := name.NewTag(a.Repository+":"+a.Tag, p.c.nameOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("%s:%s: %w", a.Repository, a.Tag, err)
@@ -289,7 +287,7 @@ func sameFiles(raw []byte, a *Artifact) (bool, string) {
 	return false, strings.Join(parts, "; ")
 }
 
-func (p *Publisher) act(ctx context.Context, pl *plan, sum *publish.Summary) (Pushed, error) {
+func (p *Target) act(ctx context.Context, pl *plan, sum *publish.Summary) (Pushed, error) {
 	a := pl.a
 	ps := Pushed{Reference: p.Reference(a), Digest: pl.digest.String()}
 	names := func() []string {
@@ -329,7 +327,7 @@ func (p *Publisher) act(ctx context.Context, pl *plan, sum *publish.Summary) (Pu
 // Resources are the operator's Provider resources that install the release
 // from the artifacts, one per provider, in namespace (or each provider's own
 // when ""). A proposal-layout artifact has none: the operator cannot read it.
-func (p *Publisher) Resources(rel *release.Release, namespace string) ([]operator.Resource, error) {
+func (p *Target) Resources(rel *release.Release, namespace string) ([]operator.Resource, error) {
 	if p.o.Format == FormatProposal {
 		return nil, nil
 	}
@@ -350,3 +348,38 @@ func (p *Publisher) Resources(rel *release.Release, namespace string) ([]operato
 	}
 	return out, nil
 }
+
+// Clusterctl says that clusterctl reads no registry: cluster-api-operator
+// does, by the rules Read follows.
+func (p *Target) Clusterctl() publish.Reach {
+	return publish.Reach{Why: "clusterctl cannot read an OCI registry", Reader: "the operator"}
+}
+
+// ParseURL reads the REGISTRY/PATH of an oci://REGISTRY/PATH target URL
+// (rest is what follows oci://).
+func ParseURL(rest string) (repository string, err error) {
+	repo := strings.Trim(rest, "/")
+	if reg, path, ok := strings.Cut(repo, "/"); !ok || reg == "" || path == "" {
+		return "", errors.New("want oci://REGISTRY/PATH")
+	}
+	return repo, nil
+}
+
+// KeychainFromEnv gives the credentials the operator reads (OCI_USERNAME,
+// OCI_PASSWORD, OCI_ACCESS_TOKEN, OCI_REFRESH_TOKEN) when any is set, else
+// the docker config with its credential helpers. It returns the secret
+// values too, for Options.Secrets.
+func KeychainFromEnv(getenv func(string) string) (authn.Keychain, []string) {
+	user, pass := getenv("OCI_USERNAME"), getenv("OCI_PASSWORD")
+	access, refresh := getenv("OCI_ACCESS_TOKEN"), getenv("OCI_REFRESH_TOKEN")
+	if user == "" && pass == "" && access == "" && refresh == "" {
+		return authn.DefaultKeychain, nil
+	}
+	a := authn.FromConfig(authn.AuthConfig{Username: user, Password: pass, RegistryToken: access, IdentityToken: refresh})
+	return staticKeychain{a}, []string{pass, access, refresh}
+}
+
+// staticKeychain gives the same credentials for the one registry a target talks to.
+type staticKeychain struct{ a authn.Authenticator }
+
+func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.a, nil }
