@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/contract/finding"
+	"github.com/capirepo/capirepo/internal/kustomization"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -61,7 +62,7 @@ func labelSources(fs filesys.FileSystem, dir, value string, seen map[string]bool
 		return nil
 	}
 	seen[dir] = true
-	file := findKustomizationFile(fs, dir)
+	file := kustomization.Find(fs, dir)
 	if file == "" {
 		return nil
 	}
@@ -203,7 +204,7 @@ func resourceFiles(fs filesys.FileSystem, dir string, seen map[string]bool) []st
 		return nil
 	}
 	seen[dir] = true
-	kfile := findKustomizationFile(fs, dir)
+	kfile := kustomization.Find(fs, dir)
 	if kfile == "" {
 		return nil
 	}

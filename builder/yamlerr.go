@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/capirepo/capirepo/internal/kustomization"
 	"github.com/capirepo/capirepo/internal/yamlpos"
 )
 
@@ -33,7 +34,7 @@ func findBroken(fs *treeFS, dir, pulledBy string, seen map[string]bool) error {
 		return nil
 	}
 	seen[dir] = true
-	kfile := findKustomizationFile(fs, dir)
+	kfile := kustomization.Find(fs, dir)
 	if kfile == "" {
 		return nil
 	}
