@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -103,4 +104,66 @@ func TestBuild_PatchPathOutsideTheTreeIsRefusedBeforeTheRender(t *testing.T) {
 		"config/manager/kustomization.yaml": "resources:\n- manager.yaml\npatches:\n- path: ../../../../../../../../../../etc/hostname\n",
 	})
 	wantErrParts(t, err, "config/manager/kustomization.yaml: field patches[0].path", "outside the provider tree")
+}
+
+// chain is a line of n kustomizations, f0 -> f1 -> ..., the last with
+// last as its content.
+func chain(n int, last string) map[string]string {
+	files := map[string]string{}
+	for i := range n - 1 {
+		files[fmt.Sprintf("f%d/kustomization.yaml", i)] = fmt.Sprintf("resources: [../f%d]\n", i+1)
+	}
+	files[fmt.Sprintf("f%d/kustomization.yaml", n-1)] = last
+	return files
+}
+
+func TestLabelSources_KustomizeOrderAndTheWalksBound(t *testing.T) {
+	const sets = "labels:\n- pairs:\n    cluster.x-k8s.io/provider: infrastructure-old\n"
+	tests := []struct {
+		name  string
+		files map[string]string
+		start string
+		want  []string
+	}{
+		{
+			// Components came before bases.
+			name: "bases before components, as kustomize reads them",
+			files: map[string]string{
+				"d/kustomization.yaml": "components: [../c]\nbases: [../b]\nresources: [../r]\n",
+				"r/kustomization.yaml": sets, "b/kustomization.yaml": sets, "c/kustomization.yaml": sets,
+			},
+			start: "d",
+			want:  []string{"/t/r/kustomization.yaml", "/t/b/kustomization.yaml", "/t/c/kustomization.yaml"},
+		},
+		{
+			// The walk stopped after 200 folders.
+			name:  "a graph of 300 folders is searched to its end",
+			files: chain(300, sets),
+			start: "f0",
+			want:  []string{"/t/f299/kustomization.yaml"},
+		},
+		{
+			name:  "a github.com/org/repo//path shorthand is remote",
+			files: map[string]string{"d/kustomization.yaml": "resources:\n- github.com/org/repo//b?ref=v1\n", "d/b/kustomization.yaml": sets},
+			start: "d",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := labelSources(memTree(t, tt.files), filepath.Join("/t", tt.start), "infrastructure-old")
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("label sources (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestResourceFiles_TheWalksBound(t *testing.T) {
+	// The walk stopped after 200 folders.
+	files := chain(300, "resources: [cm.yaml]\ncrds: [crd.yaml]\n")
+	files["f299/cm.yaml"], files["f299/crd.yaml"] = "", ""
+	got := resourceFiles(memTree(t, files), "/t/f0")
+	if diff := cmp.Diff([]string{"/t/f299/cm.yaml", "/t/f299/crd.yaml"}, got); diff != "" {
+		t.Errorf("resource files (-want +got):\n%s", diff)
+	}
 }
