@@ -94,6 +94,21 @@ func TestBuild_SymlinkLoopInTheKustomizationsIsRefused(t *testing.T) {
 	}
 	_, err := build(t, dir, Options{})
 	wantErrParts(t, err, "config/default", "kustomization graph too large", "more than 1000 folders", "symlink loop")
+
+	// With --allow-remote the safety check does not run; the images walk
+	// (breadth first, unbounded before) ends the same way.
+	_, err = build(t, dir, Options{AllowRemote: true})
+	wantErrParts(t, err, "kustomization graph too large")
+
+	// So does the walk that explains a failed render, which found nothing
+	// to explain only after walking every path.
+	fs, err := newTreeFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := findBroken(fs, filepath.Join(dir, "config/default")); err != nil {
+		t.Errorf("findBroken = %v, want nothing broken", err)
+	}
 }
 
 // TestBuild_PatchPathOutsideTheTreeIsRefusedBeforeTheRender: the safety
