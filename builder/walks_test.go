@@ -1,13 +1,11 @@
 package builder
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/capirepo/capirepo/internal/testtree"
 )
@@ -15,18 +13,6 @@ import (
 // The builder's walks of a tree's kustomizations share one definition of
 // remote, absolute and local entries (package internal/kustomization);
 // these tests pin the edges where a walk followed a rule of its own before.
-
-// memTree is an in-memory tree below /t.
-func memTree(t *testing.T, files map[string]string) filesys.FileSystem {
-	t.Helper()
-	fs := filesys.MakeFsInMemory()
-	for name, data := range files {
-		if err := fs.WriteFile(filepath.Join("/t", name), []byte(data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return fs
-}
 
 const imagesBase = "images:\n- name: from-base\n"
 
@@ -65,7 +51,7 @@ func TestImageEntries_FollowLocalEntriesAsTheSafetyCheckDoes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			entries, err := imageEntries(memTree(t, tt.files), "/t/config/default")
+			entries, err := imageEntries(testtree.InMemory(t, "/t", tt.files), "/t/config/default")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,17 +107,6 @@ func TestBuild_PatchPathOutsideTheTreeIsRefusedBeforeTheRender(t *testing.T) {
 	wantErrParts(t, err, "config/manager/kustomization.yaml: field patches[0].path", "outside the provider tree")
 }
 
-// chain is a line of n kustomizations, f0 -> f1 -> ..., the last with
-// last as its content.
-func chain(n int, last string) map[string]string {
-	files := map[string]string{}
-	for i := range n - 1 {
-		files[fmt.Sprintf("f%d/kustomization.yaml", i)] = fmt.Sprintf("resources: [../f%d]\n", i+1)
-	}
-	files[fmt.Sprintf("f%d/kustomization.yaml", n-1)] = last
-	return files
-}
-
 func TestLabelSources_KustomizeOrderAndTheWalksBound(t *testing.T) {
 	const sets = "labels:\n- pairs:\n    cluster.x-k8s.io/provider: infrastructure-old\n"
 	tests := []struct {
@@ -153,7 +128,7 @@ func TestLabelSources_KustomizeOrderAndTheWalksBound(t *testing.T) {
 		{
 			// The walk stopped after 200 folders.
 			name:  "a graph of 300 folders is searched to its end",
-			files: chain(300, sets),
+			files: testtree.KustomizationChain(300, sets),
 			start: "f0",
 			want:  []string{"/t/f299/kustomization.yaml"},
 		},
@@ -165,7 +140,7 @@ func TestLabelSources_KustomizeOrderAndTheWalksBound(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := labelSources(memTree(t, tt.files), filepath.Join("/t", tt.start), "infrastructure-old")
+			got := labelSources(testtree.InMemory(t, "/t", tt.files), filepath.Join("/t", tt.start), "infrastructure-old")
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("label sources (-want +got):\n%s", diff)
 			}
@@ -175,9 +150,9 @@ func TestLabelSources_KustomizeOrderAndTheWalksBound(t *testing.T) {
 
 func TestResourceFiles_TheWalksBound(t *testing.T) {
 	// The walk stopped after 200 folders.
-	files := chain(300, "resources: [cm.yaml]\ncrds: [crd.yaml]\n")
+	files := testtree.KustomizationChain(300, "resources: [cm.yaml]\ncrds: [crd.yaml]\n")
 	files["f299/cm.yaml"], files["f299/crd.yaml"] = "", ""
-	got := resourceFiles(memTree(t, files), "/t/f0")
+	got := resourceFiles(testtree.InMemory(t, "/t", files), "/t/f0")
 	if diff := cmp.Diff([]string{"/t/f299/cm.yaml", "/t/f299/crd.yaml"}, got); diff != "" {
 		t.Errorf("resource files (-want +got):\n%s", diff)
 	}

@@ -136,16 +136,7 @@ type Kustomization struct {
 	From *Entry
 
 	fs     filesys.FileSystem
-	fields struct {
-		Resources             []string `json:"resources"`
-		Bases                 []string `json:"bases"`
-		Components            []string `json:"components"`
-		Crds                  []string `json:"crds"`
-		PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
-		Patches               []struct {
-			Path string `json:"path"`
-		} `json:"patches"`
-	}
+	fields map[Field][]string
 }
 
 // read loads dir's kustomization through fs. A folder without one, or a
@@ -162,8 +153,23 @@ func read(fs filesys.FileSystem, dir string) *Kustomization {
 		return k
 	}
 	k.Data = data
-	if err := yaml.Unmarshal(data, &k.fields); err != nil {
+	var f struct {
+		Resources             []string `json:"resources"`
+		Bases                 []string `json:"bases"`
+		Components            []string `json:"components"`
+		Crds                  []string `json:"crds"`
+		PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
+		Patches               []struct {
+			Path string `json:"path"`
+		} `json:"patches"`
+	}
+	if err := yaml.Unmarshal(data, &f); err != nil {
 		k.Err = fmt.Errorf("%s: %w", k.File, err)
+		return k
+	}
+	k.fields = map[Field][]string{Resources: f.Resources, Bases: f.Bases, Components: f.Components, Crds: f.Crds, PatchesStrategicMerge: f.PatchesStrategicMerge}
+	for _, p := range f.Patches {
+		k.fields[Patches] = append(k.fields[Patches], p.Path)
 	}
 	return k
 }
@@ -174,24 +180,7 @@ func read(fs filesys.FileSystem, dir string) *Kustomization {
 func (k *Kustomization) Entries(fields ...Field) []Entry {
 	var out []Entry
 	for _, f := range fields {
-		var values []string
-		switch f {
-		case Resources:
-			values = k.fields.Resources
-		case Bases:
-			values = k.fields.Bases
-		case Components:
-			values = k.fields.Components
-		case Crds:
-			values = k.fields.Crds
-		case PatchesStrategicMerge:
-			values = k.fields.PatchesStrategicMerge
-		case Patches:
-			for _, p := range k.fields.Patches {
-				values = append(values, p.Path)
-			}
-		}
-		for i, v := range values {
+		for i, v := range k.fields[f] {
 			if v == "" {
 				continue
 			}

@@ -10,28 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/capirepo/capirepo/internal/testtree"
 )
 
-// memFS is an in-memory tree under /t; a path ending in / is an empty folder.
 func memFS(t *testing.T, files map[string]string) filesys.FileSystem {
-	t.Helper()
-	fs := filesys.MakeFsInMemory()
-	if err := fs.MkdirAll("/t"); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range files {
-		p := filepath.Join("/t", name)
-		var err error
-		if strings.HasSuffix(name, "/") {
-			err = fs.MkdirAll(p)
-		} else {
-			err = fs.WriteFile(p, []byte(data))
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return fs
+	return testtree.InMemory(t, "/t", files)
 }
 
 func TestFind(t *testing.T) {
@@ -328,14 +312,7 @@ func TestWalk_VisitorEndsTheWalk(t *testing.T) {
 // TestWalk_Bound: a graph of MaxFolders folders is walked to its end; one
 // folder more ends the walk with ErrTooLarge, in either order.
 func TestWalk_Bound(t *testing.T) {
-	chain := func(n int) filesys.FileSystem {
-		files := map[string]string{}
-		for i := range n {
-			files[fmt.Sprintf("f%d/kustomization.yaml", i)] = fmt.Sprintf("resources: [../f%d]\n", i+1)
-		}
-		files[fmt.Sprintf("f%d/kustomization.yaml", n-1)] = ""
-		return memFS(t, files)
-	}
+	chain := func(n int) filesys.FileSystem { return memFS(t, testtree.KustomizationChain(n, "")) }
 	for _, order := range []Order{DepthFirst, BreadthFirst} {
 		visits := 0
 		count := Visitor{Kustomization: func(*Kustomization) error { visits++; return nil }}
