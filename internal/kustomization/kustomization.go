@@ -33,8 +33,9 @@ const (
 	// Folder is a folder of the tree (kustomize reads its kustomization).
 	Folder
 	// Remote is a reference kustomize fetches instead of reading the tree:
-	// a URL, an scp-like git address or a host/org/repo shorthand, unless a
-	// file or folder of the tree has that relative path.
+	// a URL (in any letter case, as kustomize parses it), or an scp-like
+	// git address or a host/org/repo shorthand that is not a relative path
+	// of the tree.
 	Remote
 	// Absolute is an absolute path, which kustomize reads as it stands,
 	// wherever it points.
@@ -63,8 +64,14 @@ func (k Kind) String() string {
 
 // remoteRef matches what kustomize would fetch instead of reading from the
 // tree: URLs (http, https, git, ssh, file), scp-like git addresses and
-// host/org/repo shorthands such as github.com/org/repo//path?ref=v1.
-var remoteRef = regexp.MustCompile(`^([a-z][a-z0-9+.-]*://|git@|[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(:[0-9]+)?/)`)
+// host/org/repo shorthands such as github.com/org/repo//path?ref=v1. URL
+// schemes and host names are case-insensitive: kustomize fetches
+// HTTPS://host/x.yaml as it fetches https://host/x.yaml.
+var remoteRef = regexp.MustCompile(`(?i)^([a-z][a-z0-9+.-]*://|git@|[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(:[0-9]+)?/)`)
+
+// urlRef matches a URL, which kustomize fetches before it looks for a file
+// or folder of that name.
+var urlRef = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*://`)
 
 // Classify says what entry names when the kustomization in dir lists it,
 // and for the local kinds (File, Folder, Missing) its path.
@@ -74,6 +81,9 @@ func Classify(fs filesys.FileSystem, dir, entry string) (Kind, string) {
 	}
 	if filepath.IsAbs(entry) {
 		return Absolute, ""
+	}
+	if urlRef.MatchString(entry) {
+		return Remote, ""
 	}
 	p := filepath.Join(dir, entry)
 	switch {

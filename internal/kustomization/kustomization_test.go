@@ -48,6 +48,7 @@ func TestClassify(t *testing.T) {
 		// Relative paths of the tree that have the form of remote ones.
 		"github.com/org/repo/kustomization.yaml": "",
 		"example.com/x.yaml":                     "",
+		"https:/example.com/x.yaml":              "",
 	})
 	tests := []struct {
 		entry    string
@@ -74,9 +75,15 @@ func TestClassify(t *testing.T) {
 		{"github.com/org/repo//config/crd?ref=v1.14.2", Remote, ""},
 		{"github.com/org/other", Remote, ""},
 		{"gitlab.example.com:8443/org/repo//base", Remote, ""},
-		// ... unless the tree has that relative path.
+		// ... in any letter case, as kustomize parses URLs ...
+		{"HTTPS://example.com/x.yaml", Remote, ""},
+		{"Git@GitHub.com:Org/Repo.git", Remote, ""},
+		{"GitHub.com/Org/Repo//config", Remote, ""},
+		// ... unless the tree has that relative path: kustomize reads the
+		// file first. Not so for a URL, which it fetches first.
 		{"github.com/org/repo", Folder, "/t/github.com/org/repo"},
 		{"example.com/x.yaml", File, "/t/example.com/x.yaml"},
+		{"https://example.com/x.yaml", Remote, ""},
 	}
 	for _, tt := range tests {
 		kind, p := Classify(fs, "/t", tt.entry)
