@@ -26,7 +26,7 @@ func Find(fs filesys.FileSystem, dir string) string {
 type Kind int
 
 const (
-	// Missing: a relative path to nothing in the tree, and not remote.
+	// Missing is a relative path to nothing in the tree, and not remote.
 	Missing Kind = iota
 	// File is a file of the tree.
 	File
@@ -62,16 +62,15 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// remoteRef matches what kustomize would fetch instead of reading from the
-// tree: URLs (http, https, git, ssh, file), scp-like git addresses and
-// host/org/repo shorthands such as github.com/org/repo//path?ref=v1. URL
-// schemes and host names are case-insensitive: kustomize fetches
-// HTTPS://host/x.yaml as it fetches https://host/x.yaml.
-var remoteRef = regexp.MustCompile(`(?i)^([a-z][a-z0-9+.-]*://|git@|[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(:[0-9]+)?/)`)
-
-// urlRef matches a URL, which kustomize fetches before it looks for a file
-// or folder of that name.
+// urlRef matches a URL (http, https, git, ssh, file, ...), which kustomize
+// fetches before it looks for a file or folder of that name. Schemes are
+// case-insensitive: kustomize fetches HTTPS://host/x.yaml too.
 var urlRef = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*://`)
+
+// repoRef matches the other references kustomize fetches: scp-like git
+// addresses and host/org/repo shorthands such as
+// github.com/org/repo//path?ref=v1.
+var repoRef = regexp.MustCompile(`(?i)^(git@|[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(:[0-9]+)?/)`)
 
 // Classify says what entry names when the kustomization in dir lists it,
 // and for the local kinds (File, Folder, Missing) its path.
@@ -91,7 +90,7 @@ func Classify(fs filesys.FileSystem, dir, entry string) (Kind, string) {
 		return Folder, p
 	case fs.Exists(p):
 		return File, p
-	case remoteRef.MatchString(entry):
+	case repoRef.MatchString(entry):
 		return Remote, ""
 	}
 	return Missing, p
