@@ -3,6 +3,7 @@ package kustomization
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"path/filepath"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -18,8 +19,9 @@ const MaxFolders = 1000
 // MaxFolders folders.
 var ErrTooLarge = errors.New("kustomization graph too large")
 
-// SkipAll, returned by a Visitor, ends the walk without an error.
-var SkipAll = errors.New("skip the rest of the kustomizations")
+// SkipAll, returned by a Visitor, ends the walk without an error, as it
+// ends filepath.WalkDir (it is io/fs.SkipAll).
+var SkipAll = iofs.SkipAll
 
 // Order is the order a walk visits kustomizations in.
 type Order int
