@@ -360,7 +360,7 @@ func plan(opts Options, s provider.Spec, version string) (*imagePlan, error) {
 // the release transforms.
 func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Spec, version string) (rendered, error) {
 	if !opts.AllowRemote {
-		if err := checkLocal(fs, kdir, map[string]bool{}); err != nil {
+		if err := checkLocal(fs, kdir); err != nil {
 			return rendered{}, err
 		}
 	}
@@ -427,7 +427,7 @@ func renderPlain(fs *treeFS, dir string, allowRemote bool) ([]byte, error) {
 // the provider tree.
 func renderFlavor(fs *treeFS, dir string, allowRemote, loadNone bool) ([]byte, error) {
 	if !allowRemote {
-		if err := checkLocal(fs, dir, map[string]bool{}); err != nil {
+		if err := checkLocal(fs, dir); err != nil {
 			return nil, err
 		}
 	}

@@ -10,11 +10,10 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/resmap"
-	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/contract/finding"
+	"github.com/capirepo/capirepo/internal/kustomization"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -33,7 +32,7 @@ func labelFindings(fs filesys.FileSystem, kdir, root, label, file string, relabe
 	for _, old := range slices.Sorted(maps.Keys(relabelled)) {
 		objs := relabelled[old]
 		where := "the kustomization " + rel(root, kdir)
-		if srcs := labelSources(fs, kdir, old, map[string]bool{}); len(srcs) > 0 {
+		if srcs := labelSources(fs, kdir, old); len(srcs) > 0 {
 			for i, s := range srcs {
 				srcs[i] = rel(root, s)
 			}
@@ -53,38 +52,20 @@ func labelFindings(fs filesys.FileSystem, kdir, root, label, file string, relabe
 	return out
 }
 
-// labelSources returns the kustomization files below dir (following local
-// resources, components and bases) whose text sets the provider label to
-// value. It reads only the tree; a file it cannot read is skipped.
-func labelSources(fs filesys.FileSystem, dir, value string, seen map[string]bool) []string {
-	if seen[dir] || len(seen) > 200 {
-		return nil
-	}
-	seen[dir] = true
-	file := findKustomizationFile(fs, dir)
-	if file == "" {
-		return nil
-	}
-	data, err := fs.ReadFile(file)
-	if err != nil {
-		return nil
-	}
+// labelSources returns the kustomization files dir builds from (following
+// local resources, bases and components) whose text sets the provider label
+// to value. It reads only the tree; a file it cannot read is skipped, and a
+// graph too large to walk gives what the walk found.
+func labelSources(fs filesys.FileSystem, dir, value string) []string {
 	var out []string
-	if setsLabel(data, value) {
-		out = append(out, file)
-	}
-	var k types.Kustomization
-	if err := yaml.Unmarshal(data, &k); err != nil {
-		return out
-	}
-	for _, r := range slices.Concat(k.Resources, k.Components, k.Bases) { //nolint:staticcheck // older trees still list bases
-		if strings.Contains(r, "://") || filepath.IsAbs(r) {
-			continue
-		}
-		if p := filepath.Join(dir, r); fs.IsDir(p) {
-			out = append(out, labelSources(fs, p, value, seen)...)
-		}
-	}
+	_ = kustomization.Walk(fs, dir, kustomization.Options{}, kustomization.Visitor{
+		Kustomization: func(k *kustomization.Kustomization) error {
+			if setsLabel(k.Data, value) {
+				out = append(out, k.File)
+			}
+			return nil
+		},
+	})
 	return out
 }
 
@@ -161,7 +142,7 @@ func objectSources(fs filesys.FileSystem, kdir, root string, ids, kinds, names [
 		line             int
 	}
 	var docs []doc
-	for _, file := range resourceFiles(fs, kdir, map[string]bool{}) {
+	for _, file := range resourceFiles(fs, kdir) {
 		data, err := fs.ReadFile(file)
 		if err != nil || len(data) > MaxFileSize {
 			continue
@@ -197,34 +178,19 @@ func objectSources(fs filesys.FileSystem, kdir, root string, ids, kinds, names [
 	return out
 }
 
-// resourceFiles lists the local resource files a kustomization reaches.
-func resourceFiles(fs filesys.FileSystem, dir string, seen map[string]bool) []string {
-	if seen[dir] || len(seen) > 200 {
-		return nil
-	}
-	seen[dir] = true
-	kfile := findKustomizationFile(fs, dir)
-	if kfile == "" {
-		return nil
-	}
-	data, err := fs.ReadFile(kfile)
-	var k types.Kustomization
-	if err != nil || yaml.Unmarshal(data, &k) != nil {
-		return nil
-	}
+// resourceFiles lists the local resource files a kustomization reaches
+// (resources, bases, components and crds), as far as the walk goes.
+func resourceFiles(fs filesys.FileSystem, dir string) []string {
 	var out []string
-	for _, r := range slices.Concat(k.Resources, k.Components, k.Bases, k.Crds) { //nolint:staticcheck // older trees still list bases
-		if strings.Contains(r, "://") || filepath.IsAbs(r) {
-			continue
-		}
-		p := filepath.Join(dir, r)
-		switch {
-		case fs.IsDir(p):
-			out = append(out, resourceFiles(fs, p, seen)...)
-		case fs.Exists(p):
-			out = append(out, p)
-		}
-	}
+	follow := kustomization.Options{Follow: []kustomization.Field{kustomization.Resources, kustomization.Bases, kustomization.Components, kustomization.Crds}}
+	_ = kustomization.Walk(fs, dir, follow, kustomization.Visitor{
+		Entry: func(_ *kustomization.Kustomization, e kustomization.Entry) error {
+			if e.Kind == kustomization.File {
+				out = append(out, e.Path)
+			}
+			return nil
+		},
+	})
 	return out
 }
 

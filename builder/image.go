@@ -8,12 +8,13 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/capirepo/capirepo/internal/kustomization"
 )
 
 // The release image is set the way Makefiles set it: `kustomize edit set
@@ -48,78 +49,40 @@ func (e imageEntry) renders() string {
 	return e.name
 }
 
-// findKustomizationFile returns dir's kustomization file, or "".
-func findKustomizationFile(fs filesys.FileSystem, dir string) string {
-	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if p := filepath.Join(dir, n); fs.Exists(p) && !fs.IsDir(p) {
-			return p
-		}
-	}
-	return ""
-}
-
 // imageEntries lists the images: entries of the kustomizations dir builds
 // from, nearest first (dir's own, then its bases breadth first).
 func imageEntries(fs filesys.FileSystem, dir string) ([]imageEntry, error) {
 	var out []imageEntry
-	err := walkKustomizations(fs, dir, func(_, kfile string, data []byte) (bool, error) {
-		var k struct {
+	err := nearestFirst(fs, dir, func(k *kustomization.Kustomization) error {
+		var images struct {
 			Images []struct {
 				Name    string `json:"name"`
 				NewName string `json:"newName"`
 			} `json:"images"`
 		}
-		if err := sigsyaml.Unmarshal(data, &k); err != nil {
-			return false, fmt.Errorf("%s: %w", kfile, err)
+		if err := sigsyaml.Unmarshal(k.Data, &images); err != nil {
+			return fmt.Errorf("%s: %w", k.File, err)
 		}
-		for i, img := range k.Images {
-			out = append(out, imageEntry{file: kfile, index: i, name: img.Name, newName: img.NewName})
+		for i, img := range images.Images {
+			out = append(out, imageEntry{file: k.File, index: i, name: img.Name, newName: img.NewName})
 		}
-		return false, nil
+		return nil
 	})
 	return out, err
 }
 
-// walkKustomizations visits the kustomization of dir, then those of the
-// local folders its resources, bases and components name, breadth first
-// (nearest first), each folder once; remote references are skipped. visit
-// gets the folder, the kustomization file and its bytes; it ends the walk
-// with stop or an error.
-func walkKustomizations(fs filesys.FileSystem, dir string, visit func(d, kfile string, data []byte) (stop bool, err error)) error {
-	seen := map[string]bool{}
-	queue := []string{dir}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		kfile := findKustomizationFile(fs, d)
-		if kfile == "" {
-			continue
-		}
-		data, err := fs.ReadFile(kfile)
-		if err != nil {
-			return err
-		}
-		var k kustomization
-		if err := sigsyaml.Unmarshal(data, &k); err != nil {
-			return fmt.Errorf("%s: %w", kfile, err)
-		}
-		if stop, err := visit(d, kfile, data); stop || err != nil {
-			return err
-		}
-		for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
-			if remoteRef.MatchString(e) {
-				continue
+// nearestFirst visits the kustomizations dir builds from breadth first
+// (nearest first); one that cannot be read or parsed is an error. visit
+// ends the walk with kustomization.SkipAll or an error.
+func nearestFirst(fs filesys.FileSystem, dir string, visit func(k *kustomization.Kustomization) error) error {
+	return kustomization.Walk(fs, dir, kustomization.Options{Order: kustomization.BreadthFirst}, kustomization.Visitor{
+		Kustomization: func(k *kustomization.Kustomization) error {
+			if k.File == "" || k.Err != nil {
+				return k.Err
 			}
-			if p := filepath.Join(d, e); fs.IsDir(p) {
-				queue = append(queue, p)
-			}
-		}
-	}
-	return nil
+			return visit(k)
+		},
+	})
 }
 
 // matchEntry returns the nearest entry that name selects: by the entry's
@@ -312,7 +275,7 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 		return nil, nil, "", err
 	}
 	try := func(target string) (resmap.ResMap, []container, string, error) {
-		kfile, entryName, from := findKustomizationFile(fs, kdir), target, target
+		kfile, entryName, from := kustomization.Find(fs, kdir), target, target
 		if e, ok := matchEntry(entries, target); ok {
 			kfile, entryName, from = e.file, e.name, e.renders()
 		}
@@ -429,38 +392,23 @@ func tryOnly(try func(string) (resmap.ResMap, []container, string, error), desc,
 // rendered objects and renders again when it was wrong.
 func scanManagerImage(fs filesys.FileSystem, dir string) (string, error) {
 	found := ""
-	err := walkKustomizations(fs, dir, func(d, kfile string, data []byte) (bool, error) {
-		var k struct {
-			kustomization
-			Patches []struct {
-				Path string `json:"path"`
-			} `json:"patches"`
-			PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
+	err := nearestFirst(fs, dir, func(k *kustomization.Kustomization) error {
+		var files []kustomization.Entry
+		for _, f := range []kustomization.Field{kustomization.Patches, kustomization.PatchesStrategicMerge} {
+			patches := k.Entries(f)
+			slices.Reverse(patches)
+			files = append(files, patches...)
 		}
-		if err := sigsyaml.Unmarshal(data, &k); err != nil {
-			return false, fmt.Errorf("%s: %w", kfile, err)
-		}
-		var files []string
-		for i := len(k.Patches) - 1; i >= 0; i-- {
-			files = append(files, k.Patches[i].Path)
-		}
-		for i := len(k.PatchesStrategicMerge) - 1; i >= 0; i-- {
-			files = append(files, k.PatchesStrategicMerge[i])
-		}
-		for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
-			if !remoteRef.MatchString(e) && !fs.IsDir(filepath.Join(d, e)) {
-				files = append(files, e)
-			}
-		}
+		files = append(files, k.Entries(kustomization.Resources, kustomization.Bases, kustomization.Components)...)
 		for _, f := range files {
-			if f == "" || strings.Contains(f, "\n") {
-				continue // an inline patch
+			if f.Kind != kustomization.File {
+				continue
 			}
-			if found = managerImageIn(fs, filepath.Join(d, f)); found != "" {
-				return true, nil
+			if found = managerImageIn(fs, f.Path); found != "" {
+				return kustomization.SkipAll
 			}
 		}
-		return false, nil
+		return nil
 	})
 	return found, err
 }

@@ -1,91 +1,74 @@
 package builder
 
 import (
+	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"regexp"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/yaml"
+
+	"github.com/capirepo/capirepo/internal/kustomization"
 )
 
-// remoteRef matches what kustomize would fetch instead of reading from the
-// tree: URLs (http, https, git, ssh, file), scp-like git addresses and
-// host/org/repo shorthands such as github.com/org/repo//path?ref=v1.
-var remoteRef = regexp.MustCompile(`^([a-z][a-z0-9+.-]*://|git@|[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(:[0-9]+)?/)`)
-
-// kustomization lists the fields that name other files or kustomizations.
-type kustomization struct {
-	Resources  []string `json:"resources"`
-	Bases      []string `json:"bases"`
-	Components []string `json:"components"`
-	HelmCharts []struct {
-		Name string `json:"name"`
-	} `json:"helmCharts"`
-	Patches []struct {
-		Path string `json:"path"`
-	} `json:"patches"`
-	PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
-}
-
 // checkLocal walks the kustomization graph from dir and refuses any entry
-// that kustomize would fetch from the network, and any helm chart inflation,
-// so a release builds from the checked-out tree alone.
-func checkLocal(fs *treeFS, dir string, seen map[string]bool) error {
-	if seen[dir] {
-		return nil
-	}
-	seen[dir] = true
-	kfile := findKustomizationFile(fs, dir)
-	if kfile == "" {
-		if err := fs.Violation(); err != nil {
-			return err
-		}
-		return fmt.Errorf("%s: no kustomization file (%s)", dir, strings.Join(konfig.RecognizedKustomizationFileNames(), ", "))
-	}
-	data, err := fs.ReadFile(kfile)
-	if err != nil {
-		return err
-	}
-	var k kustomization
-	if err := yaml.Unmarshal(data, &k); err != nil {
-		return fmt.Errorf("%s: %w", kfile, err)
-	}
-	if len(k.HelmCharts) > 0 {
-		return fmt.Errorf("%s: field helmCharts: helm chart inflation is off in capirepo; render the chart into the tree", kfile)
-	}
+// that kustomize would fetch from the network, any absolute path and any helm
+// chart inflation, so a release builds from the checked-out tree alone.
+// Remote files matter most: kustomize fetches them over HTTP, past the
+// confinement of treeFS (a remote base is cloned, then read through it).
+// It looks at the fields package kustomization knows; remote files named by
+// generators, transformers, configurations, openapi or replacements are
+// not checked.
+func checkLocal(fs *treeFS, dir string) error {
 	// kustomize loads an absolute path as it stands, which with
 	// loadRestrictor none nothing else stops: a release names files by
 	// their place in the tree.
-	for i, p := range k.Patches {
-		if filepath.IsAbs(p.Path) {
-			return fmt.Errorf("%s: field patches[%d].path: %q is absolute; name it relative to the kustomization", kfile, i, p.Path)
-		}
-	}
-	for i, p := range k.PatchesStrategicMerge {
-		if filepath.IsAbs(p) {
-			return fmt.Errorf("%s: field patchesStrategicMerge[%d]: %q is absolute; name it relative to the kustomization", kfile, i, p)
-		}
-	}
-	for field, entries := range map[string][]string{"resources": k.Resources, "bases": k.Bases, "components": k.Components} {
-		for i, e := range entries {
-			if filepath.IsAbs(e) {
-				return fmt.Errorf("%s: field %s[%d]: %q is absolute; name it relative to the kustomization", kfile, field, i, e)
+	refuse := func(e kustomization.Entry) error {
+		switch e.Kind {
+		case kustomization.Absolute:
+			return fmt.Errorf("%s: field %s: %q is absolute; name it relative to the kustomization", e.File, e.Where(), e.Value)
+		case kustomization.Remote:
+			what := "a remote base"
+			if e.Field != kustomization.Resources && e.Field != kustomization.Bases && e.Field != kustomization.Components {
+				what = "a remote file"
 			}
-			local := filepath.Join(dir, e)
-			if remoteRef.MatchString(e) && !fs.Exists(local) {
-				return fmt.Errorf("%s: field %s[%d]: %q is a remote base; a release must build from the checked-out tree (pass --allow-remote to allow it)", kfile, field, i, e)
+			return fmt.Errorf("%s: field %s: %q is %s; a release must build from the checked-out tree (pass --allow-remote to allow it)", e.File, e.Where(), e.Value, what)
+		}
+		if err := fs.Violation(); err != nil {
+			return fmt.Errorf("%s: field %s: %w", e.File, e.Where(), err)
+		}
+		return nil
+	}
+	return kustomization.Walk(fs, dir, kustomization.Options{}, kustomization.Visitor{
+		Kustomization: func(k *kustomization.Kustomization) error {
+			if err := fs.Violation(); err != nil {
+				if k.From != nil {
+					return fmt.Errorf("%s: field %s: %w", k.From.File, k.From.Where(), err)
+				}
+				return err
 			}
-			if fs.IsDir(local) {
-				if err := checkLocal(fs, local, seen); err != nil {
+			if k.File == "" {
+				return fmt.Errorf("%s: no kustomization file (%s)", k.Dir, strings.Join(konfig.RecognizedKustomizationFileNames(), ", "))
+			}
+			if k.Err != nil {
+				return k.Err
+			}
+			var helm struct {
+				HelmCharts []json.RawMessage `json:"helmCharts"`
+			}
+			if err := yaml.Unmarshal(k.Data, &helm); err != nil {
+				return fmt.Errorf("%s: %w", k.File, err)
+			}
+			if len(helm.HelmCharts) > 0 {
+				return fmt.Errorf("%s: field helmCharts: helm chart inflation is off in capirepo; render the chart into the tree", k.File)
+			}
+			for _, e := range k.Entries(kustomization.Patches, kustomization.PatchesStrategicMerge, kustomization.Crds) {
+				if err := refuse(e); err != nil {
 					return err
 				}
 			}
-			if err := fs.Violation(); err != nil {
-				return fmt.Errorf("%s: field %s[%d]: %w", kfile, field, i, err)
-			}
-		}
-	}
-	return nil
+			return nil
+		},
+		Entry: func(_ *kustomization.Kustomization, e kustomization.Entry) error { return refuse(e) },
+	})
 }

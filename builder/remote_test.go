@@ -1,10 +1,13 @@
 package builder
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/capirepo/capirepo/internal/testtree"
@@ -108,4 +111,36 @@ func evalOrSelf(p string) string {
 		return r
 	}
 	return p
+}
+
+// TestBuild_RemoteFilesAreRefusedInEveryFieldAndLetterCase: kustomize
+// fetches a URL over HTTP wherever a kustomization names a file, past the
+// tree's confined file system, and parses the scheme in any letter case;
+// without --allow-remote none of them is fetched.
+func TestBuild_RemoteFilesAreRefusedInEveryFieldAndLetterCase(t *testing.T) {
+	var fetched atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		_, _ = w.Write([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fetched\n"))
+	}))
+	defer srv.Close()
+	upper := strings.Replace(srv.URL, "http://", "HTTP://", 1)
+	tests := []struct {
+		name, kustomization, field string
+	}{
+		{"a resource by an upper-case URL", "resources:\n- manager.yaml\n- " + upper + "/x.yaml\n", "field resources[1]"},
+		{"a patch", "resources:\n- manager.yaml\npatches:\n- path: " + srv.URL + "/p.yaml\n", "field patches[0].path"},
+		{"a strategic-merge patch", "resources:\n- manager.yaml\npatchesStrategicMerge:\n- " + srv.URL + "/p.yaml\n", "field patchesStrategicMerge[0]"},
+		{"a CRD schema", "resources:\n- manager.yaml\ncrds:\n- " + srv.URL + "/c.yaml\n", "field crds[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fetched.Store(0)
+			err := buildErr(t, map[string]string{"config/manager/kustomization.yaml": tt.kustomization})
+			wantErrParts(t, err, "config/manager/kustomization.yaml: "+tt.field, "is a remote", "--allow-remote")
+			if n := fetched.Load(); n != 0 {
+				t.Errorf("fetched %d times", n)
+			}
+		})
+	}
 }

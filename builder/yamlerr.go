@@ -2,11 +2,10 @@ package builder
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/capirepo/capirepo/internal/kustomization"
 	"github.com/capirepo/capirepo/internal/yamlpos"
 )
 
@@ -20,86 +19,46 @@ func explainYAML(fs *treeFS, dir string, err error) error {
 	if err == nil {
 		return err
 	}
-	if e := findBroken(fs, dir, "", map[string]bool{}); e != nil {
+	if e := findBroken(fs, dir); e != nil {
 		return e
 	}
 	return err
 }
 
-// findBroken walks the kustomization in dir and the files it names, and
-// returns the first that does not parse.
-func findBroken(fs *treeFS, dir, pulledBy string, seen map[string]bool) error {
-	if seen[dir] {
-		return nil
-	}
-	seen[dir] = true
-	kfile := findKustomizationFile(fs, dir)
-	if kfile == "" {
-		return nil
-	}
-	data, err := fs.ReadFile(kfile)
-	if err != nil {
-		return nil
-	}
-	if e := yamlpos.Find(kfile, data); e != nil {
-		return withPuller(e, pulledBy)
-	}
-	var k struct {
-		Resources             []string `json:"resources"`
-		Bases                 []string `json:"bases"`
-		Components            []string `json:"components"`
-		PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
-		Patches               []struct {
-			Path string `json:"path"`
-		} `json:"patches"`
-	}
-	if yaml.Unmarshal(data, &k) != nil {
-		return nil
-	}
-	type ref struct{ field, path string }
-	var refs []ref
-	for _, f := range []struct {
-		field string
-		list  []string
-	}{{"resources", k.Resources}, {"bases", k.Bases}, {"components", k.Components}, {"patchesStrategicMerge", k.PatchesStrategicMerge}} {
-		for i, p := range f.list {
-			refs = append(refs, ref{fmt.Sprintf("%s[%d]", f.field, i), p})
+// findBroken walks the kustomizations from dir as kustomize reads them
+// (depth first, in field order) and returns the first kustomization or file
+// they name that does not parse, with the entry that pulled it in.
+func findBroken(fs filesys.FileSystem, dir string) error {
+	var broken error
+	check := func(file string, data []byte, pulledBy *kustomization.Entry) error {
+		e := yamlpos.Find(file, data)
+		if e == nil {
+			return nil
 		}
-	}
-	for i, p := range k.Patches {
-		if p.Path != "" {
-			refs = append(refs, ref{fmt.Sprintf("patches[%d].path", i), p.Path})
+		broken = e
+		if pulledBy != nil {
+			broken = fmt.Errorf("%w; pulled in by %s (field %s)", e, pulledBy.File, pulledBy.Where())
 		}
+		return kustomization.SkipAll
 	}
-	for _, r := range refs {
-		if strings.Contains(r.path, "\n") || filepath.IsAbs(r.path) {
-			continue // an inline patch, or refused elsewhere
-		}
-		p := filepath.Join(dir, r.path)
-		by := fmt.Sprintf("%s (field %s)", kfile, r.field)
-		if fs.IsDir(p) {
-			if e := findBroken(fs, p, by, seen); e != nil {
-				return e
+	follow := kustomization.Options{Follow: []kustomization.Field{kustomization.Resources, kustomization.Bases, kustomization.Components, kustomization.PatchesStrategicMerge, kustomization.Patches}}
+	_ = kustomization.Walk(fs, dir, follow, kustomization.Visitor{
+		Kustomization: func(k *kustomization.Kustomization) error {
+			if k.Data == nil {
+				return nil // none, or unreadable: kustomize says why
 			}
-			continue
-		}
-		if !fs.Exists(p) {
-			continue
-		}
-		data, err := fs.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		if e := yamlpos.Find(p, data); e != nil {
-			return withPuller(e, by)
-		}
-	}
-	return nil
-}
-
-func withPuller(e *yamlpos.Error, pulledBy string) error {
-	if pulledBy == "" {
-		return e
-	}
-	return fmt.Errorf("%w; pulled in by %s", e, pulledBy)
+			return check(k.File, k.Data, k.From)
+		},
+		Entry: func(_ *kustomization.Kustomization, e kustomization.Entry) error {
+			if e.Kind != kustomization.File {
+				return nil // folders are walked; the rest is refused or reported elsewhere
+			}
+			data, err := fs.ReadFile(e.Path)
+			if err != nil {
+				return nil
+			}
+			return check(e.Path, data, &e)
+		},
+	})
+	return broken
 }

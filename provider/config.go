@@ -12,9 +12,11 @@ import (
 	"strings"
 	"text/template"
 
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/kustomization"
 )
 
 // File names looked for at the root of a provider tree.
@@ -367,9 +369,10 @@ func conventionalConfig(dir string) (*Config, error) {
 		(isDir(filepath.Join(dir, "core", "config", "default")) || isDir(filepath.Join(dir, "controlplane", "kubeadm", "config", "default"))) {
 		return &Config{Providers: clusterAPILayout(dir, clusterAPIProviders)}, nil
 	}
-	kfile, err := findKustomization(filepath.Join(dir, filepath.FromSlash(DefaultKustomize)))
-	if err != nil {
-		return nil, fmt.Errorf("%s: no %s or %s, and no %s kustomization to build: %w", dir, ConfigFile, SettingsFile, DefaultKustomize, err)
+	kdir := filepath.Join(dir, filepath.FromSlash(DefaultKustomize))
+	kfile := kustomization.Find(filesys.MakeFsOnDisk(), kdir)
+	if kfile == "" {
+		return nil, fmt.Errorf("%s: no %s or %s, and no %s kustomization to build: no kustomization.yaml in %s", dir, ConfigFile, SettingsFile, DefaultKustomize, kdir)
 	}
 	label, err := labelFromKustomization(kfile)
 	if err != nil {
@@ -384,16 +387,6 @@ func conventionalConfig(dir string) (*Config, error) {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-func findKustomization(dir string) (string, error) {
-	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-		p := filepath.Join(dir, n)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("no kustomization.yaml in %s", dir)
 }
 
 // labelFromKustomization reads the provider label a kustomization sets with

@@ -152,6 +152,13 @@ func TestLoadConfig(t *testing.T) {
 			wantErr: "no capirepo.yaml or clusterctl-settings.json",
 		},
 		{
+			// Was taken for the kustomization (the lookup took any path that
+			// exists), then failed to read as a file.
+			name:    "conventions: a folder named kustomization.yaml is not a kustomization",
+			files:   map[string]string{"config/default/kustomization.yaml/x": ""},
+			wantErr: "no kustomization.yaml in",
+		},
+		{
 			name:  "cluster-api checkout",
 			files: map[string]string{"core/config/default/kustomization.yaml": "", "bootstrap/kubeadm/config/default/kustomization.yaml": ""},
 			want: []Spec{

@@ -16,10 +16,10 @@ import (
 	"strings"
 	"sync"
 
-	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/capirepo/capirepo/internal/kustomization"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -166,7 +166,7 @@ func (c *collector) collect() error {
 	}
 	for _, fd := range flavorDirs {
 		_ = c.fs.Walk(fd, func(p string, info os.FileInfo, err error) error {
-			if err == nil && info.IsDir() && p != fd && !used[p] && hasKustomization(c.fs, p) {
+			if err == nil && info.IsDir() && p != fd && !used[p] && kustomization.Find(c.fs, p) != "" {
 				c.warn("%s: kustomization is not published: it is not a flavor capirepo renders (<flavors>/<name>/ or <flavors>/<group>/<name>/) nor used by one; map it with templates.files or leave it out with templates.exclude", p)
 			}
 			return nil
@@ -215,7 +215,7 @@ func (c *collector) hintFlavorSources(dir string) {
 	sort.Strings(names)
 	for _, n := range names {
 		d := filepath.Join(dir, n)
-		if (n == TemplatePrefix || strings.HasPrefix(n, TemplatePrefix+"-") || strings.HasPrefix(n, ClusterClassPrefix)) && c.fs.IsDir(d) && hasKustomization(c.fs, d) {
+		if (n == TemplatePrefix || strings.HasPrefix(n, TemplatePrefix+"-") || strings.HasPrefix(n, ClusterClassPrefix)) && c.fs.IsDir(d) && kustomization.Find(c.fs, d) != "" {
 			c.warn("%s: kustomization is not rendered; it looks like the source of %s.yaml: add templates.flavors: [%s] to render it and compare it with the committed file", d, n, c.t.Dir)
 		}
 	}
@@ -238,7 +238,7 @@ func (c *collector) discover(fd string, skipped map[string]bool) ([]flavor, erro
 		if !c.fs.IsDir(d) {
 			continue
 		}
-		if hasKustomization(c.fs, d) {
+		if kustomization.Find(c.fs, d) != "" {
 			if !isBase(n) {
 				top = append(top, flavor{name: n, dir: d})
 			}
@@ -251,7 +251,7 @@ func (c *collector) discover(fd string, skipped map[string]bool) ([]flavor, erro
 		sort.Strings(subs)
 		for _, s := range subs {
 			sd := filepath.Join(d, s)
-			if c.fs.IsDir(sd) && hasKustomization(c.fs, sd) && !isBase(n) && !isBase(s) {
+			if c.fs.IsDir(sd) && kustomization.Find(c.fs, sd) != "" && !isBase(n) && !isBase(s) {
 				nested = append(nested, flavor{name: n + "-" + s, dir: sd})
 			}
 		}
@@ -407,7 +407,7 @@ func (c *collector) mapped() error {
 		var data []byte
 		var err error
 		switch {
-		case c.fs.IsDir(src) && hasKustomization(c.fs, src):
+		case c.fs.IsDir(src) && kustomization.Find(c.fs, src) != "":
 			if data, err = c.render(src); err != nil {
 				return fmt.Errorf("templates.files[%s] (%s): %w", name, src, err)
 			}
@@ -471,49 +471,15 @@ func makeTarget(makefile []byte) string {
 	return templates
 }
 
-func hasKustomization(fs filesys.FileSystem, dir string) bool {
-	return kustomizationFile(fs, dir) != ""
-}
-
-// kustomizationFile returns dir's kustomization file, by the names
-// kustomize recognises, or "".
-func kustomizationFile(fs filesys.FileSystem, dir string) string {
-	for _, n := range konfig.RecognizedKustomizationFileNames() {
-		if p := filepath.Join(dir, n); fs.Exists(p) {
-			return p
-		}
-	}
-	return ""
-}
-
-// kustomizationDirs adds dir and every local kustomization folder it uses
-// (resources, bases, components), recursively, to seen.
-func kustomizationDirs(fs filesys.FileSystem, dir string, seen map[string]bool) {
-	if seen[dir] {
-		return
-	}
-	seen[dir] = true
-	kfile := kustomizationFile(fs, dir)
-	if kfile == "" {
-		return
-	}
-	data, err := fs.ReadFile(kfile)
-	var k struct {
-		Resources  []string `json:"resources"`
-		Bases      []string `json:"bases"`
-		Components []string `json:"components"`
-	}
-	if err != nil || sigsyaml.Unmarshal(data, &k) != nil {
-		return
-	}
-	for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
-		if filepath.IsAbs(e) {
-			continue
-		}
-		if d := filepath.Join(dir, e); fs.IsDir(d) {
-			kustomizationDirs(fs, d, seen)
-		}
-	}
+// kustomizationDirs adds dir and every local folder of the kustomizations
+// it uses (resources, bases, components), recursively, to used.
+func kustomizationDirs(fs filesys.FileSystem, dir string, used map[string]bool) {
+	_ = kustomization.Walk(fs, dir, kustomization.Options{}, kustomization.Visitor{
+		Kustomization: func(k *kustomization.Kustomization) error {
+			used[k.Dir] = true
+			return nil
+		},
+	})
 }
 
 // holdsCluster reports whether rendered YAML holds a cluster.x-k8s.io Cluster.

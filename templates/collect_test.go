@@ -3,6 +3,10 @@ package templates
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/capirepo/capirepo/provider"
 )
 
 func TestMakeTarget(t *testing.T) {
@@ -69,5 +73,64 @@ func TestFlavorFile(t *testing.T) {
 		if err != nil || file != tt.file || class != tt.class {
 			t.Errorf("%s: got %s %v %v, want %s %v", tt.folder, file, class, err, tt.file, tt.class)
 		}
+	}
+}
+
+// TestGather_KustomizationLookupAndWalk pins the edges where the lookup
+// and the walk of package internal/kustomization differ from the copies
+// this package had.
+func TestGather_KustomizationLookupAndWalk(t *testing.T) {
+	tests := []struct {
+		name         string
+		files        map[string]string
+		exclude      []string
+		want         []string
+		wantWarnings []string
+	}{
+		{
+			// Was a flavor (the lookup took any path that exists); kustomize
+			// finds no kustomization there either.
+			name: "a folder named kustomization.yaml is not a kustomization",
+			files: map[string]string{
+				"/t/flavors/a/kustomization.yaml":        "resources: [c.yaml]\n",
+				"/t/flavors/a/c.yaml":                    cluster,
+				"/t/flavors/b/kustomization.yaml/x.yaml": "",
+				"/t/flavors/b/c.yaml":                    cluster,
+			},
+			want: []string{"cluster-template-a.yaml"},
+		},
+		{
+			// The walk from pub stopped at excl, which the exclusion had
+			// marked, and warned that inner was not published.
+			name: "a kustomization an excluded flavor uses for a published one is used",
+			files: map[string]string{
+				"/t/flavors/pub/kustomization.yaml":        "resources: [c.yaml, ../excl]\n",
+				"/t/flavors/pub/c.yaml":                    cluster,
+				"/t/flavors/excl/kustomization.yaml":       "resources: [inner]\n",
+				"/t/flavors/excl/inner/kustomization.yaml": "resources: [c.yaml]\n",
+				"/t/flavors/excl/inner/c.yaml":             cluster,
+			},
+			exclude: []string{"cluster-template-excl.yaml"},
+			want:    []string{"cluster-template-pub.yaml"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := memFS(t, tt.files)
+			set, err := Gather(fs, "/", provider.Templates{Dir: "t", Exclude: tt.exclude}, fakeRender(fs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, f := range set.Files {
+				names = append(names, f.Name)
+			}
+			if diff := cmp.Diff(tt.want, names); diff != "" {
+				t.Errorf("files (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantWarnings, set.Warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // Write creates files below a new temporary folder and returns it.
@@ -36,6 +38,40 @@ func WriteInto(t testing.TB, dir string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// InMemory returns kustomize's in-memory file system with files below
+// root; a name ending in / is an empty folder.
+func InMemory(t testing.TB, root string, files map[string]string) filesys.FileSystem {
+	t.Helper()
+	fs := filesys.MakeFsInMemory()
+	if err := fs.MkdirAll(root); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		var err error
+		if strings.HasSuffix(name, "/") {
+			err = fs.MkdirAll(p)
+		} else {
+			err = fs.WriteFile(p, []byte(content))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fs
+}
+
+// KustomizationChain returns a line of n kustomizations, f0 -> f1 -> ...,
+// the last with last as its content.
+func KustomizationChain(n int, last string) map[string]string {
+	files := map[string]string{}
+	for i := range n - 1 {
+		files[fmt.Sprintf("f%d/kustomization.yaml", i)] = fmt.Sprintf("resources: [../f%d]\n", i+1)
+	}
+	files[fmt.Sprintf("f%d/kustomization.yaml", n-1)] = last
+	return files
 }
 
 // Minimal returns the files of a small valid infrastructure provider
