@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"path"
 	"path/filepath"
@@ -28,10 +27,9 @@ var ErrNoVersion = errors.New("no release version: pass --version vX.Y.Z or set 
 type Options struct {
 	// Dir is the provider tree; it is only read.
 	Dir string
-	// ConfigPath names a capirepo.yaml or clusterctl-settings.json anywhere;
-	// "" looks in Dir. Config, when set, is used instead of loading one.
-	ConfigPath string
-	Config     *provider.Config
+	// Config is the tree's loaded configuration (provider.LoadConfig); its
+	// before: commands have run (pipeline does both).
+	Config *provider.Config
 	// Version overrides the config's version.
 	Version string
 	// Image sets the repository of the manager container's image (tag = version).
@@ -43,10 +41,6 @@ type Options struct {
 	// KeepImage keeps the image the kustomization names unless Image is
 	// set (capirepo dev: the developer's locally built image).
 	KeepImage bool
-	// Log receives the before: commands and their output; nil discards.
-	Log io.Writer
-	// SkipBefore does not run the config's before: commands (the caller ran them).
-	SkipBefore bool
 }
 
 // Result is a built release with what was learnt on the way.
@@ -88,10 +82,7 @@ type Variable struct {
 func Build(ctx context.Context, opts Options) (*Result, error) {
 	cfg := opts.Config
 	if cfg == nil {
-		var err error
-		if cfg, err = provider.LoadConfig(opts.Dir, opts.ConfigPath); err != nil {
-			return nil, err
-		}
+		return nil, errors.New("builder: no config: load the tree's with provider.LoadConfig")
 	}
 	version := opts.Version
 	if version == "" {
@@ -113,11 +104,6 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		}
 		if len(specs) != len(opts.Providers) {
 			return nil, fmt.Errorf("%s: asked for providers %v, config has %d of them", cfg.File, opts.Providers, len(specs))
-		}
-	}
-	if !opts.SkipBefore {
-		if err := RunBefore(ctx, opts.Dir, cfg, opts.Log); err != nil {
-			return nil, err
 		}
 	}
 	fs, err := newTreeFS(opts.Dir)

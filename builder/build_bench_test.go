@@ -32,7 +32,7 @@ func benchBuild(b *testing.B, dir, version string) {
 	warmUp()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Build(context.Background(), Options{Dir: dir, Version: version}); err != nil {
+		if _, err := Build(context.Background(), Options{Dir: dir, Config: loadConfig(b, dir), Version: version}); err != nil {
 			b.Fatal(err)
 		}
 	}

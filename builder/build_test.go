@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/provider"
+
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -20,7 +22,24 @@ func build(t *testing.T, dir string, opts Options) (*Result, error) {
 	if opts.Version == "" {
 		opts.Version = "v1.2.3"
 	}
+	if opts.Config == nil {
+		cfg, err := provider.LoadConfig(dir, "")
+		if err != nil {
+			return nil, err
+		}
+		opts.Config = cfg
+	}
 	return Build(context.Background(), opts)
+}
+
+// loadConfig loads the configuration of the tree in dir.
+func loadConfig(tb testing.TB, dir string) *provider.Config {
+	tb.Helper()
+	cfg, err := provider.LoadConfig(dir, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cfg
 }
 
 func mustBuild(t *testing.T, dir string, opts Options) *Result {

@@ -48,7 +48,7 @@ func TestBuild_MonorepoProvidersRenderConcurrently(t *testing.T) {
 			t.Errorf("%s: patch not applied", p.Label())
 		}
 	}
-	if _, err := Build(context.Background(), Options{Dir: dir, Version: "v1.2.3", Providers: []string{"infrastructure-nope"}}); err == nil {
+	if _, err := Build(context.Background(), Options{Dir: dir, Config: loadConfig(t, dir), Version: "v1.2.3", Providers: []string{"infrastructure-nope"}}); err == nil {
 		t.Error("unknown provider filter accepted")
 	}
 }

@@ -33,7 +33,7 @@ func TestVariableMap_SameAsClusterctl(t *testing.T) {
 		if _, err := os.Stat(tree.dir); err != nil {
 			continue
 		}
-		res, err := Build(context.Background(), Options{Dir: tree.dir, Version: tree.version})
+		res, err := Build(context.Background(), Options{Dir: tree.dir, Config: loadConfig(t, tree.dir), Version: tree.version})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -28,7 +28,7 @@ var clusterAPIDir = testtree.ClusterAPIDir()
 // TestBuild_ExampleGolden pins every rendered file of the bundled example.
 // Refresh with: go test ./builder -run Golden -update
 func TestBuild_ExampleGolden(t *testing.T) {
-	res, err := Build(context.Background(), Options{Dir: exampleTree, Version: "v0.1.0"})
+	res, err := Build(context.Background(), Options{Dir: exampleTree, Config: loadConfig(t, exampleTree), Version: "v0.1.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestBuild_EqualsKustomizeBuildExceptTransforms(t *testing.T) {
 			if _, err := os.Stat(dir); err != nil {
 				t.Skipf("%s: %v", dir, err)
 			}
-			res, err := Build(context.Background(), Options{Dir: dir, Version: tree.version})
+			res, err := Build(context.Background(), Options{Dir: dir, Config: loadConfig(t, dir), Version: tree.version})
 			if err != nil {
 				t.Fatal(err)
 			}

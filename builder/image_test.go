@@ -313,22 +313,8 @@ func TestBuild_GeneratedPatchMissingNamesTheFileAndBefore(t *testing.T) {
 		}
 	}
 
-	// With the command that generates it listed under before:, it builds.
-	testtree.WriteInto(t, dir, map[string]string{"capirepo.yaml": "before:\n- cp hack/manager_image_patch.yaml config/default/\nproviders:\n- name: infrastructure-test\n"})
-	var log strings.Builder
-	res := mustBuild(t, dir, Options{Log: &log})
-	if !strings.Contains(log.String(), "before: cp hack/manager_image_patch.yaml config/default/") {
-		t.Errorf("the command was not printed: %q", log.String())
-	}
-	if got := containerField(t, res, "test-controller-manager", "manager", "image"); got != "registry.example.com/test/generated:v1.2.3" {
-		t.Errorf("manager image = %s", got)
-	}
-
-	// A failing command stops the build and says which.
-	testtree.WriteInto(t, dir, map[string]string{"capirepo.yaml": "before:\n- exit 3\nproviders:\n- name: infrastructure-test\n"})
-	if _, err := build(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), `before[0] "exit 3" failed`) || !strings.Contains(err.Error(), "exit 3)") {
-		t.Fatalf("err = %v", err)
-	}
+	// pipeline/TestBuild_BeforeCommandsGenerateWhatTheTreeLacks runs the
+	// command that generates it (before:) and builds.
 }
 
 func TestBuild_FirstGuessFromTheSourcesIsCheckedAgainstTheRender(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/provider"
 )
 
 // TestBuild_FIFOIsRefusedNotWaitedOn puts a named pipe where a resource, a
@@ -37,7 +38,12 @@ func TestBuild_FIFOIsRefusedNotWaitedOn(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() {
-				_, err := Build(context.Background(), Options{Dir: dir, Version: "v1.2.0"})
+				// The config is loaded from the tree too (its conventions
+				// read config/default's kustomization).
+				cfg, err := provider.LoadConfig(dir, "")
+				if err == nil {
+					_, err = Build(context.Background(), Options{Dir: dir, Config: cfg, Version: "v1.2.0"})
+				}
 				done <- err
 			}()
 			select {

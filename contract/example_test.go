@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/provider"
+
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
 	"github.com/capirepo/capirepo/internal/testtree"
@@ -30,7 +32,7 @@ var clusterAPIDir = testtree.ClusterAPIDir()
 
 func build(t *testing.T, dir, version string) *release.Release {
 	t.Helper()
-	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Version: version})
+	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Config: loadConfig(t, dir), Version: version})
 	if err != nil {
 		t.Fatalf("build %s: %v", dir, err)
 	}
@@ -346,4 +348,14 @@ func TestExample_GenerateProviderNeedsOnlyTheCredentials(t *testing.T) {
 	if slices.ContainsFunc(r.Findings, func(f contract.Finding) bool { return f.Rule == contract.RuleEmptyDefault }) {
 		t.Errorf("the example has a CAPI003 finding:\n%s", text(r))
 	}
+}
+
+// loadConfig loads the configuration of the tree in dir.
+func loadConfig(tb testing.TB, dir string) *provider.Config {
+	tb.Helper()
+	cfg, err := provider.LoadConfig(dir, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cfg
 }

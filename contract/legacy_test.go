@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/capirepo/capirepo/provider"
+
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -182,7 +184,7 @@ func TestLint_SameReportAsLegacyParser(t *testing.T) {
 			if _, err := os.Stat(c.dir); err != nil {
 				t.Skipf("%s is not there: %v", c.dir, err)
 			}
-			res, err := builder.Build(context.Background(), builder.Options{Dir: c.dir, Version: c.version})
+			res, err := builder.Build(context.Background(), builder.Options{Dir: c.dir, Config: loadConfig(t, c.dir), Version: c.version})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -367,4 +369,14 @@ func TestParseObjects_SameAsLegacy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadConfig loads the configuration of the tree in dir.
+func loadConfig(tb testing.TB, dir string) *provider.Config {
+	tb.Helper()
+	cfg, err := provider.LoadConfig(dir, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cfg
 }

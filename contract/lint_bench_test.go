@@ -16,7 +16,7 @@ func benchRelease(b *testing.B, dir, version string) *release.Release {
 	if _, err := os.Stat(dir); err != nil {
 		b.Skipf("%s is not there (%v)", dir, err)
 	}
-	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Version: version})
+	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Config: loadConfig(b, dir), Version: version})
 	if err != nil {
 		b.Fatalf("build %s: %v", dir, err)
 	}

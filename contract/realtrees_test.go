@@ -43,6 +43,9 @@ func TestLint_RealReleasesOnlyTrueFindings(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(testtree.ModuleDir(t, c.module), filepath.FromSlash(c.sub))
+			if c.cfg == nil { // the tree's own (conventions)
+				c.cfg = loadConfig(t, dir)
+			}
 			res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Version: c.version, Config: c.cfg})
 			if err != nil {
 				t.Fatal(err)

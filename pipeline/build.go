@@ -136,7 +136,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 	}
 	// The config's before: commands run first, as GoReleaser's before
 	// hooks do: what they generate may be needed by go build too.
-	if err := builder.RunBefore(ctx, o.Dir, cfg, log); err != nil {
+	if err := RunBefore(ctx, o.Dir, cfg, log); err != nil {
 		return nil, err
 	}
 	b := &Built{Config: cfg}
@@ -173,8 +173,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 			b.Config = withDigest(cfg, img.Digest)
 		}
 	}
-	bo := builder.Options{Dir: o.Dir, ConfigPath: o.ConfigPath, Image: o.Image, AllowRemote: o.AllowRemote,
-		Config: b.Config, Version: version, Log: log, SkipBefore: true}
+	bo := builder.Options{Dir: o.Dir, Config: b.Config, Version: version, Image: o.Image, AllowRemote: o.AllowRemote}
 	if b.Result, err = builder.Build(ctx, bo); err != nil {
 		return nil, err
 	}
@@ -185,6 +184,19 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		}
 	}
 	return b, nil
+}
+
+// NextVersion is the version a build of the tree in dir takes when it is
+// given none: "" when the config names one (the build takes it), else the
+// version the tree is developing (provider.NextVersion of its first
+// provider; the providers of a tree share one metadata.yaml); from says
+// where it came from.
+func NextVersion(dir, configPath string) (version, from string, err error) {
+	cfg, err := provider.LoadConfig(dir, configPath)
+	if err != nil || cfg.Version != "" {
+		return "", "", err
+	}
+	return provider.NextVersion(dir, cfg.Providers[0])
 }
 
 // managerBuild is the one build section Binaries compiles: providers of

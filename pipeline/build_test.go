@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/internal/testtree"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -193,5 +195,40 @@ func TestBuild_ImageTagTemplateIsTheTagPushedAndNamed(t *testing.T) {
 	tag, _ := name.NewTag(repo + ":0.1.0")
 	if _, err := remote.Index(tag); err != nil {
 		t.Errorf("the registry has no %s: %v", tag, err)
+	}
+}
+
+// TestBuild_BeforeCommandsGenerateWhatTheTreeLacks: the config's before:
+// commands run in the tree before anything is rendered, each printed, and a
+// failing one stops the build and says which.
+func TestBuild_BeforeCommandsGenerateWhatTheTreeLacks(t *testing.T) {
+	files := testtree.Minimal(map[string]string{
+		"config/default/kustomization.yaml": strings.Replace(testtree.Minimal(nil)["config/default/kustomization.yaml"], "resources:", "patches:\n- path: manager_image_patch.yaml\nresources:", 1),
+		".gitignore":                        "config/default/manager_image_patch.yaml\n",
+		"hack/manager_image_patch.yaml":     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: controller-manager\n  namespace: system\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        image: registry.example.com/test/generated:dev\n",
+	})
+	dir := testtree.Write(t, files)
+	build := func(log io.Writer) (*pipeline.Built, error) {
+		return pipeline.Build(context.Background(), pipeline.BuildOptions{Dir: dir, Version: "v1.2.3", Out: t.TempDir()}, log)
+	}
+
+	// With the command that generates it listed under before:, it builds.
+	testtree.WriteInto(t, dir, map[string]string{"capirepo.yaml": "before:\n- cp hack/manager_image_patch.yaml config/default/\nproviders:\n- name: infrastructure-test\n"})
+	var log strings.Builder
+	b, err := build(&log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "before: cp hack/manager_image_patch.yaml config/default/") {
+		t.Errorf("the command was not printed: %q", log.String())
+	}
+	if comp := string(b.Result.Release.Providers[0].Components().Data); !strings.Contains(comp, "image: registry.example.com/test/generated:v1.2.3") {
+		t.Errorf("the generated patch's image is not in the components:\n%s", comp)
+	}
+
+	// A failing command stops the build and says which.
+	testtree.WriteInto(t, dir, map[string]string{"capirepo.yaml": "before:\n- exit 3\nproviders:\n- name: infrastructure-test\n"})
+	if _, err := build(nil); err == nil || !strings.Contains(err.Error(), `before[0] "exit 3" failed`) || !strings.Contains(err.Error(), "exit 3)") {
+		t.Fatalf("err = %v", err)
 	}
 }

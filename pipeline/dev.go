@@ -7,11 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
-
-	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
@@ -116,7 +113,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			continue
 		}
 		ran[s.cfg] = true
-		if err := builder.RunBefore(ctx, s.dir, s.cfg, opts.Progress); err != nil {
+		if err := RunBefore(ctx, s.dir, s.cfg, opts.Progress); err != nil {
 			return nil, err
 		}
 	}
@@ -174,7 +171,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			// The developer's image (e.g. :dev after make docker-build and
 			// kind load) stays unless --image asks for another, as
 			// create-local-repository.py leaves it.
-			KeepImage: true, SkipBefore: true, AllowRemote: opts.AllowRemote,
+			KeepImage: true, AllowRemote: opts.AllowRemote,
 		})
 		if err != nil {
 			errs = append(errs, err)
@@ -236,32 +233,13 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	return res, nil
 }
 
-// devVersion picks the version to build: --version, the provider's
-// nextVersion, else <newest release series>.99 from metadata.yaml, the
-// convention cluster-api's own nextVersion follows (v1.14.99).
+// devVersion picks the version to build: --version, else the version the
+// tree is developing (provider.NextVersion).
 func devVersion(s devSource, override string) (version, from string, err error) {
 	if override != "" {
 		return override, "--version", nil
 	}
-	if s.spec.NextVersion != "" {
-		return s.spec.NextVersion, "nextVersion", nil
-	}
-	file := filepath.Join(s.dir, filepath.FromSlash(s.spec.Metadata))
-	data, err := fsafe.ReadFile(file)
-	if err != nil {
-		return "", "", fmt.Errorf("no nextVersion in %s, and no metadata.yaml to derive one from: %w", s.describe(), err)
-	}
-	md, err := provider.ParseMetadata(file, data)
-	if err != nil {
-		return "", "", err
-	}
-	newest := slices.MaxFunc(md.ReleaseSeries, func(a, b clusterctlv1.ReleaseSeries) int {
-		if a.Major != b.Major {
-			return int(a.Major - b.Major)
-		}
-		return int(a.Minor - b.Minor)
-	})
-	return fmt.Sprintf("v%d.%d.99", newest.Major, newest.Minor), "metadata.yaml newest series", nil
+	return provider.NextVersion(s.dir, s.spec)
 }
 
 // cleanAtomicLeftovers removes the temporary files writeFileAtomic leaves
@@ -281,32 +259,16 @@ func cleanAtomicLeftovers(dir string, names ...string) {
 	}
 }
 
-// devRefuses says which lint errors stop a dev build: those that make
-// clusterctl fail to read the dev repository or install from it (the
-// files, metadata.yaml, the components' namespace, objects clusterctl
-// converts, CRDs clusterctl or the API server refuse, a template's class),
-// as the build refused them before its checks became lint rules. The
-// others, e.g. a CRD schema still being written or the :dev image a
-// developer loads into kind, are printed as warnings.
-func devRefuses(rule string) bool {
-	r, ok := contract.LookupRule(rule)
-	return ok && (r.Area == contract.AreaFiles || r.Area == contract.AreaRepository ||
-		slices.Contains([]string{
-			contract.RuleNamespaceCount, contract.RuleTargetNamespace, contract.RuleComponentsObject,
-			contract.RuleCRDName, contract.RuleStorageVersion, contract.RuleCRDDecode,
-			contract.RuleTemplateNS, contract.RuleTemplateClass,
-		}, rule))
-}
-
-// devGate lints a dev build under the config's waivers: errors devRefuses
-// stop it, other errors come back as warnings.
+// devGate lints a dev build under the config's waivers: errors of the rules
+// clusterctl refuses (contract.Rule.Refused) stop it, other errors come back
+// as warnings.
 func devGate(r *builder.Result) (warnings []string, err error) {
-	rep := contract.Lint(r.Release, contract.Options{Waivers: contract.Waivers(r.Config.Lint), Findings: r.Findings, Sources: r.Sources})
+	rep := contract.Lint(r.Release, lintOptions(r, r.Config, nil))
 	var errs []error
 	for _, f := range rep.Findings {
 		switch {
 		case f.Severity != contract.Error:
-		case devRefuses(f.Rule):
+		case refused(f.Rule):
 			errs = append(errs, errors.New(f.String()))
 		default:
 			warnings = append(warnings, f.String())
@@ -324,4 +286,9 @@ func DevRoot(env local.Env) (string, error) {
 		return "", err
 	}
 	return filepath.Join(d, "dev-repository"), nil
+}
+
+func refused(id string) bool {
+	r, ok := contract.LookupRule(id)
+	return ok && r.Refused
 }

@@ -31,7 +31,7 @@ func TestConcurrentPublishAndDevIntoOneRoot(t *testing.T) {
 	}
 	tree := minimalTrees[1]
 	// dev keeps the image the kustomization names (the developer's :dev).
-	devRes, err := builder.Build(context.Background(), builder.Options{Dir: tree, Version: "v0.1.5", KeepImage: true})
+	devRes, err := builder.Build(context.Background(), builder.Options{Dir: tree, Config: loadConfig(t, tree), Version: "v0.1.5", KeepImage: true})
 	if err != nil {
 		t.Fatal(err)
 	}

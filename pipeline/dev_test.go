@@ -82,7 +82,7 @@ func TestDev_ExampleWritesRepositoryConfigAndInitLine(t *testing.T) {
 	if want := "clusterctl init --infrastructure example:v0.1.99 --config " + cfgFile; res.Init != want {
 		t.Errorf("init line\n got %s\nwant %s", res.Init, want)
 	}
-	if p := res.Providers[0]; p.VersionFrom != "metadata.yaml newest series" || p.Cached || !p.Written {
+	if p := res.Providers[0]; p.VersionFrom != "the newest release series of metadata.yaml, 0.1" || p.Cached || !p.Written {
 		t.Errorf("provider result %+v", p)
 	}
 	if fi, err := os.Stat(want.OverridesFolder); err != nil || !fi.IsDir() {
@@ -140,8 +140,8 @@ func TestDev_ProviderReposPullInOtherTrees(t *testing.T) {
 		t.Errorf("init line\n got %s\nwant %s", res.Init, want)
 	}
 	for _, p := range res.Providers {
-		if p.VersionFrom != "nextVersion" {
-			t.Errorf("%s version from %s, want nextVersion", p.Label, p.VersionFrom)
+		if p.VersionFrom != "nextVersion of "+p.Label {
+			t.Errorf("%s version from %s, want its nextVersion", p.Label, p.VersionFrom)
 		}
 	}
 	rep := verifyConfig(t, want)

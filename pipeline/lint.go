@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/provider"
 )
 
 // LintError is a lint that found contract errors; its report holds every
@@ -36,7 +38,7 @@ func Lint(b *Built, disabled map[string]string, w io.Writer) (contract.Report, e
 	if w == nil {
 		w = io.Discard
 	}
-	rep := contract.Lint(b.Result.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(b.Config.Lint), Findings: b.Result.Findings, Sources: b.Result.Sources})
+	rep := contract.Lint(b.Result.Release, lintOptions(b.Result, b.Config, disabled))
 	if len(rep.Findings) > 0 || len(rep.Waived) > 0 || len(rep.Unmatched) > 0 {
 		if err := rep.WriteText(w); err != nil {
 			return rep, err
@@ -46,4 +48,12 @@ func Lint(b *Built, disabled map[string]string, w io.Writer) (contract.Report, e
 		return rep, &LintError{Report: rep}
 	}
 	return rep, nil
+}
+
+// lintOptions are the lint's options for a build: the command line's
+// waivers (disabled) with the config's, and what the build found and where
+// each file came from. Every lint of a build (build, release, lint of a
+// tree, dev) takes them from here.
+func lintOptions(res *builder.Result, cfg *provider.Config, disabled map[string]string) contract.Options {
+	return contract.Options{Disabled: disabled, Waivers: contract.Waivers(cfg.Lint), Findings: res.Findings, Sources: res.Sources}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/capirepo/capirepo/provider"
+
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/release"
 )
@@ -13,7 +15,7 @@ import (
 // writes it as a dist folder and reads it back as clusterctl would.
 func TestDir_BundledExampleVerifies(t *testing.T) {
 	ctx := context.Background()
-	res, err := builder.Build(ctx, builder.Options{Dir: "../examples/infrastructure-example", Version: "v0.1.0"})
+	res, err := builder.Build(ctx, builder.Options{Dir: "../examples/infrastructure-example", Config: loadConfig(t, "../examples/infrastructure-example"), Version: "v0.1.0"})
 	if err != nil {
 		t.Fatalf("build the example: %v", err)
 	}
@@ -62,4 +64,14 @@ func TestDir_BundledExampleVerifies(t *testing.T) {
 	if !slices.ContainsFunc(p.ClusterClasses, func(c *TemplateReport) bool { return c.Name == "example-quick-start" }) {
 		t.Errorf("clusterclass-example-quick-start.yaml was not read on its own: %v", p.ClusterClasses)
 	}
+}
+
+// loadConfig loads the configuration of the tree in dir.
+func loadConfig(tb testing.TB, dir string) *provider.Config {
+	tb.Helper()
+	cfg, err := provider.LoadConfig(dir, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cfg
 }

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capirepo/capirepo/provider"
-	"github.com/capirepo/capirepo/release"
 	"github.com/google/go-cmp/cmp"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
+
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
 )
 
 var exampleID = provider.ID{Name: "example", Type: clusterctlv1.InfrastructureProviderType}

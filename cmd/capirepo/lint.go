@@ -1,18 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
-	"sigs.k8s.io/yaml"
 
-	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -161,7 +159,7 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 	}
 	version := o.version
 	if version == "" {
-		v, from, err := nextVersion(path, o.config)
+		v, from, err := pipeline.NextVersion(path, o.config)
 		if err != nil {
 			return contract.Report{}, err
 		}
@@ -170,11 +168,16 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 		}
 		version = v
 	}
-	res, err := builder.Build(cmd.Context(), builder.Options{Dir: path, ConfigPath: o.config, Version: version, AllowRemote: o.allowRemote})
+	b, err := pipeline.Build(cmd.Context(), pipeline.BuildOptions{Dir: path, ConfigPath: o.config, Version: version, AllowRemote: o.allowRemote}, nil)
 	if err != nil {
 		return contract.Report{}, err
 	}
-	return contract.Lint(res.Release, contract.Options{Disabled: disabled, Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings, Sources: res.Sources}), nil
+	rep, err := pipeline.Lint(b, disabled, nil)
+	var le *pipeline.LintError
+	if errors.As(err, &le) { // printed by the caller, in its format
+		err = nil
+	}
+	return rep, err
 }
 
 // isSourceTree tells a provider source tree (a capirepo.yaml, a
@@ -187,52 +190,4 @@ func isSourceTree(path string) bool {
 		}
 	}
 	return false
-}
-
-// nextVersion is the version a pull request's lint checks when none is
-// given: the config's version (the build takes it), the first provider's
-// nextVersion when its metadata.yaml has a series for it, else the newest
-// release series of its metadata.yaml (vX.Y.0). from says which.
-func nextVersion(dir, configPath string) (version, from string, err error) {
-	cfg, err := provider.LoadConfig(dir, configPath)
-	if err != nil {
-		return "", "", err
-	}
-	if cfg.Version != "" {
-		return "", "", nil
-	}
-	for _, s := range cfg.Providers {
-		var m provider.Metadata
-		if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(s.Metadata))); err == nil {
-			_ = yaml.Unmarshal(data, &m)
-		}
-		// nextVersion, when metadata.yaml has its series and none newer
-		// (a stale nextVersion is older than the newest series).
-		if sv, err := provider.ParseVersion(s.NextVersion); err == nil && len(m.ReleaseSeries) > 0 &&
-			slices.ContainsFunc(m.ReleaseSeries, func(rs clusterctlv1.ReleaseSeries) bool {
-				return uint64(rs.Major) == sv.Major() && uint64(rs.Minor) == sv.Minor()
-			}) && !slices.ContainsFunc(m.ReleaseSeries, func(rs clusterctlv1.ReleaseSeries) bool {
-			return uint64(rs.Major) > sv.Major() || (uint64(rs.Major) == sv.Major() && uint64(rs.Minor) > sv.Minor())
-		}) {
-			return s.NextVersion, "nextVersion of " + s.Name, nil
-		}
-		if len(m.ReleaseSeries) == 0 {
-			if s.NextVersion != "" {
-				return s.NextVersion, "nextVersion of " + s.Name, nil
-			}
-			continue
-		}
-		newest := m.ReleaseSeries[0]
-		for _, rs := range m.ReleaseSeries[1:] {
-			if rs.Major > newest.Major || (rs.Major == newest.Major && rs.Minor > newest.Minor) {
-				newest = rs
-			}
-		}
-		from = fmt.Sprintf("the newest release series of %s, %d.%d", s.Metadata, newest.Major, newest.Minor)
-		if s.NextVersion != "" {
-			from += fmt.Sprintf("; nextVersion %s of %s is not its newest series", s.NextVersion, s.Name)
-		}
-		return fmt.Sprintf("v%d.%d.0", newest.Major, newest.Minor), from, nil
-	}
-	return "", "", nil
 }

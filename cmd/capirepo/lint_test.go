@@ -87,7 +87,7 @@ func TestLint_AnyReleaseFolder(t *testing.T) {
 // --version: the newest release series of metadata.yaml, said on stderr.
 func TestLint_SourceTreeWithoutVersion(t *testing.T) {
 	code, _, stderr := runCmd(t, nil, "lint", exampleDir(t))
-	if code != 0 || !strings.Contains(stderr, "lint: no --version: linting as v0.1.0 (the newest release series of metadata.yaml, 0.1)") {
+	if code != 0 || !strings.Contains(stderr, "lint: no --version: linting as v0.1.99 (the newest release series of metadata.yaml, 0.1)") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
@@ -97,7 +97,7 @@ func TestLint_SourceTreeWithoutVersion(t *testing.T) {
 func TestLint_SourceTreeNextVersion(t *testing.T) {
 	for _, c := range []struct{ next, want string }{
 		{"v1.2.5", "linting as v1.2.5 (nextVersion of infrastructure-test)"},
-		{"v1.1.0", "linting as v1.2.0 (the newest release series of metadata.yaml, 1.2; nextVersion v1.1.0 of infrastructure-test is not its newest series)"},
+		{"v1.1.0", "linting as v1.2.99 (the newest release series of metadata.yaml, 1.2; nextVersion v1.1.0 of infrastructure-test is older)"},
 	} {
 		dir := testtree.Write(t, testtree.Minimal(map[string]string{
 			"capirepo.yaml": "providers:\n- name: infrastructure-test\n  nextVersion: " + c.next + "\n",

@@ -60,7 +60,7 @@ func minimalRelease(t testing.TB, version string) *release.Release {
 
 func build(t testing.TB, dir, version string) *release.Release {
 	t.Helper()
-	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Version: version})
+	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Config: loadConfig(t, dir), Version: version})
 	if err != nil {
 		t.Fatalf("build %s %s: %v", dir, version, err)
 	}
@@ -121,4 +121,14 @@ func clusterctlRepo(t testing.TB, label, url, overrides string, vars map[string]
 		t.Fatalf("clusterctl repository %s: %v", url, err)
 	}
 	return repo
+}
+
+// loadConfig loads the configuration of the tree in dir.
+func loadConfig(tb testing.TB, dir string) *provider.Config {
+	tb.Helper()
+	cfg, err := provider.LoadConfig(dir, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cfg
 }

@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capirepo/capirepo/provider"
 	"github.com/google/go-cmp/cmp"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
+
+	"github.com/capirepo/capirepo/provider"
 )
 
 func TestSelect_EveryProviderTypeByTheOperatorsFileNames(t *testing.T) {

@@ -1,12 +1,19 @@
 package builder
 
 import (
+	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/capirepo/capirepo/internal/kustomization"
 	"github.com/capirepo/capirepo/internal/yamlpos"
+	"github.com/capirepo/capirepo/provider"
 )
 
 // explainYAML turns kustomize's report of a file that does not parse (the
@@ -61,4 +68,39 @@ func findBroken(fs filesys.FileSystem, dir string) error {
 		},
 	})
 	return broken
+}
+
+// missingFile finds the path in kustomize's "no such file" errors.
+var missingFile = regexp.MustCompile(`(?:lstat|open|stat) (\S+?):? no such file or directory`)
+
+// explainMissing turns kustomize's raw error for a file the kustomization
+// names but the tree lacks into one that names the file and says what to
+// do: a git-ignored file is written by a make target, which a before:
+// command in the config runs.
+func explainMissing(root string, err error) error {
+	m := missingFile.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	p := m[1]
+	rel, rerr := filepath.Rel(root, p)
+	if rerr != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return err
+	}
+	rel = filepath.ToSlash(rel)
+	if gitIgnored(root, rel) {
+		return fmt.Errorf("%s is missing: it is git-ignored, so a make target generates it before rendering; list that command (e.g. make generate-manifests) under before: in %s, or generate the file first (%w)",
+			rel, provider.ConfigFile, err)
+	}
+	return fmt.Errorf("%s is missing: the kustomization names it; add the file, or, when a command generates it, list that command under before: in %s (%w)",
+		rel, provider.ConfigFile, err)
+}
+
+// gitIgnored asks git whether rel is ignored in the tree at root; false when
+// git or the repository is not there.
+func gitIgnored(root, rel string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "check-ignore", "-q", "--", rel)
+	return cmd.Run() == nil
 }
