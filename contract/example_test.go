@@ -1,14 +1,13 @@
 package contract_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/builder/buildtest"
 
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
@@ -16,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/release"
 )
@@ -32,10 +30,7 @@ var clusterAPIDir = testtree.ClusterAPIDir()
 
 func build(t *testing.T, dir, version string) *release.Release {
 	t.Helper()
-	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Config: loadConfig(t, dir), Version: version})
-	if err != nil {
-		t.Fatalf("build %s: %v", dir, err)
-	}
+	res := buildtest.Build(t, dir, version)
 	return res.Release
 }
 
@@ -348,14 +343,4 @@ func TestExample_GenerateProviderNeedsOnlyTheCredentials(t *testing.T) {
 	if slices.ContainsFunc(r.Findings, func(f contract.Finding) bool { return f.Rule == contract.RuleEmptyDefault }) {
 		t.Errorf("the example has a CAPI003 finding:\n%s", text(r))
 	}
-}
-
-// loadConfig loads the configuration of the tree in dir.
-func loadConfig(tb testing.TB, dir string) *provider.Config {
-	tb.Helper()
-	cfg, err := provider.LoadConfig(dir, "")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return cfg
 }

@@ -3,7 +3,6 @@ package contract
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,14 +14,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/builder/buildtest"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/release"
 )
@@ -184,10 +182,7 @@ func TestLint_SameReportAsLegacyParser(t *testing.T) {
 			if _, err := os.Stat(c.dir); err != nil {
 				t.Skipf("%s is not there: %v", c.dir, err)
 			}
-			res, err := builder.Build(context.Background(), builder.Options{Dir: c.dir, Config: loadConfig(t, c.dir), Version: c.version})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := buildtest.Build(t, c.dir, c.version)
 			got := lintRelease(res.Release, Options{}, nil)
 			sameAsLegacy(t, got, func(p parseFunc) Report { return lintRelease(res.Release, Options{}, p) })
 			// cluster-api has no findings: compare what the rules read too.
@@ -369,14 +364,4 @@ func TestParseObjects_SameAsLegacy(t *testing.T) {
 			}
 		})
 	}
-}
-
-// loadConfig loads the configuration of the tree in dir.
-func loadConfig(tb testing.TB, dir string) *provider.Config {
-	tb.Helper()
-	cfg, err := provider.LoadConfig(dir, "")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return cfg
 }

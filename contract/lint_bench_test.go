@@ -1,11 +1,11 @@
 package contract_test
 
 import (
-	"context"
 	"os"
 	"testing"
 
-	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/builder/buildtest"
+
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/release"
 )
@@ -16,10 +16,7 @@ func benchRelease(b *testing.B, dir, version string) *release.Release {
 	if _, err := os.Stat(dir); err != nil {
 		b.Skipf("%s is not there (%v)", dir, err)
 	}
-	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Config: loadConfig(b, dir), Version: version})
-	if err != nil {
-		b.Fatalf("build %s: %v", dir, err)
-	}
+	res := buildtest.Build(b, dir, version)
 	return res.Release
 }
 

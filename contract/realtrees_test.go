@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/capirepo/capirepo/builder/buildtest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/capirepo/capirepo/builder"
@@ -44,7 +46,7 @@ func TestLint_RealReleasesOnlyTrueFindings(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(testtree.ModuleDir(t, c.module), filepath.FromSlash(c.sub))
 			if c.cfg == nil { // the tree's own (conventions)
-				c.cfg = loadConfig(t, dir)
+				c.cfg = buildtest.Config(t, dir)
 			}
 			res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Version: c.version, Config: c.cfg})
 			if err != nil {

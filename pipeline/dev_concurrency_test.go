@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/capirepo/capirepo/builder/buildtest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/capirepo/capirepo/builder"
@@ -24,14 +26,14 @@ import (
 func TestConcurrentPublishAndDevIntoOneRoot(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	a := minimalRelease(t, "v0.1.0")
-	b := clone(a)
+	a := buildtest.MinimalRelease(t, "v0.1.0")
+	b := buildtest.Clone(a)
 	if err := b.Providers[0].Add("cluster-template-other.yaml", []byte("kind: Cluster\n")); err != nil {
 		t.Fatal(err)
 	}
-	tree := minimalTrees[1]
+	tree := buildtest.MinimalTree(t, 1)
 	// dev keeps the image the kustomization names (the developer's :dev).
-	devRes, err := builder.Build(context.Background(), builder.Options{Dir: tree, Config: loadConfig(t, tree), Version: "v0.1.5", KeepImage: true})
+	devRes, err := builder.Build(context.Background(), builder.Options{Dir: tree, Config: buildtest.Config(t, tree), Version: "v0.1.5", KeepImage: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/builder/buildtest"
+
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
@@ -98,7 +100,7 @@ func TestDev_ExampleWritesRepositoryConfigAndInitLine(t *testing.T) {
 // clusterctl-settings.json, as a provider repository has it.
 func secondProvider(t testing.TB, dir string) {
 	t.Helper()
-	files := minimalFiles(2, map[string]string{
+	files := buildtest.MinimalFiles(2, map[string]string{
 		"clusterctl-settings.json": `{"name": "bootstrap-test", "config": {"componentsFile": "bootstrap-components.yaml", "nextVersion": "v0.2.99"}}`,
 	})
 	files["config/default/kustomization.yaml"] = strings.Replace(files["config/default/kustomization.yaml"], "infrastructure-test", "bootstrap-test", 1)

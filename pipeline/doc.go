@@ -1,14 +1,19 @@
-// Package pipeline builds, lints, publishes and verifies one release in one
-// run, stopping at the first failure: the orchestration behind `capirepo
-// release`, and the build (manager binaries, image, rendering) behind
-// `capirepo build`.
+// Package pipeline runs the commands that take several steps: `capirepo
+// release` (Run: build, lint, images, write, publish to each target and
+// read it back, stopping at the first failure), the build behind `capirepo
+// build` (Build: the config's before: commands, manager binaries, image,
+// rendering), `capirepo mirror` (Mirror: upstream providers from their
+// provider URLs into a target) and `capirepo dev` (Dev: builds with the
+// next version into a local repository and a clusterctl config).
 //
 // Each step is another package's job (builder, image, contract, release,
-// publish, localrepo, verify); this package only runs them in order, records
-// what each did, and says which steps were not run after a failure.
+// publish and its targets, verify); this package runs them in order,
+// records what each did, and says which steps were not run after a
+// failure. It knows no kind of target: it opens them through
+// publish/targets and asks each how clusterctl reads it.
 //
 // It is not a command: it parses no flags and reads no environment. Tokens,
 // the go command's environment and registry credentials arrive as values in
-// the options, and publishers are made by a function the caller supplies, so
-// the caller decides where credentials come from. Secrets are never printed.
+// the options (targets.Options.Getenv is the caller's), so the caller decides
+// where credentials come from. Secrets are never printed.
 package pipeline

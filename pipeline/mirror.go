@@ -70,7 +70,7 @@ type MirrorOptions struct {
 
 // MirrorSummary is what a mirror run did.
 type MirrorSummary struct {
-	Target      string              `json:"target"`
+	To          string              `json:"target"`
 	Providers   []*MirroredProvider `json:"providers"`
 	CertManager *MirroredVersion    `json:"certManager,omitempty"`
 	Images      []MirroredImage     `json:"images,omitempty"`
@@ -142,7 +142,7 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &mirror{o: o, reach: o.Target.Clusterctl(), sum: &MirrorSummary{Target: o.To.URL, Providers: provs}, readers: map[string]publish.Source{}}
+	m := &mirror{o: o, reach: o.Target.Clusterctl(), sum: &MirrorSummary{To: o.To.URL, Providers: provs}, readers: map[string]publish.Source{}}
 	for _, p := range provs {
 		if p.reader, err = m.source(ctx, p); err != nil {
 			return nil, err

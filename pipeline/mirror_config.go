@@ -86,7 +86,7 @@ func (m *mirror) siteConfig() string {
 	if len(m.sum.Images) > 0 {
 		c.Images = map[string]publish.ImageOverride{}
 		for _, img := range m.sum.Images {
-			c.Images[img.Provider] = publish.ImageOverride{Repository: img.Target[:strings.LastIndex(img.Target, "/")]}
+			c.Images[img.Provider] = publish.ImageOverride{Repository: img.Copy[:strings.LastIndex(img.Copy, "/")]}
 		}
 		fmt.Fprintf(&b, "# Images were copied to %s/<key>/<image-name>; each images: key maps\n# its provider's images there (clusterctl replaces everything before the last '/').\n",
 			strings.TrimSuffix(m.o.Images, "/"))

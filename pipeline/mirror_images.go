@@ -23,7 +23,7 @@ type MirroredImage struct {
 	// Provider is the image override key: the provider label, or cert-manager.
 	Provider string `json:"provider"`
 	Source   string `json:"source"`
-	Target   string `json:"target"`
+	Copy     string `json:"target"` // the copy at the mirror
 	Digest   string `json:"digest"`
 	Copied   bool   `json:"copied"`
 }
@@ -144,7 +144,7 @@ func (m *mirror) imagePlan(ctx context.Context) ([]*MirroredImage, error) {
 			} else {
 				dst += ":" + ref.Identifier()
 			}
-			out = append(out, &MirroredImage{Provider: key, Source: src, Target: dst})
+			out = append(out, &MirroredImage{Provider: key, Source: src, Copy: dst})
 		}
 	}
 	if len(clashes) > 0 {
@@ -163,11 +163,11 @@ func (m *mirror) images(ctx context.Context) error {
 	return boundedEach(ctx, len(plan), m.o.Concurrency, func(i int) error {
 		img := plan[i]
 		if err := copyImage(ctx, img, m.o.ImageOptions); err != nil {
-			return fmt.Errorf("image %s of %s to %s: %w", img.Source, img.Provider, img.Target, err)
+			return fmt.Errorf("image %s of %s to %s: %w", img.Source, img.Provider, img.Copy, err)
 		}
 		m.sum.Images[i] = *img
 		if img.Copied {
-			m.logf("image %s copied to %s (%s)", img.Source, img.Target, img.Digest)
+			m.logf("image %s copied to %s (%s)", img.Source, img.Copy, img.Digest)
 		}
 		return nil
 	})
@@ -181,7 +181,7 @@ func copyImage(ctx context.Context, img *MirroredImage, opts []remote.Option) er
 	if err != nil {
 		return err
 	}
-	dst, err := name.ParseReference(img.Target)
+	dst, err := name.ParseReference(img.Copy)
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func TestMirror_ImagesAreCopiedByDigestWithEveryPlatform(t *testing.T) {
 	}
 	var got []string
 	for _, i := range sum.Images {
-		got = append(got, i.Target)
+		got = append(got, i.Copy)
 		if !i.Copied {
 			t.Errorf("%s was not copied on the first run", i.Source)
 		}

@@ -321,3 +321,17 @@ func isNetworkTransient(err error) bool {
 	}
 	return false
 }
+
+// Hint adds advice to an error a server answered with a status (a
+// StatusError): advice returns what a person can do about that status, ""
+// for none. Other errors are returned as they are.
+func Hint(err error, advice func(se *StatusError) string) error {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return err
+	}
+	if a := advice(se); a != "" {
+		return fmt.Errorf("%w: %s", err, a)
+	}
+	return err
+}

@@ -5,9 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/builder/buildtest"
 
-	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -15,10 +14,7 @@ import (
 // writes it as a dist folder and reads it back as clusterctl would.
 func TestDir_BundledExampleVerifies(t *testing.T) {
 	ctx := context.Background()
-	res, err := builder.Build(ctx, builder.Options{Dir: "../examples/infrastructure-example", Config: loadConfig(t, "../examples/infrastructure-example"), Version: "v0.1.0"})
-	if err != nil {
-		t.Fatalf("build the example: %v", err)
-	}
+	res := buildtest.Build(t, "../examples/infrastructure-example", "v0.1.0")
 	root := t.TempDir()
 	if err := release.Write(root, res.Release); err != nil {
 		t.Fatal(err)
@@ -64,14 +60,4 @@ func TestDir_BundledExampleVerifies(t *testing.T) {
 	if !slices.ContainsFunc(p.ClusterClasses, func(c *TemplateReport) bool { return c.Name == "example-quick-start" }) {
 		t.Errorf("clusterclass-example-quick-start.yaml was not read on its own: %v", p.ClusterClasses)
 	}
-}
-
-// loadConfig loads the configuration of the tree in dir.
-func loadConfig(tb testing.TB, dir string) *provider.Config {
-	tb.Helper()
-	cfg, err := provider.LoadConfig(dir, "")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return cfg
 }

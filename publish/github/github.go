@@ -951,23 +951,38 @@ func (g *Target) convert(err error) error {
 	return err
 }
 
-// hint adds what to do to the errors people can fix.
+// hint adds what to do to the errors of a publish people can fix.
 func (g *Target) hint(err error) error {
-	var se *publish.StatusError
-	if !errors.As(err, &se) {
-		return err
-	}
-	switch se.Status {
-	case http.StatusUnauthorized:
-		return fmt.Errorf("%w: the token was refused; set GITHUB_TOKEN to a token that can write releases (contents: write) of %s/%s", err, g.o.Owner, g.o.Repo)
-	case http.StatusNotFound:
-		return fmt.Errorf("%w: repository %s/%s does not exist or the token cannot see it", err, g.o.Owner, g.o.Repo)
-	case http.StatusForbidden:
-		if !se.RateLimited {
-			return fmt.Errorf("%w: the token may not write releases of %s/%s (it needs contents: write)", err, g.o.Owner, g.o.Repo)
+	return publish.Hint(err, func(se *publish.StatusError) string {
+		switch se.Status {
+		case http.StatusUnauthorized:
+			return fmt.Sprintf("the token was refused; set GITHUB_TOKEN to a token that can write releases (contents: write) of %s/%s", g.o.Owner, g.o.Repo)
+		case http.StatusNotFound:
+			return g.notFound()
+		case http.StatusForbidden:
+			if !se.RateLimited {
+				return fmt.Sprintf("the token may not write releases of %s/%s (it needs contents: write)", g.o.Owner, g.o.Repo)
+			}
 		}
-	}
-	return err
+		return ""
+	})
+}
+
+// readHint adds what to do to the errors of a read people can fix.
+func (g *Target) readHint(err error) error {
+	return publish.Hint(err, func(se *publish.StatusError) string {
+		switch se.Status {
+		case http.StatusUnauthorized:
+			return fmt.Sprintf("the token was refused; set GITHUB_TOKEN to a token that can read %s/%s, or unset it for a public repository", g.o.Owner, g.o.Repo)
+		case http.StatusNotFound:
+			return g.notFound()
+		}
+		return ""
+	})
+}
+
+func (g *Target) notFound() string {
+	return fmt.Sprintf("repository %s/%s does not exist or the token cannot see it", g.o.Owner, g.o.Repo)
 }
 
 // embeddedAssetsMax bounds the asset list a release object carries that is

@@ -755,7 +755,7 @@ func TestNewGitHub_RejectsBadOptions(t *testing.T) {
 		{Owner: "a", Repo: "x", APIURL: "ftp://host/"},
 	} {
 		if _, err := github.New(o); err == nil {
-			t.Errorf("NewGitHub(%+v) accepted", o)
+			t.Errorf("github.New(%+v) accepted", o)
 		}
 	}
 }

@@ -115,21 +115,6 @@ func (r *Target) fetch(ctx context.Context, rel *ghRelease, names []string) ([]r
 	return out, nil
 }
 
-// readHint says what to do about the errors of a read.
-func (r *Target) readHint(err error) error {
-	var se *publish.StatusError
-	if !errors.As(err, &se) {
-		return err
-	}
-	switch se.Status {
-	case http.StatusUnauthorized:
-		return fmt.Errorf("%w: the token was refused; set GITHUB_TOKEN to a token that can read %s/%s, or unset it for a public repository", err, r.o.Owner, r.o.Repo)
-	case http.StatusNotFound:
-		return fmt.Errorf("%w: repository %s/%s does not exist or the token cannot see it", err, r.o.Owner, r.o.Repo)
-	}
-	return err
-}
-
 // downloadBytes reads an asset's bytes through the API (octet-stream
 // Accept header), following GitHub's redirect to its storage.
 func (g *Target) downloadBytes(ctx context.Context, a *gh.ReleaseAsset) ([]byte, error) {

@@ -8,14 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish/publishtest"
 
 	"github.com/google/go-cmp/cmp"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/github"
-	"github.com/capirepo/capirepo/release"
 )
 
 const readerMetadata = "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: 1\n  minor: 0\n  contract: v1beta2\n"
@@ -52,9 +51,9 @@ func newUpstream(t *testing.T, opts ...fakegh.Option) (*fakegh.Server, *github.T
 	return srv, r
 }
 
-func TestGitHubReader_VersionsArePublishedReleasesOnly(t *testing.T) {
+func TestGitHubSource_VersionsArePublishedReleasesOnly(t *testing.T) {
 	_, r := newUpstream(t)
-	got, err := r.Versions(context.Background(), idOf(t, "infrastructure-example"))
+	got, err := r.Versions(context.Background(), publishtest.ID(t, "infrastructure-example"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,9 +63,9 @@ func TestGitHubReader_VersionsArePublishedReleasesOnly(t *testing.T) {
 	}
 }
 
-func TestGitHubReader_ReadReturnsOnlyWhatClusterctlReads(t *testing.T) {
+func TestGitHubSource_ReadReturnsOnlyWhatClusterctlReads(t *testing.T) {
 	srv, r := newUpstream(t)
-	p, err := readBack(context.Background(), r, "infrastructure-example", "v1.0.1")
+	p, err := publishtest.ReadBack(context.Background(), r, "infrastructure-example", "v1.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func TestGitHubReader_ReadReturnsOnlyWhatClusterctlReads(t *testing.T) {
 	}
 
 	// The components file the provider URL names.
-	p, err = readBack(context.Background(), r, "infrastructure-example", "v1.0.1", "infrastructure-components-supervisor.yaml")
+	p, err = publishtest.ReadBack(context.Background(), r, "infrastructure-example", "v1.0.1", "infrastructure-components-supervisor.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,26 +101,26 @@ func TestGitHubReader_ReadReturnsOnlyWhatClusterctlReads(t *testing.T) {
 	}
 }
 
-func TestGitHubReader_DraftsAndBareTagsAreNotFound(t *testing.T) {
+func TestGitHubSource_DraftsAndBareTagsAreNotFound(t *testing.T) {
 	_, r := newUpstream(t)
 	for _, v := range []string{"v1.0.2", "v1.0.3", "v9.9.9"} {
-		if _, err := readBack(context.Background(), r, "infrastructure-example", v); !errors.Is(err, publish.ErrNotFound) {
+		if _, err := publishtest.ReadBack(context.Background(), r, "infrastructure-example", v); !errors.Is(err, publish.ErrNotFound) {
 			t.Errorf("Read %s: err = %v, want ErrNotFound", v, err)
 		}
 	}
 }
 
-func TestGitHubReader_BytesThatDoNotMatchTheDigestAreRefused(t *testing.T) {
+func TestGitHubSource_BytesThatDoNotMatchTheDigestAreRefused(t *testing.T) {
 	srv, r := newUpstream(t)
 	srv.Inject(fakegh.RouteGetAsset, 1, fakegh.Fault{Status: http.StatusOK, Body: "not the asset"})
-	if _, err := readBack(context.Background(), r, "infrastructure-example", "v1.0.0"); err == nil {
+	if _, err := publishtest.ReadBack(context.Background(), r, "infrastructure-example", "v1.0.0"); err == nil {
 		t.Fatal("a download whose bytes differ from the digest was accepted")
 	}
 }
 
-func TestGitHubReader_WithoutDigestsTheBytesAreTaken(t *testing.T) {
+func TestGitHubSource_WithoutDigestsTheBytesAreTaken(t *testing.T) {
 	_, r := newUpstream(t, fakegh.WithoutDigest())
-	p, err := readBack(context.Background(), r, "infrastructure-example", "v1.0.0")
+	p, err := publishtest.ReadBack(context.Background(), r, "infrastructure-example", "v1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +129,7 @@ func TestGitHubReader_WithoutDigestsTheBytesAreTaken(t *testing.T) {
 	}
 }
 
-func TestGitHubReader_ARefusedTokenSaysWhatToDoAndIsNeverPrinted(t *testing.T) {
+func TestGitHubSource_ARefusedTokenSaysWhatToDoAndIsNeverPrinted(t *testing.T) {
 	srv := fakegh.New(t, fakegh.WithToken("ghp_the_right_one"))
 	srv.AddRepo("acme", "cluster-api-provider-example", false)
 	r, err := github.New(github.Options{Owner: "acme", Repo: "cluster-api-provider-example", Token: "ghp_wrong_token_value",
@@ -138,35 +137,11 @@ func TestGitHubReader_ARefusedTokenSaysWhatToDoAndIsNeverPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.Versions(context.Background(), idOf(t, "infrastructure-example"))
+	_, err = r.Versions(context.Background(), publishtest.ID(t, "infrastructure-example"))
 	if err == nil || !strings.Contains(err.Error(), "GITHUB_TOKEN") {
 		t.Fatalf("err = %v, want the hint to set GITHUB_TOKEN", err)
 	}
 	if strings.Contains(err.Error(), "ghp_wrong_token_value") {
 		t.Errorf("the token is in the error: %v", err)
 	}
-}
-
-// readBack reads a provider version back through a source, as mirror and
-// verify do; components names the components file, as a provider URL does.
-func readBack(ctx context.Context, src publish.Source, label, version string, components ...string) (*release.Provider, error) {
-	id, err := provider.ParseLabel(label)
-	if err != nil {
-		return nil, err
-	}
-	ref := publish.Ref{ID: id, Version: version}
-	if len(components) > 0 {
-		ref.Components = components[0]
-	}
-	return publish.Read(ctx, src, ref)
-}
-
-// idOf is the provider a label names.
-func idOf(t testing.TB, label string) provider.ID {
-	t.Helper()
-	id, err := provider.ParseLabel(label)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
 }

@@ -8,14 +8,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/builder/buildtest"
 
 	"k8s.io/apimachinery/pkg/util/version"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 
-	"github.com/capirepo/capirepo/builder"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/github"
@@ -27,10 +26,7 @@ import (
 // metadata, components, every flavor and every ClusterClass.
 func TestPublishGitHub_ClusterctlReadsThePublishedRelease(t *testing.T) {
 	ctx := context.Background()
-	res, err := builder.Build(ctx, builder.Options{Dir: "../../examples/infrastructure-example", Config: loadConfig(t, "../../examples/infrastructure-example"), Version: "v0.1.0"})
-	if err != nil {
-		t.Fatalf("build the example: %v", err)
-	}
+	res := buildtest.Build(t, "../../examples/infrastructure-example", "v0.1.0")
 	rel := res.Release
 
 	srv := fakegh.New(t, fakegh.WithToken(testToken))
@@ -152,13 +148,3 @@ func mustSemver(t *testing.T, v string) *version.Version {
 // roundTrips numbers the repositories of this process: clusterctl caches
 // releases per repository for the whole process.
 var roundTrips atomic.Int64
-
-// loadConfig loads the configuration of the tree in dir.
-func loadConfig(tb testing.TB, dir string) *provider.Config {
-	tb.Helper()
-	cfg, err := provider.LoadConfig(dir, "")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return cfg
-}

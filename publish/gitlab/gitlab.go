@@ -710,22 +710,20 @@ func (g *Target) convert(resp *gl.Response, cap *captured, err error) error {
 
 // hint adds what to do to the errors people can fix.
 func (g *Target) hint(err error) error {
-	var se *publish.StatusError
-	if !errors.As(err, &se) {
-		return err
-	}
-	switch se.Status {
-	case http.StatusUnauthorized:
-		return fmt.Errorf("%w: GitLab refused the token; set GITLAB_ACCESS_TOKEN to a personal, project or group access token with the api scope, or inside GitLab CI pass --token-type job to use CI_JOB_TOKEN", err)
-	case http.StatusForbidden:
-		if strings.Contains(strings.ToLower(se.Error()), "duplicate") {
-			return fmt.Errorf("%w: the project's group rejects duplicate generic packages, which --replace needs; allow duplicates (Settings > Packages and registries) or delete the package version first", err)
+	return publish.Hint(err, func(se *publish.StatusError) string {
+		switch se.Status {
+		case http.StatusUnauthorized:
+			return "GitLab refused the token; set GITLAB_ACCESS_TOKEN to a personal, project or group access token with the api scope, or inside GitLab CI pass --token-type job to use CI_JOB_TOKEN"
+		case http.StatusForbidden:
+			if strings.Contains(strings.ToLower(se.Error()), "duplicate") {
+				return "the project's group rejects duplicate generic packages, which --replace needs; allow duplicates (Settings > Packages and registries) or delete the package version first"
+			}
+			return fmt.Sprintf("the token may not write packages of project %s; it needs the api scope and at least the Developer role (a job token only reaches projects that allow its project)", g.projectName())
+		case http.StatusNotFound:
+			return fmt.Sprintf("project %s does not exist at %s or the token cannot see it; check --url and --project", g.projectName(), g.web)
 		}
-		return fmt.Errorf("%w: the token may not write packages of project %s; it needs the api scope and at least the Developer role (a job token only reaches projects that allow its project)", err, g.projectName())
-	case http.StatusNotFound:
-		return fmt.Errorf("%w: project %s does not exist at %s or the token cannot see it; check --url and --project", err, g.projectName(), g.web)
-	}
-	return err
+		return ""
+	})
 }
 
 func (g *Target) projectName() string {

@@ -77,7 +77,7 @@ func (f *glFixture) publish(t *testing.T, rel *release.Release, edit ...func(*gi
 	}
 	g, err := gitlab.New(o)
 	if err != nil {
-		t.Fatalf("NewGitLab: %v", err)
+		t.Fatalf("gitlab.New: %v", err)
 	}
 	sum, err := g.Publish(context.Background(), rel)
 	f.mu.Lock()

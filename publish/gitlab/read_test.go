@@ -5,15 +5,16 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/capirepo/capirepo/publish/publishtest"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/gitlab"
 	"github.com/capirepo/capirepo/release"
 )
 
-func TestGitLabReader_ReadsWhatThePublisherWrote(t *testing.T) {
+func TestGitLabSource_ReadsWhatThePublisherWrote(t *testing.T) {
 	ctx := context.Background()
 	f := newGLFixture(t)
 	rel := glRelease(t, "v2.0.0", exampleFiles("1"))
@@ -33,14 +34,14 @@ func TestGitLabReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, err := r.Versions(ctx, idOf(t, "infrastructure-example"))
+	vs, err := r.Versions(ctx, publishtest.ID(t, "infrastructure-example"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"v2.0.0", "v2.1.0"}, vs); diff != "" {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
-	got, err := readBack(ctx, r, "infrastructure-example", "v2.0.0")
+	got, err := publishtest.ReadBack(ctx, r, "infrastructure-example", "v2.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestGitLabReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if diff := cmp.Diff(want.Files, got.Files); diff != "" {
 		t.Errorf("v2.0.0 files (-published +read):\n%s", diff)
 	}
-	got, err = readBack(ctx, r, "infrastructure-example", "v2.1.0")
+	got, err = publishtest.ReadBack(ctx, r, "infrastructure-example", "v2.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,31 +59,7 @@ func TestGitLabReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if _, ok := got.File(release.ChecksumsFile); ok {
 		t.Errorf("checksums.txt was read")
 	}
-	if _, err := readBack(ctx, r, "infrastructure-example", "v3.0.0"); !errors.Is(err, publish.ErrNotFound) {
+	if _, err := publishtest.ReadBack(ctx, r, "infrastructure-example", "v3.0.0"); !errors.Is(err, publish.ErrNotFound) {
 		t.Errorf("missing version: err = %v, want ErrNotFound", err)
 	}
-}
-
-// readBack reads a provider version back through a source, as mirror and
-// verify do; components names the components file, as a provider URL does.
-func readBack(ctx context.Context, src publish.Source, label, version string, components ...string) (*release.Provider, error) {
-	id, err := provider.ParseLabel(label)
-	if err != nil {
-		return nil, err
-	}
-	ref := publish.Ref{ID: id, Version: version}
-	if len(components) > 0 {
-		ref.Components = components[0]
-	}
-	return publish.Read(ctx, src, ref)
-}
-
-// idOf is the provider a label names.
-func idOf(t testing.TB, label string) provider.ID {
-	t.Helper()
-	id, err := provider.ParseLabel(label)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
 }

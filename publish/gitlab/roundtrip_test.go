@@ -8,14 +8,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/builder/buildtest"
 
 	"github.com/google/go-cmp/cmp"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 
-	"github.com/capirepo/capirepo/builder"
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/gitlab"
@@ -28,10 +27,7 @@ import (
 // verify): metadata, components, every flavor and every ClusterClass.
 func TestPublishGitLab_ClusterctlReadsThePublishedPackage(t *testing.T) {
 	ctx := context.Background()
-	res, err := builder.Build(ctx, builder.Options{Dir: "../../examples/infrastructure-example", Config: loadConfig(t, "../../examples/infrastructure-example"), Version: "v0.1.0"})
-	if err != nil {
-		t.Fatalf("build the example: %v", err)
-	}
+	res := buildtest.Build(t, "../../examples/infrastructure-example", "v0.1.0")
 	rel := res.Release
 	p := rel.Providers[0]
 
@@ -187,14 +183,4 @@ func uniqueProject(t *testing.T, f *glFixture) string {
 	project := fmt.Sprintf("capi/roundtrip-%d-%s", n, strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
 	f.srv.AddProject(4000+n, project, false)
 	return project
-}
-
-// loadConfig loads the configuration of the tree in dir.
-func loadConfig(tb testing.TB, dir string) *provider.Config {
-	tb.Helper()
-	cfg, err := provider.LoadConfig(dir, "")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return cfg
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capirepo/capirepo/builder/buildtest"
+
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 
@@ -76,7 +78,7 @@ func TestPublish_VersionsSideBySideResolveAsClusterctl(t *testing.T) {
 	root := t.TempDir()
 	pub := &Target{Root: root}
 	for _, v := range []string{"v0.1.1", "v0.2.0-rc.1", "v0.1.0"} {
-		if _, err := pub.Publish(ctx, minimalRelease(t, v)); err != nil {
+		if _, err := pub.Publish(ctx, buildtest.MinimalRelease(t, v)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -120,7 +122,7 @@ func TestPublish_VersionsSideBySideResolveAsClusterctl(t *testing.T) {
 func TestPublish_IdenticalIsNoOpDifferentNeedsReplace(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	rel := minimalRelease(t, "v0.1.0")
+	rel := buildtest.MinimalRelease(t, "v0.1.0")
 	if _, err := (&Target{Root: root}).Publish(ctx, rel); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +137,7 @@ func TestPublish_IdenticalIsNoOpDifferentNeedsReplace(t *testing.T) {
 		t.Errorf("identical re-publish: uploaded %v replaced %v skipped %v", sum.Uploaded, sum.Replaced, sum.Skipped)
 	}
 
-	changed := clone(rel)
+	changed := buildtest.Clone(rel)
 	p := changed.Providers[0]
 	if err := p.Add("metadata.yaml", append(bytes.Clone(p.Files[slices.IndexFunc(p.Files, func(f release.File) bool { return f.Name == "metadata.yaml" })].Data), "# edited\n"...)); err != nil {
 		t.Fatal(err)
@@ -186,15 +188,15 @@ func TestPublish_IdenticalIsNoOpDifferentNeedsReplace(t *testing.T) {
 func TestPublish_ConflictWritesNoProvider(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	a := minimalRelease(t, "v0.1.0")
+	a := buildtest.MinimalRelease(t, "v0.1.0")
 	if _, err := (&Target{Root: root}).Publish(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	// A two-provider release whose second provider conflicts: the first,
 	// new one must not be written either.
-	b := clone(a)
+	b := buildtest.Clone(a)
 	b.Providers[0].Files[0].Data = append(bytes.Clone(b.Providers[0].Files[0].Data), '\n')
-	other := clone(a).Providers[0]
+	other := buildtest.Clone(a).Providers[0]
 	other.ID = provider.ID{Name: "other", Type: "InfrastructureProvider"}
 	b.Providers = append([]*release.Provider{other}, b.Providers...)
 	if _, err := (&Target{Root: root}).Publish(ctx, b); err == nil {
@@ -222,7 +224,7 @@ func TestPublish_RejectsUnsafeNames(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			r := clone(minimalRelease(t, "v0.1.0"))
+			r := buildtest.Clone(buildtest.MinimalRelease(t, "v0.1.0"))
 			tc.edit(r)
 			_, err := (&Target{Root: root}).Publish(context.Background(), r)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -238,11 +240,11 @@ func TestPublish_RejectsUnsafeNames(t *testing.T) {
 func TestPublish_OverridesWinOverAnotherURL(t *testing.T) {
 	ctx := context.Background()
 	repoRoot, overrides := t.TempDir(), t.TempDir()
-	rel := minimalRelease(t, "v0.1.0")
+	rel := buildtest.MinimalRelease(t, "v0.1.0")
 	if _, err := (&Target{Root: repoRoot}).Publish(ctx, rel); err != nil {
 		t.Fatal(err)
 	}
-	over := clone(rel)
+	over := buildtest.Clone(rel)
 	p := over.Providers[0]
 	comp := bytes.Replace(p.Components().Data, []byte("registry.example.com/test/sidecar:1.0"), []byte("registry.example.com/test/sidecar:override"), 1)
 	if bytes.Equal(comp, p.Components().Data) {
@@ -279,7 +281,7 @@ func TestPublish_OverridesWinOverAnotherURL(t *testing.T) {
 func TestCleanLeftovers_RestoresFolderMovedAside(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	rel := minimalRelease(t, "v0.1.0")
+	rel := buildtest.MinimalRelease(t, "v0.1.0")
 	if _, err := (&Target{Root: root}).Publish(ctx, rel); err != nil {
 		t.Fatal(err)
 	}
@@ -332,9 +334,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	for _, dir := range minimalTrees {
-		_ = os.RemoveAll(dir)
-	}
+	buildtest.RemoveTrees()
 	os.Exit(code)
 }
 
@@ -342,7 +342,7 @@ func TestMain(m *testing.M) {
 // $ROOT and stops once the new folder is staged, waiting to be killed.
 func hangingPublish() {
 	t := &testing.T{}
-	rel := clone(minimalRelease(t, "v0.1.0"))
+	rel := buildtest.Clone(buildtest.MinimalRelease(t, "v0.1.0"))
 	if err := rel.Providers[0].Add("cluster-template-new.yaml", []byte("kind: Cluster\n")); err != nil {
 		panic(err)
 	}
@@ -359,7 +359,7 @@ func hangingPublish() {
 func TestPublish_KilledMidWriteLeavesPreviousState(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	rel := minimalRelease(t, "v0.1.0")
+	rel := buildtest.MinimalRelease(t, "v0.1.0")
 	if _, err := (&Target{Root: root}).Publish(ctx, rel); err != nil {
 		t.Fatal(err)
 	}
@@ -419,19 +419,6 @@ func TestPublish_KilledMidWriteLeavesPreviousState(t *testing.T) {
 	if testtree.HasLeftover(t, labelDir) {
 		t.Errorf("leftover not cleaned: %v", testtree.Names(t, labelDir))
 	}
-}
-
-func clone(r *release.Release) *release.Release {
-	out := &release.Release{Version: r.Version}
-	for _, p := range r.Providers {
-		c := *p
-		c.Files = nil
-		for _, f := range p.Files {
-			c.Files = append(c.Files, release.File{Name: f.Name, Data: bytes.Clone(f.Data)})
-		}
-		out.Providers = append(out.Providers, &c)
-	}
-	return out
 }
 
 func mapsKeys(m map[string]string) func(func(string) bool) {

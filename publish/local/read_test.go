@@ -8,8 +8,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/capirepo/capirepo/provider"
-	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/publish/publishtest"
+
+	"github.com/capirepo/capirepo/builder/buildtest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -19,11 +20,11 @@ import (
 func TestReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	rel := minimalRelease(t, "v0.1.0")
+	rel := buildtest.MinimalRelease(t, "v0.1.0")
 	if _, err := (&Target{Root: root}).Publish(ctx, rel); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&Target{Root: root}).Publish(ctx, minimalRelease(t, "v0.2.0")); err != nil {
+	if _, err := (&Target{Root: root}).Publish(ctx, buildtest.MinimalRelease(t, "v0.2.0")); err != nil {
 		t.Fatal(err)
 	}
 	label := rel.Providers[0].Label()
@@ -32,7 +33,7 @@ func TestReader_ReadsWhatThePublisherWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Target{Root: root}
-	vs, err := r.Versions(ctx, idOf(t, label))
+	vs, err := r.Versions(ctx, publishtest.ID(t, label))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,14 +41,14 @@ func TestReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if diff := cmp.Diff([]string{"v0.1.0", "v0.2.0"}, vs); diff != "" {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
-	got, err := readBack(ctx, r, label, "v0.1.0")
+	got, err := publishtest.ReadBack(ctx, r, label, "v0.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(rel.Providers[0], got); diff != "" {
 		t.Errorf("read back (-published +read):\n%s", diff)
 	}
-	if _, err := readBack(ctx, r, label, "v0.9.0"); !errors.Is(err, publish.ErrNotFound) {
+	if _, err := publishtest.ReadBack(ctx, r, label, "v0.9.0"); !errors.Is(err, publish.ErrNotFound) {
 		t.Errorf("missing version: err = %v, want ErrNotFound", err)
 	}
 
@@ -56,7 +57,7 @@ func TestReader_ReadsWhatThePublisherWrote(t *testing.T) {
 	if err := os.WriteFile(comp, []byte("changed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readBack(ctx, r, label, "v0.1.0"); err == nil {
+	if _, err := publishtest.ReadBack(ctx, r, label, "v0.1.0"); err == nil {
 		t.Error("a file that no longer matches checksums.txt was read")
 	}
 }
@@ -78,35 +79,11 @@ func TestReader_ReadsAFolderWithoutChecksums(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := readBack(context.Background(), (&Target{Root: root}), "infrastructure-hand", "v1.0.0")
+	got, err := publishtest.ReadBack(context.Background(), (&Target{Root: root}), "infrastructure-hand", "v1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Files) != 3 || got.ComponentsFile != "infrastructure-components.yaml" {
 		t.Errorf("read %d files (components %s), want 3 without notes.md", len(got.Files), got.ComponentsFile)
 	}
-}
-
-// readBack reads a provider version back through a source, as mirror and
-// verify do; components names the components file, as a provider URL does.
-func readBack(ctx context.Context, src publish.Source, label, version string, components ...string) (*release.Provider, error) {
-	id, err := provider.ParseLabel(label)
-	if err != nil {
-		return nil, err
-	}
-	ref := publish.Ref{ID: id, Version: version}
-	if len(components) > 0 {
-		ref.Components = components[0]
-	}
-	return publish.Read(ctx, src, ref)
-}
-
-// idOf is the provider a label names.
-func idOf(t testing.TB, label string) provider.ID {
-	t.Helper()
-	id, err := provider.ParseLabel(label)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
 }

@@ -1,6 +1,6 @@
 // Package oci publishes a built release to an OCI registry as artifacts
 // cluster-api-operator installs from (spec.fetchConfig.oci), and reads them
-// back by the operator's rules (publish.Reader), so mirror and verify treat a
+// back by the operator's rules (publish.Source), so mirror and verify treat a
 // registry like any other target.
 //
 // Two layouts:

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capirepo/capirepo/publish/publishtest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -237,21 +239,21 @@ func TestPublishOCI_ReadBackByTheOperatorsRules(t *testing.T) {
 	if _, err := p.Publish(context.Background(), rel); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readBack(context.Background(), p, "infrastructure-example", "v0.1.0")
+	got, err := publishtest.ReadBack(context.Background(), p, "infrastructure-example", "v0.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(rel.Providers[0], got); diff != "" {
 		t.Errorf("read back (-published +read)\n%s", diff)
 	}
-	vs, err := p.Versions(context.Background(), idOf(t, "infrastructure-example"))
+	vs, err := p.Versions(context.Background(), publishtest.ID(t, "infrastructure-example"))
 	if err != nil || !cmp.Equal(vs, []string{"v0.1.0"}) {
 		t.Errorf("Versions = %v, %v", vs, err)
 	}
-	if vs, err := p.Versions(context.Background(), idOf(t, "infrastructure-other")); err != nil || len(vs) != 0 {
+	if vs, err := p.Versions(context.Background(), publishtest.ID(t, "infrastructure-other")); err != nil || len(vs) != 0 {
 		t.Errorf("Versions of a provider never published = %v, %v", vs, err)
 	}
-	if _, err := readBack(context.Background(), p, "infrastructure-example", "v0.2.0"); !errors.Is(err, publish.ErrNotFound) {
+	if _, err := publishtest.ReadBack(context.Background(), p, "infrastructure-example", "v0.2.0"); !errors.Is(err, publish.ErrNotFound) {
 		t.Errorf("Read of a version never published: %v, want ErrNotFound", err)
 	}
 	byRef, err := p.ReadReference(context.Background(), reg.host+"/capi/infrastructure-example:v0.1.0")
@@ -322,7 +324,7 @@ func TestPublishOCI_ChangedFileIsRefusedWithoutReplace(t *testing.T) {
 	if len(sum.Replaced) != 7 {
 		t.Errorf("replaced = %v", sum.Replaced)
 	}
-	got, err := readBack(context.Background(), pr2, "infrastructure-example", "v0.1.0")
+	got, err := publishtest.ReadBack(context.Background(), pr2, "infrastructure-example", "v0.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +401,7 @@ func TestPublishOCI_BasicAuth(t *testing.T) {
 	if _, err := good.Publish(context.Background(), exampleRelease(t)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readBack(context.Background(), good, "infrastructure-example", "v0.1.0"); err != nil {
+	if _, err := publishtest.ReadBack(context.Background(), good, "infrastructure-example", "v0.1.0"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(progress.String(), reg.pass) {
@@ -442,7 +444,7 @@ func TestPublishOCI_RetriesServerErrorsAndRateLimitsThroughThePolicy(t *testing.
 	if manifestPuts != 3 {
 		t.Errorf("manifest PUTs = %d, want 3", manifestPuts)
 	}
-	got, err := readBack(context.Background(), p, "infrastructure-example", "v0.1.0")
+	got, err := publishtest.ReadBack(context.Background(), p, "infrastructure-example", "v0.1.0")
 	if err != nil || !cmp.Equal(got, exampleRelease(t).Providers[0]) {
 		t.Errorf("read back after retries: %v", err)
 	}
@@ -450,7 +452,7 @@ func TestPublishOCI_RetriesServerErrorsAndRateLimitsThroughThePolicy(t *testing.
 	// A registry that keeps failing: the policy gives up after its attempts.
 	reg.fail = func(r *http.Request) (int, http.Header) { return http.StatusBadGateway, nil }
 	s.waits = nil
-	_, err = readBack(context.Background(), p, "infrastructure-example", "v0.1.0")
+	_, err = publishtest.ReadBack(context.Background(), p, "infrastructure-example", "v0.1.0")
 	if err == nil || !strings.Contains(err.Error(), "gave up after 4 attempts") {
 		t.Errorf("err = %v", err)
 	}
@@ -503,7 +505,7 @@ func TestPublishOCI_SingleArtifactForAMonorepoRelease(t *testing.T) {
 			t.Errorf("%s (-published +read)\n%s", g.Label(), diff)
 		}
 	}
-	if _, err := readBack(context.Background(), p, "control-plane-kubeadm", "v0.1.0"); err != nil {
+	if _, err := publishtest.ReadBack(context.Background(), p, "control-plane-kubeadm", "v0.1.0"); err != nil {
 		t.Error(err)
 	}
 }
@@ -533,7 +535,7 @@ func TestPublishOCI_TitlesAreTheOperatorsNames(t *testing.T) {
 		if comp.Annotations[AnnotationTitle] != tc.wantTitle || (comp.Annotations[AnnotationFile] == tc.file) != tc.annotation {
 			t.Errorf("%s: components layer annotations %v", tc.id.Label(), comp.Annotations)
 		}
-		got, err := readBack(context.Background(), p, tc.id.Label(), "v1.0.0")
+		got, err := publishtest.ReadBack(context.Background(), p, tc.id.Label(), "v1.0.0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -562,7 +564,7 @@ func TestPublishOCI_ProposalFormat(t *testing.T) {
 	if m.Annotations[AnnotationTitle] != "infrastructure-example" || m.Annotations[AnnotationProviderType] != "infrastructure" {
 		t.Errorf("annotations %v", m.Annotations)
 	}
-	got, err := readBack(context.Background(), p, "infrastructure-example", "v0.1.0")
+	got, err := publishtest.ReadBack(context.Background(), p, "infrastructure-example", "v0.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -643,7 +645,7 @@ func TestReadOCI_CredentialsNeverFollowARedirectToAnotherHost(t *testing.T) {
 		}
 		return 0, nil
 	}
-	got, err := readBack(context.Background(), p, "infrastructure-example", "v0.1.0")
+	got, err := publishtest.ReadBack(context.Background(), p, "infrastructure-example", "v0.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -709,28 +711,4 @@ func TestReference_IsWhatTheOperatorParses(t *testing.T) {
 			t.Errorf("the operator would read the digest reference as %s : %s", r, tg)
 		}
 	}
-}
-
-// readBack reads a provider version back through a source, as mirror and
-// verify do; components names the components file, as a provider URL does.
-func readBack(ctx context.Context, src publish.Source, label, version string, components ...string) (*release.Provider, error) {
-	id, err := provider.ParseLabel(label)
-	if err != nil {
-		return nil, err
-	}
-	ref := publish.Ref{ID: id, Version: version}
-	if len(components) > 0 {
-		ref.Components = components[0]
-	}
-	return publish.Read(ctx, src, ref)
-}
-
-// idOf is the provider a label names.
-func idOf(t testing.TB, label string) provider.ID {
-	t.Helper()
-	id, err := provider.ParseLabel(label)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
 }

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
 )
 
 // HeaderLog records every header a server saw.
@@ -135,4 +137,28 @@ func (h *RecordingHook) Seen() map[string][]string {
 		}
 	}
 	return out
+}
+
+// ReadBack reads a provider version back through a source, as mirror and
+// verify do; components names the components file, as a provider URL does.
+func ReadBack(ctx context.Context, src publish.Source, label, version string, components ...string) (*release.Provider, error) {
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		return nil, err
+	}
+	ref := publish.Ref{ID: id, Version: version}
+	if len(components) > 0 {
+		ref.Components = components[0]
+	}
+	return publish.Read(ctx, src, ref)
+}
+
+// ID is the provider a label names.
+func ID(tb testing.TB, label string) provider.ID {
+	tb.Helper()
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return id
 }
