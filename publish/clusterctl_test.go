@@ -51,7 +51,7 @@ providers:
   type: InfrastructureProvider
   url: file:///r/infrastructure-example/v0.1.0/infrastructure-components.yaml
 `
-	if diff := cmp.Diff(want, string(data)); diff != "" {
+	if diff := cmp.Diff(want, data); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

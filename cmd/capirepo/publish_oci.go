@@ -87,7 +87,7 @@ config and its credential helpers (docker login). They are never printed.`,
 			if err := o.fromArg(cmd, args); err != nil {
 				return err
 			}
-			opts, err := o.ociFlags.options(cmd.Context(), s, ".")
+			opts, err := o.options(cmd.Context(), s, ".")
 			if err != nil {
 				return err
 			}

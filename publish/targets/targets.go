@@ -196,12 +196,10 @@ func ParseProviderURL(raw string) (loc Location, version, components string, err
 	if err != nil {
 		return Location{}, "", "", fmt.Errorf("provider URL %q: %w", raw, err)
 	}
-	var schemes []string
 	for _, b := range registered() {
 		if b.FromProviderURL == nil {
 			continue
 		}
-		schemes = append(schemes, b.Scheme)
 		loc, version, components, ok, err := b.FromProviderURL(u)
 		if err != nil {
 			return Location{}, "", "", err
