@@ -22,7 +22,8 @@ type Options struct {
 	Build BuildOptions
 	// Targets are where the release is published, in this order.
 	Targets []targets.Location
-	// TargetOptions open the targets (credentials, clients, release notes).
+	// TargetOptions open the targets (credentials, clients, release notes),
+	// to publish.
 	TargetOptions targets.Options
 	// Open makes the target of a location; nil means the location's own
 	// Open with TargetOptions. Run calls it for every target before
@@ -92,8 +93,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		o.Progress = Lines(o.Log, false)
 	}
 	if o.Open == nil {
+		to := o.TargetOptions
+		to.Publish = true // a missing credential fails here, before the build
 		o.Open = func(ctx context.Context, loc targets.Location) (publish.Target, error) {
-			return loc.Open(ctx, o.TargetOptions)
+			return loc.Open(ctx, to)
 		}
 	}
 	opened := make([]publish.Target, len(o.Targets))
