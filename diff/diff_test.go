@@ -141,13 +141,6 @@ func dropCRD(t *testing.T, rel *release.Release, name string) {
 	t.Fatalf("no CRD %s", name)
 }
 
-func setMetadata(t *testing.T, rel *release.Release, fn func(string) string) {
-	t.Helper()
-	for _, p := range rel.Providers {
-		editFile(t, rel, p.Label(), "metadata.yaml", fn)
-	}
-}
-
 // TestCompare_Rules breaks the real cluster-api v1.14.2 (or v1.13.0) once per
 // case and checks exactly which findings appear: each breaking change is an
 // error naming the CRD and the version. Every upgrade rule has a case.

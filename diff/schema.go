@@ -100,7 +100,7 @@ func compareVersion(ov, nv apiextensionsv1.CustomResourceDefinitionVersion) []sc
 			continue
 		}
 		out = append(out, schemaDiff{contract.RuleUpgradeSchema, contract.Error, at(p),
-			fmt.Sprintf("%s was removed: the API server prunes it from stored objects on their next write (its data is lost) and refuses manifests that set it", at(p))})
+			fmt.Sprintf("%s was removed: the API server prunes it from stored objects on their next write (its data is lost), and clients that still set it have it dropped or refused", at(p))})
 	}
 	cmps := comparators()
 	paths := make([]string, 0, len(oldFlat))

@@ -288,6 +288,9 @@ func (rd *reader) readFolderSide(s Side) (*release.Release, string, error) {
 		return nil, "", err
 	}
 	for _, n := range notes {
+		// The lint's words for a tree's newest version, said of a side.
+		n = strings.Replace(n, ": linting ", ": reading ", 1)
+		n = strings.Replace(n, "(choose one with --version)", "(choose one with "+s.Arg+"@VERSION)", 1)
 		fmt.Fprintf(rd.log, "%s\n", n)
 	}
 	return rel, s.Arg, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/gitlab"
 	"github.com/capirepo/capirepo/publish/oci"
@@ -103,8 +104,10 @@ func runDiff(cmd *cobra.Command, s streams, g *globalOptions, o *diffOptions, ar
 	if err := checkVersionFlag(o.version); err != nil {
 		return err
 	}
-	if _, err := pipeline.ParseSide("x", o.oldVersion); o.oldVersion != "" && err != nil {
-		return usagef("--old-version: %v", err)
+	if o.oldVersion != "" {
+		if _, err := provider.ParseVersion(o.oldVersion); err != nil {
+			return usagef("--old-version: %v", err)
+		}
 	}
 	if err := checkConfigFlag(o.config); err != nil {
 		return err
