@@ -324,8 +324,19 @@ func (rd *reader) readOld(ctx context.Context, s Side, newRel *release.Release) 
 	if old, err = rd.readTarget(ctx, src, s.Location.URL, ids, v); err != nil {
 		return nil, "", nil, err
 	}
-	hist, err = rd.history(ctx, src, ids, old, newRel)
-	return old, s.Location.URL, hist, err
+	return old, s.Location.URL, rd.historyOrNote(ctx, src, ids, old, newRel), nil
+}
+
+// historyOrNote is history, whose failure to read an older release is
+// said on the log and not an error: the history is advice, and the
+// comparison with old stands on its own.
+func (rd *reader) historyOrNote(ctx context.Context, src publish.Source, ids []provider.ID, old, newRel *release.Release) []contract.Finding {
+	hist, err := rd.history(ctx, src, ids, old, newRel)
+	if err != nil {
+		fmt.Fprintf(rd.log, "the releases before %s were not checked for the oldest that upgrades straight to %s: %v\n", old.Version, newRel.Version, err)
+		return nil
+	}
+	return hist
 }
 
 // readTarget reads the providers ids at version v from a target, as
@@ -550,10 +561,7 @@ func (r *run) upgrade(ctx context.Context, opened []publish.Target) (string, boo
 			return "", false, err
 		}
 		res := diff.Compare(old, newRel)
-		hist, err := rd.history(ctx, src, ids, old, newRel)
-		if err != nil {
-			return "", false, err
-		}
+		hist := rd.historyOrNote(ctx, src, ids, old, newRel)
 		for _, n := range res.Notes {
 			fmt.Fprintf(r.o.Log, "  %s\n", n)
 		}
