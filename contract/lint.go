@@ -679,12 +679,4 @@ func mergeFields(fs []Finding) []Finding {
 	return out
 }
 
-func less(a, b Finding) bool {
-	return cmp.Or(
-		strings.Compare(a.File, b.File),
-		strings.Compare(a.Object, b.Object),
-		strings.Compare(a.Field, b.Field),
-		strings.Compare(a.Rule, b.Rule),
-		strings.Compare(a.Message, b.Message),
-	) < 0
-}
+func less(a, b Finding) bool { return finding.Compare(a, b) < 0 }

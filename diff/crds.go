@@ -112,29 +112,24 @@ func (c *collector) versions(o, n *side, id string, oc, nc *apiextensionsv1.Cust
 }
 
 func storageVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
-	var out []string
-	for _, v := range crd.Spec.Versions {
-		if v.Storage {
-			out = append(out, v.Name)
-		}
-	}
-	return out
+	return versionsWhere(crd, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Storage })
 }
 
 func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
-	var out []string
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			out = append(out, v.Name)
-		}
-	}
-	return out
+	return versionsWhere(crd, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Served })
 }
 
 func versionNames(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	return versionsWhere(crd, func(apiextensionsv1.CustomResourceDefinitionVersion) bool { return true })
+}
+
+// versionsWhere names a CRD's versions for which keep is true, in order.
+func versionsWhere(crd *apiextensionsv1.CustomResourceDefinition, keep func(apiextensionsv1.CustomResourceDefinitionVersion) bool) []string {
 	var out []string
 	for _, v := range crd.Spec.Versions {
-		out = append(out, v.Name)
+		if keep(v) {
+			out = append(out, v.Name)
+		}
 	}
 	return out
 }

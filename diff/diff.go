@@ -246,15 +246,7 @@ func (c *collector) provider(o, n *side) {
 }
 
 func sortFindings(fs []finding.Finding) []finding.Finding {
-	slices.SortFunc(fs, func(a, b finding.Finding) int {
-		return cmp.Or(
-			strings.Compare(a.File, b.File),
-			strings.Compare(a.Object, b.Object),
-			strings.Compare(a.Field, b.Field),
-			strings.Compare(a.Rule, b.Rule),
-			strings.Compare(a.Message, b.Message),
-		)
-	})
+	slices.SortFunc(fs, finding.Compare)
 	return slices.Compact(fs)
 }
 

@@ -209,16 +209,6 @@ func withFoo(t *testing.T, version string, versions ...crdVersion) *release.Rele
 	return rel
 }
 
-// writeDist writes a release as capirepo build does and returns the folder.
-func writeDist(t *testing.T, rel *release.Release) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "dist")
-	if err := release.Write(dir, rel); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func side(t *testing.T, arg string) pipeline.Side {
 	t.Helper()
 	s, err := pipeline.ParseSide(arg, "")
@@ -253,7 +243,7 @@ func TestDiff_HistoryNamesTheOldestReleaseThatUpgradesStraight(t *testing.T) {
 	}
 	newRel := withFoo(t, "v0.3.0", crdVersion{"v1beta1", true, true})
 	var logs bytes.Buffer
-	sum, err := pipeline.Diff(context.Background(), pipeline.DiffOptions{Old: []pipeline.Side{side(t, root)}, New: side(t, writeDist(t, newRel)), Log: &logs})
+	sum, err := pipeline.Diff(context.Background(), pipeline.DiffOptions{Old: []pipeline.Side{side(t, root)}, New: side(t, buildtest.Dist(t, newRel)), Log: &logs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +265,7 @@ func TestDiff_HistoryNamesTheOldestReleaseThatUpgradesStraight(t *testing.T) {
 	// (CAPI703) and serves what the new one drops (CAPI704), and the oldest
 	// of them that upgrades straight is named.
 	sum, err = pipeline.Diff(context.Background(), pipeline.DiffOptions{
-		Old: []pipeline.Side{side(t, root+"@v0.2.0"), side(t, root+"@v0.1.1")}, New: side(t, writeDist(t, newRel))})
+		Old: []pipeline.Side{side(t, root+"@v0.2.0"), side(t, root+"@v0.1.1")}, New: side(t, buildtest.Dist(t, newRel))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +294,7 @@ func TestDiff_ReadsOldFromGitHubAndOCI(t *testing.T) {
 		publishTo(t, "github://acme/provider", gh, buildtest.MinimalRelease(t, v))
 		publishTo(t, ociURL, ociOpts, buildtest.MinimalRelease(t, v))
 	}
-	newDist := writeDist(t, buildtest.Clone(buildtest.Build(t, testtree.Write(t, buildtest.MinimalFiles(2, map[string]string{"metadata.yaml": onlySeries})), "v0.2.0").Release))
+	newDist := buildtest.Dist(t, buildtest.Clone(buildtest.Build(t, testtree.Write(t, buildtest.MinimalFiles(2, map[string]string{"metadata.yaml": onlySeries})), "v0.2.0").Release))
 	for _, tc := range []struct {
 		url  string
 		opts targets.Options

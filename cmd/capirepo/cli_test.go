@@ -17,16 +17,6 @@ import (
 	"github.com/capirepo/capirepo/release"
 )
 
-// writeRelease writes a release as build does and returns the dist folder.
-func writeRelease(t *testing.T, rel *release.Release) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "dist")
-	if err := release.Write(dir, rel); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // TestCLI_ExitCodesAndStreams runs every command the way a script would and
 // checks the exit code (0 ok, 1 failure, 2 usage) and which stream carries
 // what: results on stdout, progress, findings and errors on stderr, and
@@ -48,9 +38,9 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 	// Releases for diff and lint --against: the minimal provider at
 	// v0.1.0 (in a dist folder and a file:// repository), v0.2.0, and a
 	// v0.2.0 whose metadata.yaml lost the 0.1 series (CAPI701).
-	oldDist, newDist := writeRelease(t, buildtest.MinimalRelease(t, "v0.1.0")), writeRelease(t, buildtest.MinimalRelease(t, "v0.2.0"))
+	oldDist, newDist := buildtest.Dist(t, buildtest.MinimalRelease(t, "v0.1.0")), buildtest.Dist(t, buildtest.MinimalRelease(t, "v0.2.0"))
 	brokenTree := testtree.Write(t, buildtest.MinimalFiles(2, map[string]string{"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: 0\n  minor: 2\n  contract: v1beta2\n"}))
-	brokenDist := writeRelease(t, buildtest.Build(t, brokenTree, "v0.2.0").Release)
+	brokenDist := buildtest.Dist(t, buildtest.Build(t, brokenTree, "v0.2.0").Release)
 	repo := "file://" + t.TempDir()
 	if err := release.Write(strings.TrimPrefix(repo, "file://"), buildtest.MinimalRelease(t, "v0.1.0")); err != nil {
 		t.Fatal(err)

@@ -146,7 +146,13 @@ func runDiff(cmd *cobra.Command, s streams, g *globalOptions, o *diffOptions, ar
 	for _, n := range sum.Notes {
 		fmt.Fprintf(s.errOut, "diff: %s\n", n)
 	}
-	return printUpgradeReport(s, g, sum.Report, describeCompared(sum))
+	if err := writeReport(s, g, sum.Report); err != nil {
+		return err
+	}
+	if n := sum.Report.Count(contract.Error); n > 0 {
+		return fmt.Errorf("diff: %d %s: %s breaks", n, map[bool]string{true: "error", false: "errors"}[n == 1], describeCompared(sum))
+	}
+	return nil
 }
 
 func describeCompared(sum *pipeline.DiffSummary) string {
@@ -154,25 +160,4 @@ func describeCompared(sum *pipeline.DiffSummary) string {
 		return fmt.Sprintf("the upgrade from %s to %s", sum.Old[0].Version, sum.New.Version)
 	}
 	return "the upgrade to " + sum.New.Version
-}
-
-// printUpgradeReport prints a report as lint does (text on stderr, JSON or
-// SARIF on stdout) and fails when it holds errors.
-func printUpgradeReport(s streams, g *globalOptions, rep contract.Report, what string) error {
-	var err error
-	switch g.output {
-	case "json":
-		err = rep.WriteJSON(s.out)
-	case "sarif":
-		err = rep.WriteSARIF(s.out)
-	default:
-		err = rep.WriteText(s.errOut)
-	}
-	if err != nil {
-		return err
-	}
-	if n := rep.Count(contract.Error); n > 0 {
-		return fmt.Errorf("diff: %d %s: %s breaks", n, map[bool]string{true: "error", false: "errors"}[n == 1], what)
-	}
-	return nil
 }

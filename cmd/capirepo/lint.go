@@ -83,15 +83,7 @@ with @VERSION; without, the release there before this one).`,
 			if err != nil {
 				return err
 			}
-			switch g.output {
-			case "json":
-				err = rep.WriteJSON(s.out)
-			case "sarif":
-				err = rep.WriteSARIF(s.out)
-			default:
-				err = rep.WriteText(s.errOut)
-			}
-			if err != nil {
+			if err := writeReport(s, g, rep); err != nil {
 				return err
 			}
 			if rep.HasErrors() {
@@ -112,6 +104,18 @@ with @VERSION; without, the release there before this one).`,
 }
 
 func (o *lintOptions) disabled() (map[string]string, error) { return parseDisable(o.disable) }
+
+// writeReport prints a report of findings in the --output format: text on
+// stderr, JSON or SARIF on stdout (lint and diff).
+func writeReport(s streams, g *globalOptions, rep contract.Report) error {
+	switch g.output {
+	case "json":
+		return rep.WriteJSON(s.out)
+	case "sarif":
+		return rep.WriteSARIF(s.out)
+	}
+	return rep.WriteText(s.errOut)
+}
 
 // parseDisable turns --disable RULE=reason flags into Options.Disabled.
 func parseDisable(flags []string) (map[string]string, error) {
