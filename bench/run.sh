@@ -7,7 +7,7 @@
 #
 #   bash bench/run.sh            # or: make bench
 #   ROUNDS=7 bash bench/run.sh   # more rounds
-#   SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 SKIP_REALTREES=1 bash bench/run.sh
+#   SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 SKIP_REALTREES=1 SKIP_REALPAIRS=1 bash bench/run.sh
 #   SETS=cluster-api ROUNDS=11 SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 bash bench/run.sh
 #
 # Results: bench/out/results-<UTC date>.txt (and the raw samples beside it).
@@ -311,6 +311,15 @@ fi
 if [ -z "${SKIP_GOBENCH:-}" ]; then
 	echo "## go test -bench (builder hot paths)"
 	CAPIREPO_BENCH_LARGE=$OUT/large timeout "$T" go test ./builder/ -run '^$' -bench . -benchtime 2x -count 3
+	echo
+	echo "## go test -bench (diff of two cluster-api core releases, v1.13.0 to v1.14.2)"
+	timeout "$T" go test ./diff/ -run '^$' -bench Compare_ClusterAPI -benchtime 5x -count 5
+	echo
+fi
+
+if [ -z "${SKIP_REALPAIRS:-}" ]; then
+	echo "## upgrade check on real release pairs (cluster-api, CAPA, CAPG; go test -tags realpairs)"
+	timeout "$T" go test -tags realpairs ./diff/ -run 'TestCompare_RealPairs' -v -count 1 | grep -E '^(---|ok|FAIL|\s+---)'
 	echo
 fi
 

@@ -126,6 +126,37 @@ type Options struct {
 	// infer what they can from the files. Lint takes both from the Release.
 	Version  string
 	Provider string
+
+	// Checks says which rules ran, so that a waiver of a rule that did not
+	// run is not reported as matching nothing: zero means the lint's
+	// (CheckLint).
+	Checks Checks
+}
+
+// Checks are the groups of rules a run checks.
+type Checks int
+
+const (
+	// CheckLint: the rules of one release (every area but upgrade).
+	CheckLint Checks = 1 << iota
+	// CheckUpgrade: the rules that compare a release with an older one
+	// (area upgrade: capirepo diff, lint --against, release).
+	CheckUpgrade
+)
+
+// ran says whether the rule's group was checked.
+func (c Checks) ran(rule string) bool {
+	if c == 0 {
+		c = CheckLint
+	}
+	r, ok := LookupRule(rule)
+	if !ok {
+		return true
+	}
+	if r.Area == AreaUpgrade {
+		return c&CheckUpgrade != 0
+	}
+	return c&CheckLint != 0
 }
 
 // Validate checks that every disabled rule exists and has a reason.
@@ -216,6 +247,13 @@ func lintRelease(rel *release.Release, opts Options, parse parseFunc) Report {
 		maps.Copy(l.data, parts[i].data)
 	}
 	return l.report(opts)
+}
+
+// Collect makes the report of findings found elsewhere (opts.Findings: the
+// upgrade check's, package diff): sorted, merged per rule and object,
+// waived and led back to their sources as the lint's own are.
+func Collect(opts Options) Report {
+	return (&linter{}).report(opts)
 }
 
 // LintFiles checks loose files, e.g. one components file or one cluster
@@ -522,12 +560,12 @@ func (l *linter) report(opts Options) Report {
 		}
 	}
 	for i, w := range opts.Waivers {
-		if !used[i] {
+		if !used[i] && opts.Checks.ran(w.Rule) {
 			r.Unmatched = append(r.Unmatched, w)
 		}
 	}
 	for _, rule := range sortedKeys(opts.Disabled) {
-		if !usedRule[rule] {
+		if !usedRule[rule] && opts.Checks.ran(rule) {
 			r.Unmatched = append(r.Unmatched, Waiver{Rule: rule, Reason: opts.Disabled[rule]})
 		}
 	}
@@ -641,12 +679,4 @@ func mergeFields(fs []Finding) []Finding {
 	return out
 }
 
-func less(a, b Finding) bool {
-	return cmp.Or(
-		strings.Compare(a.File, b.File),
-		strings.Compare(a.Object, b.Object),
-		strings.Compare(a.Field, b.Field),
-		strings.Compare(a.Rule, b.Rule),
-		strings.Compare(a.Message, b.Message),
-	) < 0
-}
+func less(a, b Finding) bool { return finding.Compare(a, b) < 0 }

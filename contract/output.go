@@ -261,6 +261,7 @@ func (r Report) WriteSARIF(w io.Writer) error {
 var areaHeadings = map[string]string{
 	AreaFiles: "Files", AreaRepository: "Repository (metadata.yaml, file names)", AreaComponents: "Components YAML",
 	AreaCRDs: "CRDs", AreaRBAC: "RBAC", AreaTemplates: "Cluster templates", AreaClusterClass: "ClusterClass files",
+	AreaUpgrade: "Upgrade (capirepo diff, lint --against, release)",
 }
 
 // WriteRulesMarkdown prints the rule catalogue as docs/lint-rules.md holds it.
@@ -308,6 +309,12 @@ func WriteRulesMarkdown(w io.Writer) error {
 	ew.printf("a waiver that matches no finding is reported, so stale ones do not pile up:\n\n")
 	ew.printf("```yaml\n# capirepo.yaml\nlint:\n  disable:\n  - rule: CAPI312\n    reason: our machine pools are not offered through ClusterClass\n  - rule: CAPI504\n    file: cluster-template-multitenancy-clusterclass.yaml\n    reason: apply the class first; tracked in issue 123\n  - rule: CAPI303\n    object: CustomResourceDefinition/*identities.*\n    reason: identities are no contract kinds\n```\n\n")
 	ew.printf("or `capirepo lint --disable CAPI312=reason` (`build` and `release` take `--disable` too).\n\n")
+	ew.printf("## Upgrade rules\n\n")
+	ew.printf("The upgrade rules (CAPI701 ... CAPI714) compare a release with an older one: what breaks when a management\n")
+	ew.printf("cluster moves from the old release to the new one with `clusterctl upgrade`. `capirepo diff OLD NEW` runs\n")
+	ew.printf("them alone, `capirepo lint --against OLD` with the lint, and `capirepo release` against the release published\n")
+	ew.printf("before this one. Their findings name the new release's file, the CRD (`CustomResourceDefinition/<name>`) and\n")
+	ew.printf("the API version and field (`v1beta2 spec.region`); the same waivers apply. See docs/upgrade.md.\n\n")
 	ew.printf("This file is generated from the catalogue in contract/rules.go: `go test ./contract -run TestRulesDoc -update`.\n\n")
 	ew.printf("| ID | severity | area | rule |\n|---|---|---|---|\n")
 	md := strings.NewReplacer("<", `\<`, ">", `\>`, "|", `\|`).Replace

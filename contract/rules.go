@@ -51,6 +51,10 @@ const (
 	AreaRBAC         = "RBAC"
 	AreaTemplates    = "templates"
 	AreaClusterClass = "clusterclass"
+	// AreaUpgrade holds the rules that compare a release with an older one
+	// (capirepo diff, lint --against, the release's upgrade step): what
+	// breaks clusterctl upgrade from the older release.
+	AreaUpgrade = "upgrade"
 )
 
 // Rule IDs. They are stable: a waiver in capirepo.yaml names one.
@@ -99,6 +103,21 @@ const (
 	RuleCCRefNamespace   = "CAPI603"
 	RuleCCFileName       = "CAPI604"
 	RuleComponentsObject = "CAPI209"
+
+	RuleUpgradeSeries        = "CAPI701"
+	RuleUpgradeContract      = "CAPI702"
+	RuleUpgradeStorage       = "CAPI703"
+	RuleUpgradeServed        = "CAPI704"
+	RuleUpgradeIdentity      = "CAPI705"
+	RuleUpgradeCRDRemoved    = "CAPI706"
+	RuleUpgradeSchema        = "CAPI707"
+	RuleUpgradeTightened     = "CAPI708"
+	RuleUpgradeConversion    = "CAPI709"
+	RuleUpgradeContractLabel = "CAPI710"
+	RuleUpgradeProvider      = "CAPI711"
+	RuleUpgradeVariable      = "CAPI712"
+	RuleUpgradeClusterClass  = "CAPI713"
+	RuleUpgradeSkip          = "CAPI714"
 )
 
 var catalogue = []Rule{
@@ -240,6 +259,49 @@ var catalogue = []Rule{
 	{RuleCCFileName, Warning, AreaClusterClass, "A ClusterClass file is named clusterclass-<its ClusterClass name>.yaml",
 		"clusterctl fetches clusterclass-<class>.yaml for a Cluster whose topology names <class>; a file named otherwise is never found, and the wrong class is installed under the name.",
 		"Rename the file or the ClusterClass so they agree.", false},
+	// Upgrade: a release against the one before it (package diff).
+	{RuleUpgradeSeries, Error, AreaUpgrade, "The new metadata.yaml has a release series for the new version and for every series the old one lists up to the old version",
+		"clusterctl upgrade plans from the metadata.yaml of the newest published release, pre-releases included (upgrader_info.go getUpgradeInfo): when the installed version, or any published version above it, has no release series there, it fails with 'invalid provider metadata: version ... does not match any release series', and no management cluster running the dropped series can upgrade until a fixed release is published.",
+		"Keep every release series in metadata.yaml (it is cumulative) and add the new one.", false},
+	{RuleUpgradeContract, Error, AreaUpgrade, "The new release series names a contract clusterctl upgrades to from the old one; a contract change is named",
+		"clusterctl v1.14 upgrades management clusters to the v1beta2 contract and accepts providers of the contracts compatible with it (contract.GetCompatibleVersions: v1beta2 also accepts v1beta1); a series naming another contract cannot be upgraded to (error). When the new contract differs from the old one, all providers of a management cluster must move to it together: clusterctl drops a plan that leaves one behind (upgrader.go Plan), so users need the other providers' releases of that contract too (warning). A series the old metadata.yaml already listed whose contract changed makes clusterctl misjudge what installed providers implement (warning).",
+		"Name v1beta2 (or v1beta1) for the new series; keep the contracts of older series as they were; announce a contract change in the release notes.", false},
+	{RuleUpgradeStorage, Error, AreaUpgrade, "The storage version of each CRD in the old release is still in the new spec.versions",
+		"clusterctl's CRD migration (crd_migration.go) refuses the upgrade when the new CRD lacks the current storage version ('unable to upgrade CRD ... does not contain the storage version ... thus not allowing CR migration'), and the API server refuses to drop a version listed in status.storedVersions. The new CRD must also have exactly one storage version (CAPI306). When the history is known (several old releases, or the old one read from a target), the newest releases that cannot upgrade straight to the new one, and the oldest that can, are named (info).",
+		"Keep the version in spec.versions (served: false is enough) until no supported release stores it; tell users of older releases which release to upgrade through first.", false},
+	{RuleUpgradeServed, Error, AreaUpgrade, "A version the old release serves is not dropped from spec.versions in one step",
+		"Cluster API's deprecation process (cluster-api #8038, #11894) stops serving a version (served: false) in one release and removes it in a later one: clients, GitOps manifests and other providers that still use the version fail at once when it disappears, while served: false gives them a release to notice. Setting a version that is not the storage version served: false is not a finding.",
+		"Set served: false on the version in this release, and remove it in a later one.", false},
+	{RuleUpgradeIdentity, Error, AreaUpgrade, "A CRD's group, scope, names.kind and names.plural do not change",
+		"The API server refuses to change spec.group and names.plural, and scope and names.kind once the CRD is established (apiextensions-apiserver validation): clusterctl upgrade fails on the update. A new group or plural is a new CRD name, so the objects of the old one stay behind with no controller.",
+		"Keep the identity; bring a new kind in as a new CRD with a migration.", false},
+	{RuleUpgradeCRDRemoved, Error, AreaUpgrade, "The new release keeps every CRD the old release serves",
+		"clusterctl upgrade deletes the old provider components but keeps its CRDs (upgrader.go: IncludeCRDs false): objects of a CRD the new release no longer ships stay in the cluster with no controller and no conversion webhook, and Clusters and Machines that reference them fail. A CRD with no served version in the old release is not in use and may go.",
+		"Keep the CRD, or set its versions served: false in a release before the one that removes it.", false},
+	{RuleUpgradeSchema, Error, AreaUpgrade, "In every version served by both releases, no field is removed or retyped, loses enum values, or becomes required without a default",
+		"Objects stored under the old schema must stay valid under the new one: the API server prunes fields the schema no longer has (the data is lost on the next write), and refuses every update of an object whose stored value no longer has the field's type or is no longer in its enum, or that lacks a newly required field with no default (validation ratcheting spares only unchanged values that still fit). A required field with a default is safe: the API server fills it in. Compared with sigs.k8s.io/crdify's schema walk and checks.",
+		"Keep the field (say it is deprecated in its description), widen rather than change a type, keep enum values, and give a newly required field a default; or make the change in a new API version with conversion.", false},
+	{RuleUpgradeTightened, Warning, AreaUpgrade, "New or tightened validation of existing fields: limits, a new enum, patterns, formats, CEL rules, changed defaults",
+		"With validation ratcheting (on by default since Kubernetes 1.30) stored values that break a new limit keep passing updates while they are unchanged, so nothing fails at upgrade; but manifests and controllers that write such values are refused from now on, and a changed default changes new objects (and old ones as they are read).",
+		"Check that no value in use breaks the new rule, and say so in the release notes.", false},
+	{RuleUpgradeConversion, Error, AreaUpgrade, "A CRD whose versions have different schemas converts them with a webhook",
+		"With spec.conversion.strategy None the API server only rewrites apiVersion: an object stored in one version is served in another with the first one's fields, and pruned to the second one's schema on write, so data is lost or invalid. A pair of versions the old release already had this way is a warning: the upgrade does not make it worse.",
+		"Set spec.conversion.strategy: Webhook and serve a conversion webhook, or keep the schemas of the versions the same.", false},
+	{RuleUpgradeContractLabel, Error, AreaUpgrade, "CRDs keep a cluster.x-k8s.io/<contract> label that resolves to a served version, consistent with the new metadata.yaml",
+		"Core Cluster API resolves the API version of every provider object it references from the CRD's contract labels (GetLatestContractAndAPIVersionFromContract: the label of the newest contract it accepts, the highest version in its value). A CRD labelled in the old release whose labels the new one drops fails every reference ('contract version label(s) are either missing or empty'), and so does a label value naming a version the new CRD does not serve (errors). When the release moves to another contract and a labelled CRD has no label for it, core reads a contract metadata.yaml no longer names (warning).",
+		"Keep the labels (kustomize labels: in config/crd), add the label of the new contract, and point its value at a served version.", false},
+	{RuleUpgradeProvider, Warning, AreaUpgrade, "The provider label, the components file name, the Namespace and the manager Deployment's name stay the same",
+		"clusterctl finds an installed provider by its label and inventory, deletes the old components by the provider label and installs the new ones: with a changed label or namespace the old objects (and a second manager) are left behind, and a renamed components file breaks the provider URLs and overrides that name it. A renamed manager Deployment changes what monitoring and kubectl commands users wrote refer to.",
+		"Keep them, or say in the release notes what moves and how.", false},
+	{RuleUpgradeVariable, Warning, AreaUpgrade, "The new components need no variable without a default that the old ones did not",
+		"clusterctl upgrade substitutes the components' variables from the environment and the clusterctl config; a variable without a default that the old release did not need fails the upgrade with 'value for variables [...] is not set' until users set it.",
+		"Give the variable a default (${VAR:=value}), or tell users in the release notes to set it before they upgrade.", false},
+	{RuleUpgradeClusterClass, Warning, AreaUpgrade, "A ClusterClass keeps its variables and the kinds of its template references",
+		"Clusters set the variables of their ClusterClass: when the new class drops one, their topology no longer validates. Core Cluster API's ClusterClass webhook refuses an update that changes the kind or API group of a template reference (ClusterClassesAreCompatible), so the new class cannot be applied over the old one.",
+		"Keep the variables (deprecate them in their description) and the kinds of the references, or ship the change under a new ClusterClass name.", false},
+	{RuleUpgradeSkip, Error, AreaUpgrade, "Core Cluster API and the kubeadm providers move at most three minor versions in one upgrade",
+		"From v1.10 on clusterctl refuses to upgrade the core, kubeadm bootstrap and kubeadm control-plane providers by more than three minor versions ('upgrade for ... provider can't skip more than 3 versions', upgrader.go doUpgrade).",
+		"Upgrade through an intermediate release; the message names the series.", false},
 }
 
 func init() {

@@ -346,7 +346,9 @@ func TestLint_Rules(t *testing.T) {
 		}
 	}
 	for _, r := range contract.Rules() {
-		if !covered[r.ID] {
+		// The upgrade rules compare two releases: package diff's
+		// TestCompare_Rules breaks a release once for each.
+		if !covered[r.ID] && r.Area != contract.AreaUpgrade {
 			t.Errorf("rule %s has no failing case", r.ID)
 		}
 	}

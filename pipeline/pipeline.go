@@ -39,6 +39,11 @@ type Options struct {
 	// ImageRemote holds options for the image check's registry calls (auth,
 	// transport); nil means Build.Keychain's credentials.
 	ImageRemote []remote.Option
+	// SkipUpgradeCheck, when set, is why the upgrade step (the release
+	// before this one at the first target that has one, against this one:
+	// pipeline/upgrade.go) is skipped. In a dry run the step still reads the
+	// targets, without requiring credentials.
+	SkipUpgradeCheck string
 
 	// Variables are clusterctl config values for reading targets back
 	// (github-token, gitlab-access-token). They are never printed.
@@ -73,7 +78,8 @@ type Summary struct {
 	Steps     []StepResult       `json:"steps"`
 	Artifacts Artifacts          `json:"artifacts"`
 	Published []*publish.Summary `json:"published"`
-	// Findings and Waived are the lint step's, once it ran.
+	// Findings and Waived are the lint step's and the upgrade step's, once
+	// they ran.
 	Findings []contract.Finding       `json:"findings"`
 	Waived   []contract.WaivedFinding `json:"waived"`
 	// Error is why the run failed, for a summary printed as JSON.
@@ -110,7 +116,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
-	steps := []step{{"build", r.build}, {"lint", r.lint}, {"images", r.images}, {"write", r.write}}
+	steps := []step{{"build", r.build}, {"lint", r.lint},
+		{"upgrade", func(ctx context.Context) (string, bool, error) { return r.upgrade(ctx, opened) }},
+		{"images", r.images}, {"write", r.write}}
 	for i, loc := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
 		steps = append(steps,

@@ -26,6 +26,7 @@ import (
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
@@ -78,6 +79,9 @@ type failingPublisher struct {
 	calls          int
 }
 
+// Versions says nothing is published yet (the upgrade step asks).
+func (p *failingPublisher) Versions(context.Context, provider.ID) ([]string, error) { return nil, nil }
+
 func (p *failingPublisher) Publish(context.Context, *release.Release) (*publish.Summary, error) {
 	p.calls++
 	return nil, p.err
@@ -93,11 +97,14 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 		t.Errorf("a dry run made a publisher for %s", tg)
 		return nil, errors.New("no publisher in a dry run")
 	}
+	// TestRun_UpgradeStepDryRunReadsTheTarget reads a target in a dry run;
+	// this one would ask github.com.
+	o.SkipUpgradeCheck = "no network in tests"
 	sum, err := pipeline.Run(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish github://example/provider=skipped\nverify github://example/provider=skipped\nverify dist=ok\n"
+	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish github://example/provider=skipped\nverify github://example/provider=skipped\nverify dist=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -106,7 +113,7 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 			t.Errorf("dry run did not build %s: %v", f, err)
 		}
 	}
-	for _, line := range []string{"[1/7] build\n", "[7/7] verify dist: ok", "infrastructure-components.yaml"} {
+	for _, line := range []string{"[1/8] build\n", "[8/8] verify dist: ok", "infrastructure-components.yaml"} {
 		if !strings.Contains(log.String(), line) {
 			t.Errorf("progress lacks %q", line)
 		}
@@ -124,7 +131,7 @@ func TestRun_FileTargetPublishesAndVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish file://" + root + "=ok\nverify file://" + root + "=ok\n"
+	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish file://" + root + "=ok\nverify file://" + root + "=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -156,19 +163,21 @@ func TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone(t *testing.T) {
 		written []string
 	}{{
 		name: "first of two targets fails", targets: []string{a, b}, fail: a,
-		want:    "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
 		wantErr: "publish " + a + ": upload refused",
 	}, {
 		name: "second target fails after the first is verified", targets: []string{a, b}, fail: b,
-		want:    "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
 		wantErr: "publish " + b + ": upload refused", written: []string{a},
 	}, {
-		name: "a real publisher fails on a file in the way", targets: []string{"file://" + blocker, b},
-		want:    "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish file://" + blocker + "=failed\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
-		wantErr: "publish file://" + blocker + ": ",
+		// The upgrade step reads the target first and stops the run
+		// before anything is written.
+		name: "a real target with a file in the way", targets: []string{"file://" + blocker, b},
+		want:    "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		wantErr: "upgrade: file://" + blocker + ": ",
 	}, {
 		name: "build fails", version: "1.0", targets: []string{a},
-		want:    "build=failed\nlint=not run\nimages=not run\nwrite=not run\npublish " + a + "=not run\nverify " + a + "=not run\n",
+		want:    "build=failed\nlint=not run\nupgrade=not run\nimages=not run\nwrite=not run\npublish " + a + "=not run\nverify " + a + "=not run\n",
 		wantErr: "build: ",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -274,8 +283,8 @@ func TestRun_GitHubVerifiesThroughClusterctl(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	if d := sum.Steps[5].Detail; sum.Steps[5].Status != pipeline.StatusOK || !strings.Contains(d, "read back from https://github.com/example/provider-pipeline-through-clusterctl") {
-		t.Errorf("verify step %+v", sum.Steps[5])
+	if d := sum.Steps[6].Detail; sum.Steps[6].Status != pipeline.StatusOK || !strings.Contains(d, "read back from https://github.com/example/provider-pipeline-through-clusterctl") {
+		t.Errorf("verify step %+v", sum.Steps[6])
 	}
 	if strings.Contains(log.String(), ghToken) {
 		t.Error("the token was logged")
@@ -343,7 +352,7 @@ func TestRun_ImagesStepStopsARunWhoseImageLacksAPlatform(t *testing.T) {
 			t.Errorf("error lacks %q:\n%v", s, err)
 		}
 	}
-	if diff := cmp.Diff("build=ok\nlint=ok\nimages=failed\nwrite=not run\nverify dist=not run\n", statuses(sum)); diff != "" {
+	if diff := cmp.Diff("build=ok\nlint=ok\nupgrade=skipped\nimages=failed\nwrite=not run\nverify dist=not run\n", statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
 	if _, err := os.Stat(o.Build.Out); err == nil {
@@ -354,7 +363,7 @@ func TestRun_ImagesStepStopsARunWhoseImageLacksAPlatform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := sum.Steps[2].Detail; d != "1 images in the registry for linux/amd64, linux/arm64" {
+	if d := sum.Steps[3].Detail; d != "1 images in the registry for linux/amd64, linux/arm64" {
 		t.Errorf("images detail %q", d)
 	}
 }
@@ -380,7 +389,7 @@ func TestRun_LintGateTakesTheWaiversOfDisable(t *testing.T) {
 	// The waiver passes the gate; clusterctl's own read-back (verify) then
 	// refuses the release, as it should: a waiver is the maintainer's call.
 	sum, _ = pipeline.Run(context.Background(), o)
-	if st := statuses(sum); !strings.Contains(st, "lint=ok\nimages=skipped\nwrite=ok\n") || !strings.Contains(log.String(), "(waived: a test of the waiver)") {
+	if st := statuses(sum); !strings.Contains(st, "lint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\n") || !strings.Contains(log.String(), "(waived: a test of the waiver)") {
 		t.Fatalf("waived: steps %s\n%s", st, log)
 	}
 }

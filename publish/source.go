@@ -53,8 +53,8 @@ var ErrNotFound = errors.New("not found")
 // those the source holds: metadata.yaml, the components file (which it
 // names), every cluster-template*.yaml and clusterclass-*.yaml. Other files
 // (checksums.txt, other components variants, binaries) are left out: they
-// are not part of what clusterctl reads. A version without metadata.yaml is
-// an error for which errors.Is(err, ErrNotFound).
+// are not part of what clusterctl reads. A version without metadata.yaml or
+// its components file is an error for which errors.Is(err, ErrNotFound).
 func Files(ctx context.Context, src Source, ref Ref) (components string, files map[string]Remote, err error) {
 	all, err := src.List(ctx, ref)
 	if err != nil {
@@ -141,11 +141,11 @@ func clusterctlFiles(ref Ref, names []string) (components string, files []string
 	components = ref.Components
 	if components == "" {
 		if components, err = release.ComponentsFile(ref.ID, names); err != nil {
-			return "", nil, err
+			return "", nil, fmt.Errorf("%w: %w", err, ErrNotFound)
 		}
 	}
 	if !slices.Contains(names, components) {
-		return "", nil, fmt.Errorf("no components file %s among %s", components, strings.Join(names, ", "))
+		return "", nil, fmt.Errorf("no components file %s among %s: %w", components, strings.Join(names, ", "), ErrNotFound)
 	}
 	if !slices.Contains(names, provider.MetadataFile) {
 		return "", nil, fmt.Errorf("no %s: clusterctl cannot install a release without it: %w", provider.MetadataFile, ErrNotFound)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -97,6 +98,17 @@ func RemoveTrees() {
 		_ = os.RemoveAll(dir)
 		delete(minimalTrees, k)
 	}
+}
+
+// Dist writes a release as capirepo build does, into a new temporary
+// folder, and returns the folder.
+func Dist(tb testing.TB, r *release.Release) string {
+	tb.Helper()
+	dir := filepath.Join(tb.TempDir(), "dist")
+	if err := release.Write(dir, r); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
 }
 
 // Clone copies a release deeply, so a test can change the copy.

@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/builder/buildtest"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/release"
 )
 
 // TestCLI_ExitCodesAndStreams runs every command the way a script would and
@@ -33,6 +35,16 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		"config/crd/kustomization.yaml":     "resources:\n- identities.yaml\n",
 		"config/crd/identities.yaml":        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: testidentities.infrastructure.test.example.com\n  labels: {cluster.x-k8s.io/v1beta2: v1beta1}\nspec:\n  group: infrastructure.test.example.com\n  names: {kind: TestIdentity, listKind: TestIdentityList, plural: testidentities, singular: testidentity}\n  scope: Namespaced\n  versions:\n  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        description: 123\n",
 	}))
+	// Releases for diff and lint --against: the minimal provider at
+	// v0.1.0 (in a dist folder and a file:// repository), v0.2.0, and a
+	// v0.2.0 whose metadata.yaml lost the 0.1 series (CAPI701).
+	oldDist, newDist := buildtest.Dist(t, buildtest.MinimalRelease(t, "v0.1.0")), buildtest.Dist(t, buildtest.MinimalRelease(t, "v0.2.0"))
+	brokenTree := testtree.Write(t, buildtest.MinimalFiles(2, map[string]string{"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: 0\n  minor: 2\n  contract: v1beta2\n"}))
+	brokenDist := buildtest.Dist(t, buildtest.Build(t, brokenTree, "v0.2.0").Release)
+	repo := "file://" + t.TempDir()
+	if err := release.Write(strings.TrimPrefix(repo, "file://"), buildtest.MinimalRelease(t, "v0.1.0")); err != nil {
+		t.Fatal(err)
+	}
 	const token = "ghp_cli-table-token"
 	gh := fakegh.New(t, fakegh.WithToken(token))
 	gh.AddRepo("acme", "provider", false)
@@ -100,6 +112,25 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 			stdout: []string{`"rule": "CAPI315"`, `"error": "lint: 1 error, 0 warnings`, `"status": "failed"`}},
 		{name: "release without target", args: []string{"release", example, "--version", "v0.1.0"}, code: 2, stderr: []string{"--publish target, or --dry-run"}},
 		{name: "dev", env: map[string]string{"HOME": t.TempDir()}, args: []string{"dev", example, "--out", out()}, code: 0, stdout: []string{"clusterctl init --infrastructure example:"}},
+		{name: "diff safe", args: []string{"diff", oldDist, newDist}, code: 0, stdout: []string{""}, stderr: []string{"comparing v0.1.0", "0 errors, 0 warnings"}},
+		{name: "diff breaks", args: []string{"diff", oldDist, brokenDist}, code: 1, stdout: []string{""},
+			stderr: []string{"CAPI701 Metadata releaseSeries", "no release series 0.1", "diff: 1 error: the upgrade from v0.1.0 to v0.2.0 breaks"}},
+		{name: "diff breaks json", args: []string{"diff", oldDist, brokenDist, "-o", "json"}, code: 1, json: true, stdout: []string{`"rule": "CAPI701"`}},
+		{name: "diff sarif", args: []string{"diff", oldDist + "@v0.1.0", newDist, "-o", "sarif"}, code: 0, json: true, stdout: []string{`"id": "CAPI714"`}},
+		{name: "diff the release before, from a target", args: []string{"diff", repo, brokenDist}, code: 1, stderr: []string{"the release before v0.2.0 is v0.1.0", "CAPI701"}},
+		{name: "diff waived", args: []string{"diff", oldDist, brokenDist, "--disable", "CAPI701=0.1 was a preview"}, code: 0, stderr: []string{"(waived: 0.1 was a preview)"}},
+		{name: "diff one release", args: []string{"diff", oldDist}, code: 2, stderr: []string{"see 'capirepo diff --help'"}},
+		{name: "diff missing folder", args: []string{"diff", "/nonexistent", newDist}, code: 2, stderr: []string{"/nonexistent: no such folder, and not a target URL"}},
+		{name: "diff bad target", args: []string{"diff", "gthub://acme/provider", newDist}, code: 2, stderr: []string{"unknown scheme"}},
+		{name: "diff two targets without --provider", args: []string{"diff", repo, repo + "@v0.1.0"}, code: 2, stderr: []string{"--provider LABEL"}},
+		{name: "lint against", args: []string{"lint", brokenDist, "--against", oldDist}, code: 1, stderr: []string{"CAPI701", "lint --against: compared with v0.1.0"}},
+		{name: "lint tree against a target", args: []string{"lint", brokenTree, "--version", "v0.2.0", "--against", repo}, code: 1, stderr: []string{"CAPI701"}},
+		{name: "lint file against", args: []string{"lint", filepath.Join(newDist, "infrastructure-test", "v0.2.0", "metadata.yaml"), "--against", oldDist}, code: 2, stderr: []string{"not one file"}},
+		{name: "release stops on the upgrade check json", args: []string{"release", brokenTree, "--version", "v0.2.0", "--out", out(), "--dry-run", "--publish", repo, "--skip-image-check", "-o", "json"}, code: 1, json: true,
+			stdout: []string{`"rule": "CAPI701"`, `"step": "upgrade"`, `"status": "failed"`}},
+		{name: "release skips the upgrade check with a reason", args: []string{"release", brokenTree, "--version", "v0.2.0", "--out", out(), "--dry-run", "--publish", repo, "--skip-image-check", "--skip-upgrade-check", "0.1 was a preview"}, code: 0,
+			stderr: []string{"upgrade check skipped: 0.1 was a preview"}},
+		{name: "release skip without a reason", args: []string{"release", brokenTree, "--version", "v0.2.0", "--dry-run", "--skip-upgrade-check", " "}, code: 2, stderr: []string{"--skip-upgrade-check needs a reason"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,12 +21,16 @@ type lintOptions struct {
 	config   string
 	provider string
 	disable  []string
+	against  []string
+	read     readFlags
+	// s reads the credentials --against targets are read with.
+	s streams
 
 	allowRemote bool
 }
 
 func newLintCmd(s streams, g *globalOptions) *cobra.Command {
-	o := &lintOptions{}
+	o := &lintOptions{s: s}
 	cmd := &cobra.Command{
 		Use:   "lint [PATH]",
 		Short: "Check a source tree, a dist folder or one components/template file against the provider contracts",
@@ -38,12 +43,20 @@ folder, a GitHub release download or a kustomize + cp out/ folder; no
 checksums.txt needed), or a single components, metadata, cluster-template or
 clusterclass file. capirepo.yaml's waivers apply (--config, or the tree's).
 Rules are listed in docs/lint-rules.md. Exit 1 when an error-level finding
-remains.`,
+remains.
+
+--against OLD also checks what breaks when a management cluster upgrades
+from release OLD to this one (capirepo diff's rules, in the same report): OLD
+is a folder or a published release (github://, gitlab://, oci://, file://,
+with @VERSION; without, the release there before this one).`,
 		Example: `  # The source tree in the current folder, rendered as build would
   capirepo lint
 
   # A built dist folder, as SARIF for GitHub code scanning
   capirepo lint dist --version v1.4.0 -o sarif > lint.sarif
+
+  # The tree, and the upgrade from the release published before it
+  capirepo lint --version v1.5.0 --against github://my-org/cluster-api-provider-example
 
   # One file, with a rule waived for this run
   capirepo lint infrastructure-components.yaml --version v1.4.0 --disable CAPI313="listed under our own category"`,
@@ -56,6 +69,9 @@ remains.`,
 			if _, err := os.Stat(path); err != nil {
 				return usagef("lint %s: no such file or folder", path)
 			}
+			if err := checkWaits(map[string]time.Duration{"timeout": o.read.timeout}); err != nil {
+				return err
+			}
 			if err := checkConfigFlag(o.config); err != nil {
 				return err
 			}
@@ -67,15 +83,7 @@ remains.`,
 			if err != nil {
 				return err
 			}
-			switch g.output {
-			case "json":
-				err = rep.WriteJSON(s.out)
-			case "sarif":
-				err = rep.WriteSARIF(s.out)
-			default:
-				err = rep.WriteText(s.errOut)
-			}
-			if err != nil {
+			if err := writeReport(s, g, rep); err != nil {
 				return err
 			}
 			if rep.HasErrors() {
@@ -90,10 +98,24 @@ remains.`,
 	f.StringVar(&o.provider, "provider", "", "provider label of a single file (default: inferred)")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "source tree: allow kustomizations to pull remote bases (git or http URLs)")
 	f.StringArrayVar(&o.disable, "disable", nil, "waive a rule: RULE=reason (repeatable); the reason is printed with each waived finding")
+	f.StringArrayVar(&o.against, "against", nil, "also check the upgrade from this older release: a folder, or a target URL with an optional @VERSION (repeatable)")
+	o.read.bind(cmd)
 	return cmd
 }
 
 func (o *lintOptions) disabled() (map[string]string, error) { return parseDisable(o.disable) }
+
+// writeReport prints a report of findings in the --output format: text on
+// stderr, JSON or SARIF on stdout (lint and diff).
+func writeReport(s streams, g *globalOptions, rep contract.Report) error {
+	switch g.output {
+	case "json":
+		return rep.WriteJSON(s.out)
+	case "sarif":
+		return rep.WriteSARIF(s.out)
+	}
+	return rep.WriteText(s.errOut)
+}
 
 // parseDisable turns --disable RULE=reason flags into Options.Disabled.
 func parseDisable(flags []string) (map[string]string, error) {
@@ -118,6 +140,9 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 		return contract.Report{}, err
 	}
 	if !fi.IsDir() {
+		if len(o.against) > 0 {
+			return contract.Report{}, usagef("--against compares releases: give a source tree or a release folder, not one file")
+		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return contract.Report{}, err
@@ -139,23 +164,10 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 		opts := contract.Options{Disabled: disabled}
 		// capirepo.yaml's waivers apply to a release folder too: --config,
 		// or capirepo.yaml in the current folder.
-		cfgPath := o.config
-		if cfgPath == "" {
-			if _, err := os.Stat(provider.ConfigFile); err == nil {
-				cfgPath = provider.ConfigFile
-			}
+		if opts.Waivers, err = configWaivers(cmd, o.config); err != nil {
+			return contract.Report{}, err
 		}
-		if cfgPath != "" {
-			cfg, err := provider.LoadConfig(filepath.Dir(cfgPath), cfgPath)
-			if err != nil {
-				return contract.Report{}, err
-			}
-			opts.Waivers = contract.Waivers(cfg.Lint)
-			if len(opts.Waivers) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "lint: %d waivers from %s\n", len(opts.Waivers), cfgPath)
-			}
-		}
-		return contract.Lint(rel, opts), nil
+		return o.lintRelease(cmd, rel, opts)
 	}
 	version := o.version
 	if version == "" {
@@ -172,12 +184,62 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 	if err != nil {
 		return contract.Report{}, err
 	}
+	if len(o.against) > 0 {
+		return o.lintRelease(cmd, b.Result.Release, pipeline.LintOptions(b, disabled))
+	}
 	rep, err := pipeline.Lint(b, disabled, nil)
 	var le *pipeline.LintError
 	if errors.As(err, &le) { // printed by the caller, in its format
 		err = nil
 	}
 	return rep, err
+}
+
+// lintRelease lints a release, with the upgrade from the --against releases
+// checked in the same report.
+func (o *lintOptions) lintRelease(cmd *cobra.Command, rel *release.Release, opts contract.Options) (contract.Report, error) {
+	if len(o.against) > 0 {
+		var sides []pipeline.Side
+		for _, a := range o.against {
+			side, err := pipeline.ParseSide(a, "")
+			if err != nil {
+				return contract.Report{}, usageError{fmt.Errorf("--against %w", err)}
+			}
+			sides = append(sides, side)
+		}
+		fs, notes, err := pipeline.Against(cmd.Context(), sides, rel, o.read.options(o.s), cmd.ErrOrStderr())
+		if err != nil {
+			return contract.Report{}, err
+		}
+		for _, n := range notes {
+			fmt.Fprintf(cmd.ErrOrStderr(), "lint --against: %s\n", n)
+		}
+		opts.Findings = append(opts.Findings, fs...)
+		opts.Checks = contract.CheckLint | contract.CheckUpgrade
+	}
+	return contract.Lint(rel, opts), nil
+}
+
+// configWaivers reads the waivers of capirepo.yaml's lint.disable for a
+// release folder: --config, or capirepo.yaml in the current folder.
+func configWaivers(cmd *cobra.Command, cfgPath string) ([]contract.Waiver, error) {
+	if cfgPath == "" {
+		if _, err := os.Stat(provider.ConfigFile); err == nil {
+			cfgPath = provider.ConfigFile
+		}
+	}
+	if cfgPath == "" {
+		return nil, nil
+	}
+	cfg, err := provider.LoadConfig(filepath.Dir(cfgPath), cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	ws := contract.Waivers(cfg.Lint)
+	if len(ws) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d waivers from %s\n", cmd.Name(), len(ws), cfgPath)
+	}
+	return ws, nil
 }
 
 // isSourceTree tells a provider source tree (a capirepo.yaml, a

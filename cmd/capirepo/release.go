@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -26,11 +27,13 @@ type releaseOptions struct {
 	publish   []string
 	dryRun    bool
 	skipImage bool
-	replace   bool
-	notes     releaseNotesOptions
-	glRelease gitlabReleaseOptions
-	githubAPI string
-	gitlabURL string
+	// skipUpgrade is why the upgrade check is skipped (--skip-upgrade-check).
+	skipUpgrade string
+	replace     bool
+	notes       releaseNotesOptions
+	glRelease   gitlabReleaseOptions
+	githubAPI   string
+	gitlabURL   string
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
 	gitlabTokenType string
 	oci             ociFlags
@@ -49,9 +52,15 @@ func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
 		Short: "Build, lint, publish and verify a release in one run; stop at the first failure",
 		Long: `release builds the provider tree (with --binaries and --image-push, the manager
 binaries and image first), lints the release against the clusterctl and
-provider contracts, publishes it to every --publish target and reads each
-back through clusterctl. It stops at the first failure and prints what was
-and was not done. --dry-run does everything except publishing.
+provider contracts, checks what breaks when a management cluster upgrades
+from the release published before this one (at the first --publish target
+that has one, found as clusterctl orders versions; capirepo diff's rules),
+publishes it to every --publish target and reads each back through
+clusterctl. It stops at the first failure and prints what was and was not
+done. --dry-run does everything except publishing: it still reads the
+targets for the upgrade check, with the tokens that are set (none needed for
+public repositories); --skip-upgrade-check REASON skips that check and
+prints the reason.
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
@@ -67,6 +76,9 @@ oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 			if err := o.build.validate(cmd, args); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("skip-upgrade-check") && strings.TrimSpace(o.skipUpgrade) == "" {
+				return usagef("--skip-upgrade-check needs a reason, which is printed: --skip-upgrade-check \"users reinstall, see the release notes\"")
+			}
 			return runRelease(cmd.Context(), s, g, o)
 		},
 	}
@@ -76,6 +88,7 @@ oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.BoolVar(&o.skipImage, "skip-image-check", false, "do not ask the registry for every image the components run (for every platform built) before publishing")
+	f.StringVar(&o.skipUpgrade, "skip-upgrade-check", "", "do not compare with the release published before this one; the reason is printed (e.g. \"users reinstall, see the release notes\")")
 	o.notes.bind(cmd, "github-", true)
 	o.glRelease.bind(cmd, "gitlab-", false)
 	o.glRelease.title, o.glRelease.notesFile, o.glRelease.provenance = &o.notes.title, &o.notes.notesFile, &o.notes.provenance
@@ -105,6 +118,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if len(locs) == 0 && !o.dryRun {
 		return usagef("release needs at least one --publish target, or --dry-run")
 	}
+
 	if o.githubAPI == "" {
 		o.githubAPI = s.getenv("GITHUB_API_URL")
 	}
@@ -129,11 +143,12 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 			o.opened = append(o.opened, t)
 			return t, nil
 		},
-		DryRun:         o.dryRun,
-		SkipImageCheck: o.skipImage,
-		Variables:      tokenVariables(s.getenv),
-		Log:            rs.errOut,
-		Progress:       pipeline.Lines(rs.errOut, isTerminal(rs.errOut)),
+		DryRun:           o.dryRun,
+		SkipImageCheck:   o.skipImage,
+		SkipUpgradeCheck: o.skipUpgrade,
+		Variables:        tokenVariables(s.getenv),
+		Log:              rs.errOut,
+		Progress:         pipeline.Lines(rs.errOut, isTerminal(rs.errOut)),
 	})
 	bars.Close()
 	if sum == nil {

@@ -86,7 +86,7 @@ func TestRelease_GitHubFakeCompletesAndVerifiesDist(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish github://example/provider=ok\nverify github://example/provider=ok\n"
+	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish github://example/provider=ok\nverify github://example/provider=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -113,11 +113,12 @@ func TestRelease_FailedStepExitsOneAndStillPrintsTheSummary(t *testing.T) {
 	if code != exitFailure {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
-	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish file://" + blocker + "=failed\nverify file://" + blocker + "=not run\n"
+	// The upgrade step reads the target first, and fails on the file.
+	want := "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(stderr, "Error: publish file://"+blocker+": ") {
+	if !strings.Contains(stderr, "Error: upgrade: file://"+blocker+": ") {
 		t.Errorf("the error does not name the failed step:\n%s", stderr)
 	}
 }
@@ -176,7 +177,7 @@ func TestRelease_GitLabFakeWithJobToken(t *testing.T) {
 	if strings.Contains(stderr, jobToken) {
 		t.Fatal("the job token was printed")
 	}
-	want := "build=ok\nlint=ok\nimages=skipped\nwrite=ok\npublish gitlab://gitlab.example.com/infra/providers=ok\nverify gitlab://gitlab.example.com/infra/providers=ok\n"
+	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish gitlab://gitlab.example.com/infra/providers=ok\nverify gitlab://gitlab.example.com/infra/providers=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}

@@ -88,12 +88,12 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return g.validate(cmd.Name() == "lint")
+			return g.validate(cmd.Name() == "lint" || cmd.Name() == "diff")
 		},
 	}
 	root.SetOut(s.out)
 	root.SetErr(s.errOut)
-	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json (lint: also sarif); json and sarif are printed on stdout")
+	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json (lint and diff: also sarif); json and sarif are printed on stdout")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{withHelpHint(c, err)} })
 	root.AddCommand(
 		newVersionCmd(s, g),
@@ -104,6 +104,7 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 		newReleaseCmd(s, g),
 		newDevCmd(s, g),
 		newMirrorCmd(s, g),
+		newDiffCmd(s, g),
 	)
 	root.SetHelpCommand(newHelpCmd())
 	checkUsage(root)
@@ -144,8 +145,12 @@ type failure struct {
 func newFailure(err error, code int) failure {
 	f := failure{Error: err.Error(), ExitCode: code, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}
 	var lint *pipeline.LintError
-	if errors.As(err, &lint) {
+	var upgrade *pipeline.UpgradeError
+	switch {
+	case errors.As(err, &lint):
 		f.Findings, f.Waived = nonNil(lint.Report.Findings), nonNil(lint.Report.Waived)
+	case errors.As(err, &upgrade):
+		f.Findings, f.Waived = nonNil(upgrade.Report.Findings), nonNil(upgrade.Report.Waived)
 	}
 	return f
 }

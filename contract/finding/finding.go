@@ -5,6 +5,7 @@
 package finding
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -73,4 +74,16 @@ func (f Finding) String() string {
 	}
 	fmt.Fprintf(&b, ": %s [%s %s]", f.Message, f.Rule, f.Severity)
 	return b.String()
+}
+
+// Compare orders findings by file, object, field, rule and message: the
+// order of every report.
+func Compare(a, b Finding) int {
+	return cmp.Or(
+		strings.Compare(a.File, b.File),
+		strings.Compare(a.Object, b.Object),
+		strings.Compare(a.Field, b.Field),
+		strings.Compare(a.Rule, b.Rule),
+		strings.Compare(a.Message, b.Message),
+	)
 }

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/gitlab"
+	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/publish/targets"
+)
+
+type diffOptions struct {
+	version    string
+	oldVersion string
+	providers  []string
+	config     string
+	disable    []string
+	read       readFlags
+}
+
+// readFlags are how the commands that read published releases (diff, lint
+// --against) reach the targets.
+type readFlags struct {
+	githubAPI string
+	gitlabURL string
+	plainHTTP bool
+	timeout   time.Duration
+}
+
+func (f *readFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.githubAPI, "github-api-url", "", "GitHub REST API base for github:// releases (default $GITHUB_API_URL, else https://api.github.com/)")
+	cmd.Flags().StringVar(&f.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// releases (default https://HOST)")
+	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to an oci:// registry")
+	bindTimeout(cmd, &f.timeout)
+}
+
+// options are the targets' options for reading: credentials when the
+// environment has them (GITHUB_TOKEN, GITLAB_ACCESS_TOKEN, OCI_*), none
+// required.
+func (f *readFlags) options(s streams) targets.Options {
+	api := f.githubAPI
+	if api == "" {
+		api = s.getenv("GITHUB_API_URL")
+	}
+	return targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, f.timeout), Progress: s.errOut,
+		GitHub: github.Options{APIURL: api}, GitLab: gitlab.Options{URL: f.gitlabURL}, OCI: oci.Options{PlainHTTP: f.plainHTTP}}
+}
+
+func newDiffCmd(s streams, g *globalOptions) *cobra.Command {
+	o := &diffOptions{}
+	cmd := &cobra.Command{
+		Use:   "diff OLD... NEW",
+		Short: "Say what breaks when a management cluster upgrades from release OLD to NEW",
+		Long: `diff compares a release with an older one and reports what breaks when a
+management cluster moves from OLD to NEW with clusterctl upgrade: release
+series metadata.yaml no longer covers, contract changes, CRD storage versions
+and served versions dropped, CRD identity changes, schema changes that stored
+objects no longer pass, contract labels, and what users must change (the
+provider's label, namespace, new variables, ClusterClasses). The rules are
+CAPI701 ... CAPI714 in docs/lint-rules.md; docs/upgrade.md explains them.
+
+OLD and NEW are each a folder (a <label>/<version> folder, a dist folder or
+repository tree, with --version or @VERSION to pick a version) or a published
+release read as clusterctl reads it: github://OWNER/NAME, gitlab://HOST/PROJECT,
+oci://REGISTRY/PATH or file://DIR, with @VERSION. A published OLD without a
+version is the newest release there below NEW (clusterctl's order); then, and
+when several OLDs are given, the oldest release that can upgrade straight to
+NEW is named too. Tokens are read as mirror reads them, and only used if set.
+
+Findings print as lint prints them (text on stderr; -o json or -o sarif on
+stdout); capirepo.yaml's lint.disable and --disable waive them. Exit 0 when
+the upgrade is safe (warnings allowed), 1 when it is not, 2 for usage errors.`,
+		Example: `  # The release being built against the one published before it
+  capirepo build --version v2.9.0
+  capirepo diff github://kubernetes-sigs/cluster-api-provider-aws dist --version v2.9.0
+
+  # Two published releases
+  capirepo diff github://my-org/provider@v1.3.2 github://my-org/provider@v1.4.0 --provider infrastructure-example
+
+  # Several old releases, as SARIF for code scanning
+  capirepo diff file:///srv/capi@v1.2.0 file:///srv/capi@v1.3.0 dist -o sarif > upgrade.sarif`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDiff(cmd, s, g, o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.version, "version", "", "NEW's version (a folder: which version it holds; a target: which release to read)")
+	f.StringVar(&o.oldVersion, "old-version", "", "OLD's version, for OLD without @VERSION (default: a folder's only or newest; a target's release before NEW)")
+	f.StringArrayVar(&o.providers, "provider", nil, "provider label to compare when OLD and NEW are both targets (repeatable)")
+	f.StringVar(&o.config, "config", "", "capirepo.yaml whose lint.disable waives findings (default: ./capirepo.yaml when there is one)")
+	f.StringArrayVar(&o.disable, "disable", nil, "waive a rule: RULE=reason (repeatable)")
+	o.read.bind(cmd)
+	return cmd
+}
+
+func runDiff(cmd *cobra.Command, s streams, g *globalOptions, o *diffOptions, args []string) error {
+	if err := checkVersionFlag(o.version); err != nil {
+		return err
+	}
+	if o.oldVersion != "" {
+		if _, err := provider.ParseVersion(o.oldVersion); err != nil {
+			return usagef("--old-version: %v", err)
+		}
+	}
+	if err := checkConfigFlag(o.config); err != nil {
+		return err
+	}
+	if err := checkWaits(map[string]time.Duration{"timeout": o.read.timeout}); err != nil {
+		return err
+	}
+	disabled, err := parseDisable(o.disable)
+	if err != nil {
+		return err
+	}
+	waivers, err := configWaivers(cmd, o.config)
+	if err != nil {
+		return err
+	}
+	do := pipeline.DiffOptions{Providers: o.providers, Targets: o.read.options(s), Disabled: disabled, Waivers: waivers, Log: s.errOut}
+	for i, a := range args {
+		def := o.oldVersion
+		if i == len(args)-1 {
+			def = o.version
+		}
+		side, err := pipeline.ParseSide(a, def)
+		if err != nil {
+			return usageError{err}
+		}
+		if i == len(args)-1 {
+			do.New = side
+		} else {
+			do.Old = append(do.Old, side)
+		}
+	}
+	sum, err := pipeline.Diff(cmd.Context(), do)
+	if err != nil {
+		return err
+	}
+	for _, n := range sum.Notes {
+		fmt.Fprintf(s.errOut, "diff: %s\n", n)
+	}
+	if err := writeReport(s, g, sum.Report); err != nil {
+		return err
+	}
+	if n := sum.Report.Count(contract.Error); n > 0 {
+		return fmt.Errorf("diff: %d %s: %s breaks", n, map[bool]string{true: "error", false: "errors"}[n == 1], describeCompared(sum))
+	}
+	return nil
+}
+
+func describeCompared(sum *pipeline.DiffSummary) string {
+	if len(sum.Old) == 1 {
+		return fmt.Sprintf("the upgrade from %s to %s", sum.Old[0].Version, sum.New.Version)
+	}
+	return "the upgrade to " + sum.New.Version
+}

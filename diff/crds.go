@@ -1,0 +1,276 @@
+package diff
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/provider"
+)
+
+// crds compares the CRDs of old's and new's components.
+func (c *collector) crds(o, n *side) {
+	file := n.components()
+	for _, name := range o.crdNames {
+		oc := o.crds[name]
+		nc, ok := n.crds[name]
+		if !ok {
+			c.crdGone(o, n, oc)
+			continue
+		}
+		id := crdID(name)
+		c.crdIdentity(o, n, id, oc, nc)
+		c.versions(o, n, id, oc, nc)
+		c.schemas(o, n, id, oc, nc)
+	}
+	for _, name := range n.crdNames {
+		nc := n.crds[name]
+		id := crdID(name)
+		if s := storageVersions(nc); len(s) != 1 {
+			// The lint's own rule: lint --against reports it once.
+			what := plural(len(s), "version is", "versions are")
+			if len(s) > 1 {
+				what = fmt.Sprintf("%s (%s)", what, strings.Join(s, ", "))
+			}
+			c.add(contract.RuleStorageVersion, file, id, "spec.versions[*].storage", "%s marked storage: true; the API server needs exactly one, so clusterctl upgrade fails on this CRD", what)
+		}
+		c.conversion(o, n, id, o.crds[name], nc)
+		c.contractLabels(o, n, id, o.crds[name], nc)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// crdGone reports a CRD of old that new does not ship under its name: one
+// renamed (another group or plural, the same kind) is CAPI705, one dropped
+// CAPI706 unless old served no version of it.
+func (c *collector) crdGone(o, n *side, oc *apiextensionsv1.CustomResourceDefinition) {
+	file := n.components()
+	for _, name := range n.crdNames {
+		nc := n.crds[name]
+		if _, inOld := o.crds[name]; inOld || nc.Spec.Names.Kind != oc.Spec.Names.Kind {
+			continue
+		}
+		what := "group " + oc.Spec.Group + " became " + nc.Spec.Group
+		field := "spec.group"
+		if nc.Spec.Group == oc.Spec.Group {
+			what, field = "plural "+oc.Spec.Names.Plural+" became "+nc.Spec.Names.Plural, "spec.names.plural"
+		}
+		c.add(contract.RuleUpgradeIdentity, file, crdID(oc.Name), field, "%s's %s is %s in %s (%s): a new CRD for the API server, so every %s object of %s stays behind under the old one, with no controller",
+			o.version, oc.Spec.Names.Kind, nc.Name, n.version, what, oc.Spec.Names.Kind, oc.Name)
+		return
+	}
+	if served := servedVersions(oc); len(served) > 0 {
+		c.add(contract.RuleUpgradeCRDRemoved, file, crdID(oc.Name), "", "%s serves %s (%s) and %s no longer ships it: clusterctl upgrade keeps the CRD and its objects, which are left with no controller and no conversion webhook; keep it, or stop serving its versions in a release first",
+			o.version, oc.Name, strings.Join(served, ", "), n.version)
+	}
+}
+
+// crdIdentity checks what the API server never lets change on a CRD.
+func (c *collector) crdIdentity(o, n *side, id string, oc, nc *apiextensionsv1.CustomResourceDefinition) {
+	file := n.components()
+	for _, ch := range []struct{ field, old, new string }{
+		{"spec.group", oc.Spec.Group, nc.Spec.Group},
+		{"spec.scope", string(oc.Spec.Scope), string(nc.Spec.Scope)},
+		{"spec.names.kind", oc.Spec.Names.Kind, nc.Spec.Names.Kind},
+		{"spec.names.plural", oc.Spec.Names.Plural, nc.Spec.Names.Plural},
+	} {
+		if ch.old != ch.new {
+			c.add(contract.RuleUpgradeIdentity, file, id, ch.field, "%s is %q in %s and %q in %s: the API server refuses to change it on an existing CRD, so clusterctl upgrade fails on this CRD",
+				ch.field, ch.old, o.version, ch.new, n.version)
+		}
+	}
+}
+
+// versions checks old's storage version is kept and no served version is
+// dropped without being unserved first.
+func (c *collector) versions(o, n *side, id string, oc, nc *apiextensionsv1.CustomResourceDefinition) {
+	file := n.components()
+	storage := ""
+	if s := storageVersions(oc); len(s) == 1 {
+		storage = s[0]
+		if crdVersion(nc, storage) == nil {
+			c.add(contract.RuleUpgradeStorage, file, id, "spec.versions["+storage+"]", "%s is the storage version of %s in %s, and %s's spec.versions (%s) no longer lists it: clusterctl upgrade refuses ('the new CRD does not contain the storage version %q of the current CRD'); keep %s in spec.versions (served: false is enough)",
+				storage, oc.Name, o.version, n.version, strings.Join(versionNames(nc), ", "), storage, storage)
+		}
+	}
+	for _, v := range oc.Spec.Versions {
+		if v.Served && v.Name != storage && crdVersion(nc, v.Name) == nil {
+			c.add(contract.RuleUpgradeServed, file, id, "spec.versions["+v.Name+"]", "%s serves %s and %s drops it from spec.versions: clients and manifests still using %s fail at once; set served: false in %s and remove %s in a later release",
+				o.version, v.Name, n.version, v.Name, n.version, v.Name)
+		}
+	}
+}
+
+func storageVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	return versionsWhere(crd, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Storage })
+}
+
+func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	return versionsWhere(crd, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Served })
+}
+
+func versionNames(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	return versionsWhere(crd, func(apiextensionsv1.CustomResourceDefinitionVersion) bool { return true })
+}
+
+// versionsWhere names a CRD's versions for which keep is true, in order.
+func versionsWhere(crd *apiextensionsv1.CustomResourceDefinition, keep func(apiextensionsv1.CustomResourceDefinitionVersion) bool) []string {
+	var out []string
+	for _, v := range crd.Spec.Versions {
+		if keep(v) {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+func crdVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
+	if crd == nil {
+		return nil
+	}
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Name == name {
+			return &crd.Spec.Versions[i]
+		}
+	}
+	return nil
+}
+
+// conversion checks that a CRD whose versions differ converts them: with
+// strategy None the API server only relabels objects. The versions that
+// matter are those new serves or stores, and old's storage version, in
+// which the objects of a management cluster are stored at upgrade.
+func (c *collector) conversion(o, n *side, id string, oc, nc *apiextensionsv1.CustomResourceDefinition) {
+	if !noConversion(nc) {
+		return
+	}
+	var names []string
+	for _, v := range nc.Spec.Versions {
+		if v.Served || v.Storage {
+			names = append(names, v.Name)
+		}
+	}
+	if oc != nil {
+		for _, s := range storageVersions(oc) {
+			if crdVersion(nc, s) != nil && !slices.Contains(names, s) {
+				names = append(names, s)
+			}
+		}
+	}
+	slices.Sort(names)
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			if sameSchema(crdVersion(nc, a), crdVersion(nc, b)) {
+				continue
+			}
+			sev := contract.Error
+			what := ""
+			if oc != nil && noConversion(oc) && crdVersion(oc, a) != nil && crdVersion(oc, b) != nil && !sameSchema(crdVersion(oc, a), crdVersion(oc, b)) {
+				sev, what = contract.Warning, fmt.Sprintf(" (as in %s already)", o.version)
+			}
+			c.addSev(contract.RuleUpgradeConversion, sev, n.components(), id, "spec.conversion.strategy", "versions %s and %s have different schemas and %s converts them with strategy None%s: an object stored as one is served as the other with the wrong fields, and pruned on write; add a conversion webhook",
+				a, b, n.version, what)
+		}
+	}
+}
+
+func noConversion(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	return crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == "" || crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter
+}
+
+// sameSchema says whether two versions' schemas are the same but for
+// descriptions.
+func sameSchema(a, b *apiextensionsv1.CustomResourceDefinitionVersion) bool {
+	return schemaJSON(a) == schemaJSON(b)
+}
+
+func schemaJSON(v *apiextensionsv1.CustomResourceDefinitionVersion) string {
+	if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+		return ""
+	}
+	data, err := json.Marshal(v.Schema.OpenAPIV3Schema)
+	if err != nil {
+		return ""
+	}
+	var m any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return ""
+	}
+	stripDescriptions(m)
+	out, _ := json.Marshal(m) // maps marshal with sorted keys
+	return string(out)
+}
+
+// stripDescriptions drops the description of every schema in s, and leaves
+// properties that are named description alone.
+func stripDescriptions(s any) {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return
+	}
+	delete(m, "description")
+	for k, v := range m {
+		switch k {
+		case "properties", "patternProperties", "definitions", "dependencies":
+			if named, ok := v.(map[string]any); ok {
+				for _, sub := range named {
+					stripDescriptions(sub)
+				}
+			}
+		case "allOf", "anyOf", "oneOf":
+			if list, ok := v.([]any); ok {
+				for _, sub := range list {
+					stripDescriptions(sub)
+				}
+			}
+		case "items", "additionalProperties", "additionalItems", "not":
+			if list, ok := v.([]any); ok {
+				for _, sub := range list {
+					stripDescriptions(sub)
+				}
+			} else {
+				stripDescriptions(v)
+			}
+		}
+	}
+}
+
+// contractLabels checks that core Cluster API still resolves new's CRD from
+// its contract labels, to a served version, as it did old's, and that a
+// release that moves to another contract labels its CRDs for it.
+func (c *collector) contractLabels(o, n *side, id string, oc, nc *apiextensionsv1.CustomResourceDefinition) {
+	file := n.components()
+	newC, newV := contract.ResolvedContract(nc)
+	oldC, oldV := "", ""
+	if oc != nil {
+		oldC, oldV = contract.ResolvedContract(oc)
+	}
+	switch {
+	case oldC != "" && newC == "":
+		c.add(contract.RuleUpgradeContractLabel, file, id, "metadata.labels", "%s labels it cluster.x-k8s.io/%s (core Cluster API resolves %s), and %s has no cluster.x-k8s.io/%s label: every reference to %s fails after the upgrade ('contract version label(s) are either missing or empty')",
+			o.version, oldC, oldV, n.version, strings.Join(provider.Contracts, " or cluster.x-k8s.io/"), nc.Spec.Names.Kind)
+	case newC != "":
+		if v := crdVersion(nc, newV); v == nil || !v.Served {
+			c.add(contract.RuleUpgradeContractLabel, file, id, "metadata.labels[cluster.x-k8s.io/"+newC+"]", "core Cluster API resolves %s's label cluster.x-k8s.io/%s to %s, which %s does not serve (served: %s): every reference to %s fails after the upgrade",
+				n.version, newC, newV, n.version, strings.Join(servedVersions(nc), ", "), nc.Spec.Names.Kind)
+		}
+	}
+	nmc, omc := seriesContract(n.meta, n.sv), seriesContract(o.meta, o.sv)
+	labels := contract.ContractLabels(nc)
+	if nmc != "" && omc != "" && nmc != omc && slices.Contains(provider.Contracts, nmc) && len(labels) > 0 {
+		if _, ok := labels[nmc]; !ok {
+			c.addSev(contract.RuleUpgradeContractLabel, contract.Warning, file, id, "metadata.labels[cluster.x-k8s.io/"+nmc+"]", "%s moves to contract %s (metadata.yaml), but the CRD has no cluster.x-k8s.io/%s label: core Cluster API still reads the contract of %s from it",
+				n.version, nmc, nmc, o.version)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+//go:build realpairs
+
+package diff_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/diff"
+)
+
+// TestCompare_RealPairs builds pairs of real releases from the Go module
+// proxy, as their trees build, and compares them. Consecutive minors of
+// cluster-api (v1.10 to v1.11, where v1beta2 arrives), CAPA and CAPG upgrade
+// without an error; the skips clusterctl refuses are errors naming what
+// refuses them. Slow (eight real trees): go test -tags realpairs ./diff/
+// (make bench runs it).
+func TestCompare_RealPairs(t *testing.T) {
+	type want struct{ rule, object, field string }
+	cases := []struct {
+		old, new string
+		errors   []want // every error (object and field "" match any)
+		warnings []string
+	}{
+		{old: "sigs.k8s.io/cluster-api@v1.10.10", new: "sigs.k8s.io/cluster-api@v1.11.0",
+			// The contract moves from v1beta1 to v1beta2, once per provider.
+			warnings: []string{"CAPI702", "CAPI702", "CAPI702"}},
+		{old: ClusterAPIPrevious, new: "sigs.k8s.io/cluster-api@v1.14.2"},
+		{old: "sigs.k8s.io/cluster-api-provider-aws/v2@v2.12.1", new: "sigs.k8s.io/cluster-api-provider-aws/v2@v2.13.0"},
+		{old: "sigs.k8s.io/cluster-api-provider-gcp@v1.12.0", new: "sigs.k8s.io/cluster-api-provider-gcp@v1.13.1",
+			// Key name patterns widened (no finding of their own: a pattern cannot be compared).
+			warnings: []string{"CAPI708", "CAPI708", "CAPI708", "CAPI708", "CAPI708", "CAPI708", "CAPI708", "CAPI708", "CAPI708", "CAPI708", "CAPI708", "CAPI708"}},
+		// Refused: v0.4 stores v1alpha4, which v1.13 no longer lists, and
+		// v1.13's metadata.yaml has no 0.3 and 0.4 series.
+		{old: "sigs.k8s.io/cluster-api@v0.4.8", new: "sigs.k8s.io/cluster-api@v1.13.0", warnings: []string{"CAPI702", "CAPI702", "CAPI702"}, errors: []want{
+			{"CAPI701", "Metadata", "releaseSeries"},
+			{"CAPI703", "CustomResourceDefinition/clusters.cluster.x-k8s.io", "spec.versions[v1alpha4]"},
+			{"CAPI703", "CustomResourceDefinition/kubeadmcontrolplanes.controlplane.cluster.x-k8s.io", "spec.versions[v1alpha4]"},
+			{"CAPI704", "CustomResourceDefinition/clusters.cluster.x-k8s.io", "spec.versions[v1alpha3]"},
+		}},
+		// Refused: core and kubeadm move more than three minors at once.
+		{old: "sigs.k8s.io/cluster-api@v1.10.10", new: "sigs.k8s.io/cluster-api@v1.14.2", warnings: []string{"CAPI702", "CAPI702", "CAPI702"}, errors: []want{{"CAPI714", "", ""}}},
+	}
+	for _, c := range cases {
+		t.Run(c.old+" to "+c.new, func(t *testing.T) {
+			res := diff.Compare(build(t, c.old), build(t, c.new))
+			var warnings []string
+			for _, f := range res.Findings {
+				switch f.Severity {
+				case contract.Warning:
+					warnings = append(warnings, f.Rule)
+				case contract.Error:
+					if !slices.ContainsFunc(c.errors, func(w want) bool { return w.rule == f.Rule }) {
+						t.Errorf("unexpected error: %s", f)
+					}
+					if strings.HasPrefix(f.Object, "CustomResourceDefinition/") && !strings.Contains(f.Message, strings.TrimPrefix(f.Field, "spec.versions[")[:7]) {
+						t.Errorf("the error does not name the version: %s", f)
+					}
+				}
+			}
+			for _, w := range c.errors {
+				if !slices.ContainsFunc(res.Findings, func(f contract.Finding) bool {
+					return f.Rule == w.rule && f.Severity == contract.Error && (w.object == "" || f.Object == w.object) && (w.field == "" || f.Field == w.field)
+				}) {
+					t.Errorf("no %s error on %s %s:\n%s", w.rule, w.object, w.field, messages(res))
+				}
+			}
+			slices.Sort(warnings)
+			if strings.Join(warnings, " ") != strings.Join(c.warnings, " ") {
+				t.Errorf("warnings %v, want %v:\n%s", warnings, c.warnings, messages(res))
+			}
+		})
+	}
+}
