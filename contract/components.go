@@ -41,7 +41,9 @@ var transformed = map[string]string{
 
 const injectCAAnnotation = "cert-manager.io/inject-ca-from"
 
-func (l *linter) lintComponents(v *view, f release.File, rs refs) {
+// lintComponents checks one components file and returns the kinds its
+// CRDs define, as group/kind.
+func (l *linter) lintComponents(v *view, f release.File, rs refs) []string {
 	file := v.path(f.Name)
 	objs := l.parse(v, f, true)
 	crds := parseCRDs(objs)
@@ -114,6 +116,21 @@ func (l *linter) lintComponents(v *view, f release.File, rs refs) {
 	kinds := classifyKinds(crds, rs, ptype)
 	l.lintCRDs(v, file, crds, ptype, kinds)
 	l.lintAggregation(file, objs, crds, kinds)
+	return definedKinds(objs)
+}
+
+// definedKinds lists the group/kind of every CustomResourceDefinition of a
+// file, from its raw fields, so a CRD that does not decode still counts.
+func definedKinds(objs []*object) []string {
+	var out []string
+	for _, o := range objs {
+		if o.is("apiextensions.k8s.io", "CustomResourceDefinition") {
+			if g, k := getString(o.m, "spec", "group"), getString(o.m, "spec", "names", "kind"); g != "" && k != "" {
+				out = append(out, g+"/"+k)
+			}
+		}
+	}
+	return out
 }
 
 // providerTypeAndLabel returns the provider type and label, from the view

@@ -87,6 +87,29 @@ func TestLint_NoFalsePositives(t *testing.T) {
 		{"CAPI001 where no placeholder makes it parse: a warning naming the skipped checks", func(t *testing.T, fs files) {
 			fs[tmpl] += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n${BROKEN}\n"
 		}, []key{{"CAPI001", W, tmpl, "document 5", ""}}},
+		{"CAPI503/CAPI504 a published YAML file clusterctl does not read holds a topology Cluster (checked as YAML only)", func(t *testing.T, fs files) {
+			fs["cluster-class-topology-example.yaml"] = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: test\n  namespace: default\nspec:\n  topology:\n    classRef:\n      name: quick-start\n"
+			fs["cluster-class.yaml"] = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata:\n  name: quick-start\n  namespace: default\n"
+			fs["example_variables.rc"] = "export FOO_REGION=west\n"
+			fs["values.yaml"] = "replicas: 2\n"
+		}, nil},
+		{"CAPI001 a published YAML file clusterctl does not read still parses", func(t *testing.T, fs files) {
+			fs["image-template-node.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n"
+		}, []key{{"CAPI001", E, "image-template-node.yaml", "document 1", ""}}},
+		{"CAPI309/CAPI310 a remediation template a class names in a machine deployment's health check (v1beta2 and v1beta1)", func(t *testing.T, fs files) {
+			for _, kind := range []string{"FooRemediation", "FooRemediationTemplate"} {
+				fs[comps] += crdDoc(kind, strings.ToLower(kind)+"s", "    cluster.x-k8s.io/v1beta2: v1beta1\n",
+					"  - name: v1beta1\n    served: true\n    storage: true\n    subresources: {status: {}}\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {template: {type: object}}}}}\n")
+			}
+			fs.replace(t, comps, "resources: [foomachinepooltemplates]", "resources: [foomachinepooltemplates, fooremediations, fooremediationtemplates]")
+			fs[ccFile] += "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata:\n  name: quick-two\nspec:\n  controlPlane:\n    healthCheck:\n      remediation:\n        templateRef: {apiVersion: infrastructure.foo.example.com/v1beta1, kind: FooRemediationTemplate, name: cp}\n  workers:\n    machineDeployments:\n    - class: md\n      healthCheck:\n        remediation:\n          templateRef: {apiVersion: infrastructure.foo.example.com/v1beta1, kind: FooRemediationTemplate, name: md}\n"
+			fs["clusterclass-old.yaml"] = "apiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata:\n  name: old\nspec:\n  workers:\n    machineDeployments:\n    - class: md\n      machineHealthCheck:\n        remediationTemplate: {apiVersion: infrastructure.foo.example.com/v1beta1, kind: FooRemediationTemplate, name: md}\n"
+		}, []key{{"CAPI604", W, ccFile, "ClusterClass/quick-two", "metadata.name"}}},
+		{"CAPI507 a kind of a shared Cluster API group another provider defines (CAPA's KubeadmConfigTemplate beside its EKSConfig)", func(t *testing.T, fs files) {
+			fs[comps] += strings.ReplaceAll(crdDoc("EKSConfig", "eksconfigs", "    cluster.x-k8s.io/v1beta2: v1beta1\n",
+				"  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object}\n"), group, "bootstrap.cluster.x-k8s.io")
+			fs[tmpl] += "---\napiVersion: bootstrap.cluster.x-k8s.io/v1beta2\nkind: KubeadmConfigTemplate\nmetadata:\n  name: ${CLUSTER_NAME}-md\n"
+		}, nil},
 		{"CAPI102 metadata.yaml without kind is a warning", func(t *testing.T, fs files) {
 			fs.replace(t, meta, "kind: Metadata\n", "")
 		}, []key{{"CAPI102", W, meta, "Metadata", "kind"}}},
