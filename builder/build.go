@@ -67,6 +67,9 @@ type ProviderResult struct {
 	Objects   int        `json:"objects"`
 	Variables []Variable `json:"variables"`
 	Templates []string   `json:"templates"`
+	// ImageTag is the tag the build gave the manager image ("" when it kept
+	// the tree's, or pinned a digest): the lint takes it as the release's.
+	ImageTag string `json:"imageTag,omitempty"`
 	// MoreComponents are the provider's other components files (config components:).
 	MoreComponents []string `json:"moreComponents,omitempty"`
 }
@@ -279,7 +282,7 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 			r.MoreComponents = append(r.MoreComponents, c.File)
 			continue
 		}
-		r.Namespace, r.Objects, r.Images, r.Variables = components.namespace, components.objects, components.images, vars
+		r.Namespace, r.Objects, r.Images, r.Variables, r.ImageTag = components.namespace, components.objects, components.images, vars, components.imageTag
 		imageFrom = components.imageFrom
 	}
 	tmpl := <-tc
@@ -313,6 +316,7 @@ type rendered struct {
 	images    []string
 	namespace string
 	imageFrom string
+	imageTag  string // the tag the release image got, "" when none was set
 	findings  []finding.Finding
 	locate    func(string) (finding.Location, bool)
 }
@@ -387,6 +391,9 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 		}
 	}
 	out := rendered{yaml: data, objects: rm.Size(), namespace: ns, imageFrom: from, findings: findings, locate: locate}
+	if ip != nil && len(changed) > 0 {
+		out.imageTag = ip.tag
+	}
 	for i := range imgs {
 		out.images = append(out.images, i)
 	}

@@ -168,7 +168,7 @@ func (l *linter) lintWorkloads(v *view, file string, objs []*object) {
 	for _, o := range objs {
 		if o.is("apps", "Deployment") {
 			for _, c := range getSlice(o.m, "spec", "template", "spec", "containers") {
-				if getString(c, "name") == "manager" && v.version != "" && strings.HasSuffix(getString(c, "image"), ":"+v.version) {
+				if getString(c, "name") == "manager" && v.releaseTag(tagOf(getString(c, "image"))) {
 					v.managerTagged = true
 				}
 			}
@@ -238,9 +238,21 @@ func (l *linter) lintImage(v *view, file string, o *object, field, container, im
 		l.add(RuleImageFloating, file, o.ID(), field, "image %q uses a floating tag (%s): tag it with the release version or pin a digest", image, shown)
 		return
 	}
-	if container == "manager" && v.version != "" && tag != v.version && !v.managerTagged {
+	if container == "manager" && v.version != "" && !v.releaseTag(tag) && !v.managerTagged {
 		l.add(RuleImageVersion, file, o.ID(), field, "manager image %q has tag %s, not the release version %s", image, tag, v.version)
 	}
+}
+
+// tagOf is the tag of an image reference ("" with none or a digest).
+func tagOf(image string) string {
+	named, err := reference.ParseNamed(image)
+	if err != nil {
+		return ""
+	}
+	if t, ok := named.(reference.Tagged); ok {
+		return t.Tag()
+	}
+	return ""
 }
 
 func (l *linter) lintInjectCA(file string, objs []*object, target string) {

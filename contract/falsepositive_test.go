@@ -130,3 +130,31 @@ func TestLint_NoFalsePositives(t *testing.T) {
 		})
 	}
 }
+
+// TestLint_CAPI206_TheTagTheBuildSet: the manager image tag a build set
+// from image.tag is the release's (issue 31): the version without its v
+// always, any other tag when the build says it set it.
+func TestLint_CAPI206_TheTagTheBuildSet(t *testing.T) {
+	const img = "image: registry.example.com/foo/manager:v0.1.0"
+	capi206 := []key{{"CAPI206", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"}}
+	cases := []struct {
+		name, tag string
+		opts      contract.Options
+		want      []key
+	}{
+		{"the version without its v", "0.1.0", contract.Options{}, []key{}},
+		{"a tag the build set", "v0.1.0-ubi", contract.Options{ImageTags: map[string]string{label: "v0.1.0-ubi"}}, []key{}},
+		{"the same tag, not set by the build", "v0.1.0-ubi", contract.Options{}, capi206},
+		{"another provider's tag set by the build", "v0.1.0-ubi", contract.Options{ImageTags: map[string]string{"infrastructure-bar": "v0.1.0-ubi"}}, capi206},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := readDir(t, "testdata/release")
+			fs.replace(t, comps, img, "image: registry.example.com/foo/manager:"+c.tag)
+			r := contract.Lint(fs.release(t, label, version), c.opts)
+			if diff := cmp.Diff(c.want, keys(r.Findings, prefix)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\nreport:\n%s", diff, text(r))
+			}
+		})
+	}
+}

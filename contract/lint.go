@@ -121,6 +121,11 @@ type Options struct {
 	// Result.Sources).
 	Sources map[string]Source
 
+	// ImageTags are the tags the build gave each provider's manager image
+	// (provider label -> tag, e.g. 1.2.3 from image.tag "{{ .VersionNoV }}"):
+	// the release's own tag, which CAPI206 accepts as the version.
+	ImageTags map[string]string
+
 	// Version and Provider describe the files given to LintFiles when they
 	// are not a whole release: the release version (vX.Y.Z) and provider
 	// label. Either may be empty; rules that need them are then skipped or
@@ -207,6 +212,7 @@ func lintRelease(rel *release.Release, opts Options, parse parseFunc) Report {
 				files:      p.Files,
 				components: p.ComponentsFile,
 				complete:   true,
+				imageTag:   opts.ImageTags[p.Label()],
 			})
 		})
 	}
@@ -266,6 +272,14 @@ type view struct {
 	meta *provider.Metadata
 	// managerTagged: a Deployment's manager container has the release tag.
 	managerTagged bool
+	// imageTag is the tag the build set on the manager image ("" unknown).
+	imageTag string
+}
+
+// releaseTag says whether an image tag is this release's: the version,
+// the version without its v (images tagged 1.2.3), or the tag the build set.
+func (v *view) releaseTag(tag string) bool {
+	return v.version != "" && (tag == v.version || tag == strings.TrimPrefix(v.version, "v")) || v.imageTag != "" && tag == v.imageTag
 }
 
 func (v *view) path(name string) string {
