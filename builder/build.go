@@ -291,6 +291,24 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		return providerOut{err: tmpl.err}
 	}
 	set := tmpl.set
+	for i, f := range set.Files {
+		patches := patchesFor(s.Patches, f.Name, false)
+		if len(patches) == 0 {
+			continue
+		}
+		data, err := patchTemplate(fs, opts.Dir, f.Data, patches)
+		if err != nil {
+			return providerOut{err: fmt.Errorf("%s (from %s): release patches: %w", f.Name, set.Sources[f.Name], err)}
+		}
+		set.Files[i].Data = data
+	}
+	warnings := slices.Clone(set.Warnings)
+	for i, pt := range s.Patches {
+		if pt.File != "" && !slices.ContainsFunc(files, func(c provider.Components) bool { return pt.Applies(c.File, false) }) &&
+			!slices.ContainsFunc(set.Files, func(f release.File) bool { return pt.Applies(f.Name, false) }) {
+			warnings = append(warnings, fmt.Sprintf("%s: patches[%d].file %q matches no release file; fix the pattern or remove the patch", s.Name, i, pt.File))
+		}
+	}
 	for _, f := range set.Files {
 		if _, clash := p.File(f.Name); clash {
 			return providerOut{err: fmt.Errorf("%s: template %s has the name of another release file", tdir, f.Name)}
@@ -303,7 +321,6 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 	for _, f := range set.Files {
 		sources[path.Join(id.Label(), version, f.Name)] = templateSource(fs, opts.Dir, set.Sources[f.Name])
 	}
-	warnings := set.Warnings
 	if len(set.Files) == 0 && id.Type == clusterctlv1.InfrastructureProviderType && (s.Templates == nil || !s.Templates.None) {
 		warnings = append(warnings, noTemplates(opts.Dir, s))
 	}
@@ -363,8 +380,8 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 	if err != nil {
 		return rendered{}, err
 	}
-	if len(s.Patches) > 0 {
-		if rm, err = applyPatches(fs, opts.Dir, rm, s.Patches); err != nil {
+	if patches := patchesFor(s.Patches, file, true); len(patches) > 0 {
+		if rm, err = applyPatches(fs, opts.Dir, rm, patches); err != nil {
 			return rendered{}, fmt.Errorf("%s: release patches: %w", desc, err)
 		}
 		// A patch may replace a container; find the changed ones again.
@@ -399,6 +416,17 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 	}
 	sort.Strings(out.images)
 	return out, nil
+}
+
+// patchesFor are the release patches that apply to the release file name.
+func patchesFor(patches []provider.Patch, name string, components bool) []provider.Patch {
+	var out []provider.Patch
+	for _, p := range patches {
+		if p.Applies(name, components) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // kustomizeErr explains a failed render: a path outside the tree, or a file
