@@ -318,8 +318,16 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		}
 		r.Templates = append(r.Templates, f.Name)
 	}
+	var asIs []string
 	for _, f := range set.Files {
 		sources[path.Join(id.Label(), version, f.Name)] = templateSource(fs, opts.Dir, set.Sources[f.Name])
+		if !release.IsTemplate(f.Name) {
+			asIs = append(asIs, f.Name)
+		}
+	}
+	if len(asIs) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%s: %s published as they are: clusterctl reads only cluster-template*.yaml and clusterclass-*.yaml as templates, so these are checked as YAML (a .yaml file) or for size and type (another file), not as templates",
+			s.Name, strings.Join(asIs, ", ")))
 	}
 	if len(set.Files) == 0 && id.Type == clusterctlv1.InfrastructureProviderType && (s.Templates == nil || !s.Templates.None) {
 		warnings = append(warnings, noTemplates(opts.Dir, s))

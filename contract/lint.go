@@ -316,9 +316,9 @@ func classifyAsClusterctl(f release.File, components string) fileKind {
 		return kindMetadata
 	case f.Name == components, components != "" && strings.HasPrefix(f.Name, stem+"-") && strings.Contains(f.Name, "components") && isYAML:
 		return kindComponents // the components, or another components file of the provider
-	case strings.HasPrefix(f.Name, "cluster-template") && strings.HasSuffix(f.Name, ".yaml"):
+	case release.IsFlavor(f.Name):
 		return kindTemplate
-	case strings.HasPrefix(f.Name, "clusterclass-") && strings.HasSuffix(f.Name, ".yaml"):
+	case release.IsClusterClass(f.Name):
 		return kindClusterClass
 	case isYAML:
 		return kindYAML

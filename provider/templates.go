@@ -38,7 +38,10 @@ type Templates struct {
 	Regenerate string `json:"regenerate,omitempty"`
 	// Exclude lists published names (path.Match patterns) left out of the release.
 	Exclude []string `json:"exclude,omitempty"`
-	// Files maps a published name to a file or kustomization folder of the tree.
+	// Files maps a published name to a file or kustomization folder of the
+	// tree. Names clusterctl reads as templates (cluster-template*.yaml,
+	// clusterclass-*.yaml) are templates; any other file (a ClusterClass
+	// example, a script, a variables file) is published as it is.
 	Files map[string]string `json:"files,omitempty"`
 	// None: this provider ships no templates.
 	None bool `json:"none,omitempty"`
@@ -158,9 +161,6 @@ func (s *Spec) defaultTemplates(dir string, all []Spec, field func(string) strin
 		f := field("templates.files[" + name + "]")
 		if err := CheckFileName("published template name", name); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
-		}
-		if !strings.HasSuffix(name, ".yaml") {
-			return fmt.Errorf("%s: published name %q must end in .yaml", f, name)
 		}
 		if t.Files[name] == "" {
 			return fmt.Errorf("%s: empty source path", f)

@@ -161,7 +161,5 @@ func clusterctlFiles(ref Ref, names []string) (components string, files []string
 }
 
 // IsTemplate says whether clusterctl reads a file as a flavor
-// (cluster-template*.yaml) or a ClusterClass (clusterclass-*.yaml).
-func IsTemplate(name string) bool {
-	return strings.HasSuffix(name, ".yaml") && (strings.HasPrefix(name, "cluster-template") || strings.HasPrefix(name, "clusterclass-"))
-}
+// (cluster-template[-<flavor>].yaml) or a ClusterClass (clusterclass-*.yaml).
+func IsTemplate(name string) bool { return release.IsTemplate(name) }

@@ -407,6 +407,8 @@ func (c *collector) mapped() error {
 		var data []byte
 		var err error
 		switch {
+		case c.fs.IsDir(src) && kustomization.Find(c.fs, src) != "" && !isYAMLName(name):
+			return fmt.Errorf("templates.files[%s]: %s is a kustomization, which renders YAML: publish it under a .yaml name", name, src)
 		case c.fs.IsDir(src) && kustomization.Find(c.fs, src) != "":
 			if data, err = c.render(src); err != nil {
 				return fmt.Errorf("templates.files[%s] (%s): %w", name, src, err)
@@ -416,6 +418,15 @@ func (c *collector) mapped() error {
 		default:
 			if data, err = c.fs.ReadFile(src); err != nil {
 				return fmt.Errorf("templates.files[%s]: %w", name, err)
+			}
+			if !isReleaseName(name) {
+				w, err := checkAsset(name, data)
+				if err != nil {
+					return fmt.Errorf("templates.files[%s] (%s): %w", name, src, err)
+				}
+				if w != "" {
+					c.warn("templates.files[%s] (%s): %s", name, src, w)
+				}
 			}
 		}
 		if prev, ok := c.files[name]; ok {
