@@ -114,6 +114,28 @@ func Checksums(files []File) []byte {
 	return b.Bytes()
 }
 
+// ParseChecksums reads checksums.txt (sha256sum's format, as Checksums
+// writes it): file name -> hex sha256. err names the first line that is not
+// "<sha256>  <name>"; the lines before and after it are read.
+func ParseChecksums(data []byte) (sums map[string]string, err error) {
+	sums = map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			continue
+		}
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok || name == "" {
+			if err == nil {
+				err = fmt.Errorf("malformed line %q", line)
+			}
+			continue
+		}
+		sums[name] = sum
+	}
+	return sums, err
+}
+
 // Assets returns the files with checksums.txt, as written to the folder.
 func (p *Provider) Assets() []File {
 	if p.NoChecksums {
