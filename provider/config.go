@@ -122,7 +122,7 @@ type Image struct {
 	Tag string `json:"tag,omitempty"`
 	// PullPolicy, when set, becomes the provider's manager container's
 	// imagePullPolicy; by default the policy the tree sets is kept.
-	PullPolicy string `json:"pullPolicy,omitempty"`
+	PullPolicy string `json:"pullPolicy,omitempty" enum:"Always,IfNotPresent,Never"`
 }
 
 // TagFor returns the tag the release image gets for version: NewTag, else

@@ -27,12 +27,12 @@ type Templates struct {
 	// LoadRestrictor "none" renders flavors as `kustomize build
 	// --load-restrictor LoadRestrictionsNone` does: they may load files
 	// outside their own folder, but never outside the provider tree.
-	LoadRestrictor string `json:"loadRestrictor,omitempty"`
+	LoadRestrictor string `json:"loadRestrictor,omitempty" enum:"rootOnly,none,LoadRestrictionsRootOnly,LoadRestrictionsNone"`
 	// Committed says what happens when a flavor and its committed render
 	// (<dir>/cluster-template-<flavor>.yaml) hold different objects: "check"
 	// (default) refuses, "source" publishes the render, "committed" publishes
 	// the committed file.
-	Committed string `json:"committed,omitempty"`
+	Committed string `json:"committed,omitempty" enum:"check,source,committed"`
 	// Regenerate is the command that regenerates the committed renders,
 	// named when one is stale (default: guessed from the Makefile).
 	Regenerate string `json:"regenerate,omitempty"`
@@ -60,6 +60,9 @@ const (
 	CommittedSource = "source"
 	CommittedKeep   = "committed"
 )
+
+// shorthandField: templates: <folder> is templates: {dir: <folder>}.
+func (Templates) shorthandField() string { return "dir" }
 
 // UnmarshalJSON takes a folder name or an object, strictly.
 func (t *Templates) UnmarshalJSON(data []byte) error {
