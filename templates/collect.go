@@ -216,10 +216,7 @@ func (c *collector) hintFlavorSources(dir string, flavorDirs []string) {
 		return
 	}
 	sort.Strings(names)
-	mapped := map[string]bool{}
-	for _, src := range c.t.Files {
-		mapped[c.path(src)] = true
-	}
+	mapped := c.mappedDirs()
 	hint := func(src, file, flavors string) {
 		if mapped[src] {
 			return // templates.files renders it and compares it
@@ -271,6 +268,15 @@ func (c *collector) hintFlavorSources(dir string, flavorDirs []string) {
 			}
 		}
 	}
+}
+
+// mappedDirs are the sources templates.files names, by path in the tree.
+func (c *collector) mappedDirs() map[string]bool {
+	out := map[string]bool{}
+	for _, src := range c.t.Files {
+		out[c.path(src)] = true
+	}
+	return out
 }
 
 // loadsOutside says whether a kustomization, or one it builds on, loads a
@@ -342,6 +348,7 @@ func (c *collector) discover(fd string, skipped map[string]bool) ([]flavor, erro
 			}
 		}
 	}
+	mapped := c.mappedDirs()
 	for _, f := range nested {
 		user, used := usedBy[f.dir]
 		if !used {
@@ -349,8 +356,12 @@ func (c *collector) discover(fd string, skipped map[string]bool) ([]flavor, erro
 			continue
 		}
 		// A tree that keeps templates/<x>/<y>/ beside templates/cluster-template-<z>/
-		// may mean it as a base; its name makes it a flavor, so say which.
+		// may mean it as a base; its name makes it a flavor, so say which,
+		// unless the config says: it maps the folder, or leaves its name out.
 		file, _, _ := flavorFile(f.name)
+		if c.exclude(file) || mapped[f.dir] {
+			continue
+		}
 		c.warn("%s: nested flavor folder used by flavor %s as a base, so not published as %s; to publish it too, map it in templates.files, or move the shared part to a base/ folder", f.dir, user, file)
 	}
 	var out []flavor
