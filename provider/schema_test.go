@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,5 +191,48 @@ func TestConfigSchema_TemplatesStringOrObject(t *testing.T) {
 		if got := strings.TrimPrefix(fmt.Sprint(err), dir+string(filepath.Separator)); !strings.HasPrefix(got, tt.want) {
 			t.Errorf("error\n got %s\nwant %s", got, tt.want)
 		}
+	}
+}
+
+// TestDocs_ConfigExamplesParse: every capirepo.yaml example in the docs
+// parses as the config (a fragment of a provider's keys, indented, inside a
+// provider) and names its providers, as LoadConfig requires.
+func TestDocs_ConfigExamplesParse(t *testing.T) {
+	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	n := 0
+	for _, doc := range []string{"../docs/providers.md", "../docs/configuration.md", "../README.md"} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllStringSubmatch(string(data), -1) {
+			y := m[1]
+			first := ""
+			for _, line := range strings.Split(y, "\n") {
+				if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") {
+					first = line
+					break
+				}
+			}
+			key, _, _ := strings.Cut(strings.TrimSpace(first), ":")
+			switch {
+			case strings.HasPrefix(first, "  ") && !strings.HasPrefix(first, "   ") && slices.Contains(ConfigKeys(), "providers[]."+key):
+				y = "providers:\n- name: infrastructure-example\n" + y
+			case !slices.Contains([]string{"providers", "before", "lint", "version"}, key) || strings.HasPrefix(first, " "):
+				continue // a patch, a kustomization, another tool's file
+			}
+			n++
+			cfg, err := ParseConfig("capirepo.yaml", []byte(y))
+			if err != nil {
+				t.Errorf("%s: example does not parse: %v\n%s", doc, err, y)
+				continue
+			}
+			if len(cfg.Providers) == 0 {
+				t.Errorf("%s: example names no provider (capirepo.yaml needs providers:):\n%s", doc, y)
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("checked %d examples; the docs have more", n)
 	}
 }
