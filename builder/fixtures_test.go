@@ -60,8 +60,6 @@ type fixtureTree struct {
 	warnings []string
 	// unverifiable are files clusterctl fails on: the true findings above.
 	unverifiable []string
-	// check looks further at the release.
-	check func(t *testing.T, res *builder.Result)
 }
 
 // sed is one Makefile sed edit: the file, the expression and its replacement.

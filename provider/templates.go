@@ -162,7 +162,7 @@ func (s *Spec) defaultTemplates(dir string, all []Spec, field func(string) strin
 	slices.Sort(names)
 	for _, name := range names {
 		f := field("templates.files[" + name + "]")
-		if err := CheckFileName("published template name", name); err != nil {
+		if err := CheckFileName("published file name", name); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		if t.Files[name] == "" {

@@ -56,19 +56,26 @@ var ErrNotFound = errors.New("not found")
 // are not part of what clusterctl reads. A version without metadata.yaml is
 // an error for which errors.Is(err, ErrNotFound).
 func Files(ctx context.Context, src Source, ref Ref) (components string, files map[string]Remote, err error) {
-	all, err := src.List(ctx, ref)
+	components, files, _, err = listFiles(ctx, src, ref)
+	return components, files, err
+}
+
+// listFiles lists a version and picks what clusterctl reads of it; all is
+// the whole listing.
+func listFiles(ctx context.Context, src Source, ref Ref) (components string, files, all map[string]Remote, err error) {
+	all, err = src.List(ctx, ref)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	components, names, err := clusterctlFiles(ref, slices.Sorted(maps.Keys(all)))
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", ref, err)
+		return "", nil, nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	files = make(map[string]Remote, len(names))
 	for _, n := range names {
 		files[n] = all[n]
 	}
-	return components, files, nil
+	return components, files, all, nil
 }
 
 // ReleaseFiles lists the files of one provider version that a copy of the
@@ -81,17 +88,9 @@ func Files(ctx context.Context, src Source, ref Ref) (components string, files m
 // every other file the source lists, with the same sha256, those are the
 // assets and checksums.txt is not downloaded.
 func ReleaseFiles(ctx context.Context, src Source, ref Ref, copy map[string]Remote) (components string, files map[string]Remote, err error) {
-	all, err := src.List(ctx, ref)
+	components, files, all, err := listFiles(ctx, src, ref)
 	if err != nil {
 		return "", nil, err
-	}
-	components, names, err := clusterctlFiles(ref, slices.Sorted(maps.Keys(all)))
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	files = make(map[string]Remote, len(names))
-	for _, n := range names {
-		files[n] = all[n]
 	}
 	if _, ok := all[release.ChecksumsFile]; !ok {
 		return components, files, nil
@@ -135,7 +134,8 @@ func ReleaseFiles(ctx context.Context, src Source, ref Ref, copy map[string]Remo
 // (which describe the release), not a components file (another provider's
 // in a shared release, or a variant clusterctl does not read).
 func otherAsset(name string) bool {
-	return name != release.ChecksumsFile && name != ProvenanceFile && !(strings.Contains(name, "components") && strings.HasSuffix(name, ".yaml"))
+	components := strings.Contains(name, "components") && strings.HasSuffix(name, ".yaml")
+	return name != release.ChecksumsFile && name != ProvenanceFile && !components
 }
 
 // Read downloads the files clusterctl reads of one provider version (see
