@@ -291,11 +291,13 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		return providerOut{err: tmpl.err}
 	}
 	set := tmpl.set
+	patched := map[string]bool{}
 	for i, f := range set.Files {
 		patches := patchesFor(s.Patches, f.Name, false)
-		if len(patches) == 0 {
-			continue
+		if len(patches) == 0 || !strings.HasSuffix(f.Name, ".yaml") && !strings.HasSuffix(f.Name, ".yml") {
+			continue // kustomize patches YAML objects; a script is published as it is
 		}
+		patched[f.Name] = true
 		data, err := patchTemplate(fs, opts.Dir, f.Data, patches)
 		if err != nil {
 			return providerOut{err: fmt.Errorf("%s (from %s): release patches: %w", f.Name, set.Sources[f.Name], err)}
@@ -320,7 +322,11 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 	}
 	var asIs []string
 	for _, f := range set.Files {
-		sources[path.Join(id.Label(), version, f.Name)] = templateSource(fs, opts.Dir, set.Sources[f.Name])
+		src := templateSource(fs, opts.Dir, set.Sources[f.Name])
+		if patched[f.Name] {
+			src.Copied = false // its lines are kustomize's now, not the tree file's
+		}
+		sources[path.Join(id.Label(), version, f.Name)] = src
 		if !release.IsTemplate(f.Name) {
 			asIs = append(asIs, f.Name)
 		}

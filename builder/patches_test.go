@@ -47,7 +47,13 @@ func TestBuild_TemplatePatchesApplyToTheFilesTheirGlobNames(t *testing.T) {
   - patch: "- op: add\n  path: /metadata/annotations\n  value: {never: \"yes\"}\n"
     file: cluster-template-rke2-*.yaml
     target: {kind: Cluster}
+  - patch: "- op: add\n  path: /metadata/labels\n  value: {everywhere: \"yes\"}\n"
+    file: "*"
+    target: {kind: Cluster}
+  templates:
+    files: {setup.sh: hack/setup.sh}
 `,
+		"hack/setup.sh": "#!/bin/sh\necho ${CERTPATH}\n",
 	})
 	res := mustBuild(t, testtree.Write(t, files), Options{})
 	p := res.Release.Providers[0]
@@ -59,12 +65,18 @@ func TestBuild_TemplatePatchesApplyToTheFilesTheirGlobNames(t *testing.T) {
 		t.Errorf("the patched template's objects were reordered:\n%s", k3s.Data)
 	}
 	kubeadm, _ := p.File("cluster-template-kubeadm.yaml")
-	if want := strings.ReplaceAll(k3sTemplate, "KThrees", "Kubeadm"); string(kubeadm.Data) != want {
-		t.Errorf("a template the glob does not name changed:\n%s", kubeadm.Data)
+	if strings.Contains(string(kubeadm.Data), "/var/lib/rancher") {
+		t.Errorf("a template the glob does not name got the k3s patch:\n%s", kubeadm.Data)
 	}
 	comps := string(p.Components().Data)
 	if !strings.Contains(comps, "patched: \"yes\"") || strings.Contains(comps, "${CERTPATH}") || strings.Contains(string(k3s.Data), "patched:") {
 		t.Errorf("the components patch reached the wrong files")
+	}
+	if sh, _ := p.File("setup.sh"); string(sh.Data) != files["hack/setup.sh"] {
+		t.Errorf("a patch for every file changed the script: %q", sh.Data)
+	}
+	if !strings.Contains(string(kubeadm.Data), "everywhere") {
+		t.Errorf("a patch for every file missed a template:\n%s", kubeadm.Data)
 	}
 	if !hasWarning(res.Warnings, `patches[2].file "cluster-template-rke2-*.yaml" matches no release file`) {
 		t.Errorf("no warning for the patch that matches nothing: %v", res.Warnings)
