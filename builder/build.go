@@ -67,6 +67,9 @@ type ProviderResult struct {
 	Objects   int        `json:"objects"`
 	Variables []Variable `json:"variables"`
 	Templates []string   `json:"templates"`
+	// ImageTag is the tag the build gave the manager image ("" when it kept
+	// the tree's, or pinned a digest): the lint takes it as the release's.
+	ImageTag string `json:"imageTag,omitempty"`
 	// MoreComponents are the provider's other components files (config components:).
 	MoreComponents []string `json:"moreComponents,omitempty"`
 }
@@ -279,7 +282,7 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 			r.MoreComponents = append(r.MoreComponents, c.File)
 			continue
 		}
-		r.Namespace, r.Objects, r.Images, r.Variables = components.namespace, components.objects, components.images, vars
+		r.Namespace, r.Objects, r.Images, r.Variables, r.ImageTag = components.namespace, components.objects, components.images, vars, components.imageTag
 		imageFrom = components.imageFrom
 	}
 	tmpl := <-tc
@@ -288,6 +291,26 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		return providerOut{err: tmpl.err}
 	}
 	set := tmpl.set
+	patched := map[string]bool{}
+	for i, f := range set.Files {
+		patches := patchesFor(s.Patches, f.Name, false)
+		if len(patches) == 0 || !strings.HasSuffix(f.Name, ".yaml") && !strings.HasSuffix(f.Name, ".yml") {
+			continue // kustomize patches YAML objects; a script is published as it is
+		}
+		patched[f.Name] = true
+		data, err := patchTemplate(fs, opts.Dir, f.Data, patches)
+		if err != nil {
+			return providerOut{err: fmt.Errorf("%s (from %s): release patches: %w", f.Name, set.Sources[f.Name], err)}
+		}
+		set.Files[i].Data = data
+	}
+	warnings := slices.Clone(set.Warnings)
+	for i, pt := range s.Patches {
+		if pt.File != "" && !slices.ContainsFunc(files, func(c provider.Components) bool { return pt.Applies(c.File, false) }) &&
+			!slices.ContainsFunc(set.Files, func(f release.File) bool { return pt.Applies(f.Name, false) }) {
+			warnings = append(warnings, fmt.Sprintf("%s: patches[%d].file %q matches no release file; fix the pattern or remove the patch", s.Name, i, pt.File))
+		}
+	}
 	for _, f := range set.Files {
 		if _, clash := p.File(f.Name); clash {
 			return providerOut{err: fmt.Errorf("%s: template %s has the name of another release file", tdir, f.Name)}
@@ -297,10 +320,21 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		}
 		r.Templates = append(r.Templates, f.Name)
 	}
+	var asIs []string
 	for _, f := range set.Files {
-		sources[path.Join(id.Label(), version, f.Name)] = templateSource(fs, opts.Dir, set.Sources[f.Name])
+		src := templateSource(fs, opts.Dir, set.Sources[f.Name])
+		if patched[f.Name] {
+			src.Copied = false // its lines are kustomize's now, not the tree file's
+		}
+		sources[path.Join(id.Label(), version, f.Name)] = src
+		if !release.IsTemplate(f.Name) {
+			asIs = append(asIs, f.Name)
+		}
 	}
-	warnings := set.Warnings
+	if len(asIs) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%s: %s published as they are: clusterctl reads only cluster-template*.yaml and clusterclass-*.yaml as templates, so these are checked as YAML (a .yaml file) or for size and type (another file), not as templates",
+			s.Name, strings.Join(asIs, ", ")))
+	}
 	if len(set.Files) == 0 && id.Type == clusterctlv1.InfrastructureProviderType && (s.Templates == nil || !s.Templates.None) {
 		warnings = append(warnings, noTemplates(opts.Dir, s))
 	}
@@ -313,6 +347,7 @@ type rendered struct {
 	images    []string
 	namespace string
 	imageFrom string
+	imageTag  string // the tag the release image got, "" when none was set
 	findings  []finding.Finding
 	locate    func(string) (finding.Location, bool)
 }
@@ -359,8 +394,8 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 	if err != nil {
 		return rendered{}, err
 	}
-	if len(s.Patches) > 0 {
-		if rm, err = applyPatches(fs, opts.Dir, rm, s.Patches); err != nil {
+	if patches := patchesFor(s.Patches, file, true); len(patches) > 0 {
+		if rm, err = applyPatches(fs, opts.Dir, rm, patches); err != nil {
 			return rendered{}, fmt.Errorf("%s: release patches: %w", desc, err)
 		}
 		// A patch may replace a container; find the changed ones again.
@@ -387,11 +422,25 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 		}
 	}
 	out := rendered{yaml: data, objects: rm.Size(), namespace: ns, imageFrom: from, findings: findings, locate: locate}
+	if ip != nil && len(changed) > 0 {
+		out.imageTag = ip.tag
+	}
 	for i := range imgs {
 		out.images = append(out.images, i)
 	}
 	sort.Strings(out.images)
 	return out, nil
+}
+
+// patchesFor are the release patches that apply to the release file name.
+func patchesFor(patches []provider.Patch, name string, components bool) []provider.Patch {
+	var out []provider.Patch
+	for _, p := range patches {
+		if p.Applies(name, components) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // kustomizeErr explains a failed render: a path outside the tree, or a file

@@ -50,10 +50,15 @@ func (e imageEntry) renders() string {
 }
 
 // imageEntries lists the images: entries of the kustomizations dir builds
-// from, nearest first (dir's own, then its bases breadth first).
-func imageEntries(fs filesys.FileSystem, dir string) ([]imageEntry, error) {
+// from, nearest first (dir's own, then its bases breadth first), and each
+// kustomization file's parent: the kustomization file that builds on it.
+func imageEntries(fs filesys.FileSystem, dir string) ([]imageEntry, map[string]string, error) {
 	var out []imageEntry
+	parents := map[string]string{}
 	err := nearestFirst(fs, dir, func(k *kustomization.Kustomization) error {
+		if k.From != nil {
+			parents[k.File] = k.From.File
+		}
 		var images struct {
 			Images []struct {
 				Name    string `json:"name"`
@@ -68,7 +73,47 @@ func imageEntries(fs filesys.FileSystem, dir string) ([]imageEntry, error) {
 		}
 		return nil
 	})
-	return out, err
+	return out, parents, err
+}
+
+// decidingEntry follows an images: entry outward. kustomize applies a
+// kustomization's images: after those of the kustomizations it builds on,
+// so an entry further out that names the image e renders to (config/default
+// overriding config/manager's tag) decides the image; the outermost of such
+// a chain is the entry to set, as `kustomize edit set image` in the
+// kustomization the Makefile edits would.
+func decidingEntry(entries []imageEntry, parents map[string]string, e imageEntry) imageEntry {
+	for {
+		best, bestUp := -1, 0
+		for i, o := range entries {
+			if o.name != e.renders() {
+				continue
+			}
+			if up := ancestorDistance(parents, o.file, e.file); up > 0 && (best < 0 || up < bestUp) {
+				best, bestUp = i, up
+			}
+		}
+		if best < 0 {
+			return e
+		}
+		e = entries[best]
+	}
+}
+
+// ancestorDistance is how many kustomizations up from file ancestor is (0
+// when it is not one).
+func ancestorDistance(parents map[string]string, ancestor, file string) int {
+	n := 0
+	for f, ok := parents[file]; ok; f, ok = parents[f] {
+		n++
+		if f == ancestor {
+			return n
+		}
+		if n > len(parents) {
+			break // a cycle kustomize refuses anyway
+		}
+	}
+	return 0
 }
 
 // nearestFirst visits the kustomizations dir builds from breadth first
@@ -270,18 +315,15 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 		}
 		return rm, nil, "", nil
 	}
-	entries, err := imageEntries(fs, kdir)
+	entries, parents, err := imageEntries(fs, kdir)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	try := func(target string) (resmap.ResMap, []container, string, error) {
-		kfile, entryName, from := kustomization.Find(fs, kdir), target, target
-		if e, ok := matchEntry(entries, target); ok {
-			kfile, entryName, from = e.file, e.name, e.renders()
-		}
-		if kfile == "" {
-			return nil, nil, "", fmt.Errorf("%s: no kustomization file", kdir)
-		}
+	own := kustomization.Find(fs, kdir) // the kustomization a Makefile edits
+	if own == "" {
+		return nil, nil, "", fmt.Errorf("%s: no kustomization file", kdir)
+	}
+	edit := func(kfile, entryName, from string) (resmap.ResMap, []container, string, error) {
 		data, err := fs.ReadFile(kfile)
 		if err != nil {
 			return nil, nil, "", err
@@ -309,6 +351,22 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 		}
 		return rm, changed, from, nil
 	}
+	try := func(target string) (resmap.ResMap, []container, string, error) {
+		kfile, entryName, from := own, target, target
+		if e, ok := matchEntry(entries, target); ok {
+			e = decidingEntry(entries, parents, e)
+			kfile, entryName, from = e.file, e.name, e.renders()
+		}
+		rm, changed, from, err := edit(kfile, entryName, from)
+		if err != nil || len(changed) > 0 || kfile == own && entryName == from || !rendersName(rm, from) {
+			return rm, changed, from, err
+		}
+		// Something after the entry (an image patch of an outer
+		// kustomization) sets the image again: set it on the kustomization
+		// being built, by the name the containers end up with, where no
+		// earlier step can undo it.
+		return edit(own, from, from)
+	}
 
 	target := p.name
 	if target == "" {
@@ -330,12 +388,8 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 		}
 		if p.configured {
 			if len(changed) == 0 {
-				var have []string
-				for _, m := range managerContainers(rm, nil, "") {
-					have = append(have, m.c.image())
-				}
-				return nil, nil, "", fmt.Errorf("%s: image.name %q selects no container image (kustomize matches an images: entry's name, or the image name a container has); the manager containers have %v: set image.name to one of those names",
-					desc, target, have)
+				return nil, nil, "", fmt.Errorf("%s: image.name %q selects no container image; image.name takes an images: entry's name (%s) or an image name as the containers have it, without tag (%s)",
+					desc, target, orNone(entryNames(entries)), orNone(imageNames(rm)))
 			}
 			return rm, changed, from, nil
 		}
@@ -370,6 +424,54 @@ func renderImage(fs *treeFS, kdir, desc string, p *imagePlan) (resmap.ResMap, []
 		return nil, nil, "", fmt.Errorf("%s: no Deployment has a container named %q whose image the release image replaces; name the image in capirepo.yaml image.name", desc, ManagerContainer)
 	}
 	return tryOnly(try, desc, target)
+}
+
+// rendersName says whether a container of rm has an image of that name.
+func rendersName(rm resmap.ResMap, name string) bool {
+	return slices.Contains(imageNames(rm), name)
+}
+
+// imageNames lists the image names (without tag or digest) of the
+// containers of rm: the manager containers first, each name once.
+func imageNames(rm resmap.ResMap) []string {
+	var managers, others []string
+	for _, r := range rm.Resources() {
+		for _, c := range containers(r) {
+			name, _, _ := splitImage(c.image())
+			if isManager(c) {
+				managers = append(managers, name)
+			} else {
+				others = append(others, name)
+			}
+		}
+	}
+	slices.Sort(managers)
+	slices.Sort(others)
+	var out []string
+	for _, n := range slices.Concat(slices.Compact(managers), slices.Compact(others)) {
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// entryNames lists the names of the images: entries, each once.
+func entryNames(entries []imageEntry) []string {
+	var out []string
+	for _, e := range entries {
+		if !slices.Contains(out, e.name) {
+			out = append(out, e.name)
+		}
+	}
+	return out
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // tryOnly renders with target, which must change a container.

@@ -177,8 +177,10 @@ func TestBuild_ImageNameThatMatchesNothingIsRefused(t *testing.T) {
 		"capirepo.yaml": "providers:\n- name: infrastructure-test\n  image: {name: registry.example.com/test/managr}\n",
 	})
 	_, err := build(t, testtree.Write(t, files), Options{})
+	// The error lists the names image.name takes: the image names the
+	// containers have, without tag (not tagged references it refuses).
 	if err == nil || !strings.Contains(err.Error(), `image.name "registry.example.com/test/managr" selects no container image`) ||
-		!strings.Contains(err.Error(), "registry.example.com/test/manager:dev") {
+		!strings.Contains(err.Error(), "without tag (registry.example.com/test/manager, registry.example.com/test/sidecar)") || strings.Contains(err.Error(), ":dev") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -311,10 +312,16 @@ func TestBuild_Layout_MonorepoTemplatesOnlyWhereConfigured(t *testing.T) {
 }
 
 // TestBuild_Layout_NestedFlavors: templates/flavors/<distro>/<name>/ is
-// flavor <distro>-<name>; a kustomization deeper still, or one no flavor
-// uses, is a warning naming it, never silence.
+// flavor <distro>-<name>, and <distro>/default/ flavor <distro> (as
+// cluster-api-provider-linode's generate-flavors.sh names it); a
+// kustomization deeper still, or one no flavor uses, is a warning naming it,
+// never silence, and so is a nested flavor folder a flavor uses as a base.
 func TestBuild_Layout_NestedFlavors(t *testing.T) {
 	files := map[string]string{
+		"templates/flavors/centos/shared/kustomization.yaml":  "resources:\n- ../../base\n",
+		"templates/flavors/centos-ha/kustomization.yaml":      "resources:\n- ../centos/shared\n",
+		"templates/flavors/bases/common/kustomization.yaml":   "resources:\n- ../../base\n",
+		"templates/flavors/centos-ha-2/kustomization.yaml":    "resources:\n- ../bases/common\n",
 		"templates/flavors/base/kustomization.yaml":           "resources:\n- c.yaml\n",
 		"templates/flavors/base/c.yaml":                       baseTemplate,
 		"templates/flavors/ubuntu/default/kustomization.yaml": "resources:\n- ../../base\n",
@@ -327,8 +334,14 @@ func TestBuild_Layout_NestedFlavors(t *testing.T) {
 	}
 	dir := testtree.Write(t, testtree.Minimal(files))
 	res := mustBuild(t, dir, Options{})
-	if diff := cmp.Diff([]string{"cluster-template-ubuntu-default.yaml", "cluster-template-ubuntu-ha.yaml"}, templateNames(res.Release.Providers[0])); diff != "" {
+	if diff := cmp.Diff([]string{"cluster-template-centos-ha-2.yaml", "cluster-template-centos-ha.yaml", "cluster-template-ubuntu-ha.yaml", "cluster-template-ubuntu.yaml"}, templateNames(res.Release.Providers[0])); diff != "" {
 		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+	if !hasWarning(res.Warnings, "templates/flavors/centos/shared: nested flavor folder used by flavor centos-ha as a base, so not published as cluster-template-centos-shared.yaml") {
+		t.Errorf("no warning about the nested flavor folder taken as a base: %v", res.Warnings)
+	}
+	if hasWarning(res.Warnings, "bases/common") {
+		t.Errorf("warned about a folder of the bases/ folder: %v", res.Warnings)
 	}
 	for _, unused := range []string{"templates/flavors/flatcar/v1/x", "templates/flavors/base-old", "templates/flavors/ubuntu/ha/old"} {
 		if !hasWarning(res.Warnings, unused+": kustomization is not published") {
@@ -342,7 +355,7 @@ func TestBuild_Layout_NestedFlavors(t *testing.T) {
 	// The config may map a folder two levels down to a name of its own.
 	testtree.WriteInto(t, dir, map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-test\n  templates:\n    files: {cluster-template-flatcar.yaml: templates/flavors/flatcar/v1/x}\n"})
 	res = mustBuild(t, dir, Options{})
-	if diff := cmp.Diff([]string{"cluster-template-flatcar.yaml", "cluster-template-ubuntu-default.yaml", "cluster-template-ubuntu-ha.yaml"}, templateNames(res.Release.Providers[0])); diff != "" {
+	if diff := cmp.Diff([]string{"cluster-template-centos-ha-2.yaml", "cluster-template-centos-ha.yaml", "cluster-template-flatcar.yaml", "cluster-template-ubuntu-ha.yaml", "cluster-template-ubuntu.yaml"}, templateNames(res.Release.Providers[0])); diff != "" {
 		t.Errorf("with a mapping, templates (-want +got):\n%s", diff)
 	}
 	if hasWarning(res.Warnings, "flatcar/v1/x") {
@@ -379,8 +392,25 @@ func TestBuild_Layout_FlavorFoldersAsTemplateNames(t *testing.T) {
 	delete(files, "capirepo.yaml")
 	dir = testtree.Write(t, testtree.Minimal(files))
 	res = mustBuild(t, dir, Options{})
-	if !hasWarning(res.Warnings, "templates/cluster-template-powervs: kustomization is not rendered", "templates.flavors: [templates]") {
+	if !hasWarning(res.Warnings, "templates/cluster-template-powervs: kustomization is not rendered", "templates.flavors: [templates] to render it") {
 		t.Errorf("no hint about the flavor sources: %v", res.Warnings)
+	}
+
+	// A source that loads a file outside its folder (ibmcloud's
+	// ../addons/crs.yaml) renders only with loadRestrictor: none: the hint
+	// says so, and the setting it gives builds.
+	files["templates/addons/crs.yaml"] = "apiVersion: addons.cluster.x-k8s.io/v1beta2\nkind: ClusterResourceSet\nmetadata:\n  name: ${CLUSTER_NAME}-crs\nspec:\n  clusterSelector: {}\n"
+	files["templates/cluster-template-powervs/kustomization.yaml"] = "resources:\n- ../bases/vpc\n- ../addons/crs.yaml\npatches:\n- path: p.yaml\n  target: {kind: KubeadmControlPlane}\n"
+	files["templates/cluster-template-powervs.yaml"] += "---\n" + files["templates/addons/crs.yaml"]
+	dir = testtree.Write(t, testtree.Minimal(files))
+	res = mustBuild(t, dir, Options{})
+	if !hasWarning(res.Warnings, "templates/cluster-template-powervs: kustomization is not rendered", "templates: {flavors: [templates], loadRestrictor: none}") {
+		t.Errorf("the hint does not give the load restrictor the source needs: %v", res.Warnings)
+	}
+	testtree.WriteInto(t, dir, map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-test\n  templates: {flavors: [templates], loadRestrictor: none}\n"})
+	res = mustBuild(t, dir, Options{})
+	if len(res.Warnings) != 0 {
+		t.Errorf("the hinted setting leaves warnings: %v", res.Warnings)
 	}
 }
 
@@ -529,5 +559,74 @@ func TestBuild_CheckNamesTheFlavorSource(t *testing.T) {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
+	}
+}
+
+// TestBuild_Layout_VariantsBesideCommittedRenders: flavor sources in another
+// layout than flavors/<name>/, templates/overlays/<flavor>/<variant>/, beside
+// their committed renders: each variant is rendered and compared with the
+// committed file (templates.committed: check), found through
+// templates.flavors or mapped in templates.files under another name, rather
+// than the committed file replaced (issue 31).
+func TestBuild_Layout_VariantsBesideCommittedRenders(t *testing.T) {
+	ha := strings.Replace(baseTemplate, "${CONTROL_PLANE_MACHINE_COUNT}", "3", 1)
+	files := map[string]string{
+		"templates/overlays/base/kustomization.yaml":      "resources:\n- c.yaml\n",
+		"templates/overlays/base/c.yaml":                  baseTemplate,
+		"templates/overlays/ha/ubuntu/kustomization.yaml": "resources:\n- ../../base\npatches:\n- path: p.yaml\n  target: {kind: KubeadmControlPlane}\n",
+		"templates/overlays/ha/ubuntu/p.yaml":             replicasPatch,
+		"templates/cluster-template-ha.yaml":              baseTemplate,
+		"templates/cluster-template-ha-ubuntu.yaml":       ha,
+	}
+	for _, tt := range []struct {
+		name, config, committed, wantErr string
+	}{
+		{name: "found, current", config: "templates: {flavors: [templates/overlays]}", committed: ha},
+		{name: "found, stale", config: "templates: {flavors: [templates/overlays]}", committed: baseTemplate,
+			wantErr: "cluster-template-ha-ubuntu.yaml: the committed render is stale: flavor ha-ubuntu"},
+		{name: "mapped, current", config: "templates: {files: {cluster-template-ha-ubuntu.yaml: templates/overlays/ha/ubuntu}}", committed: ha},
+		{name: "mapped, stale", config: "templates: {files: {cluster-template-ha-ubuntu.yaml: templates/overlays/ha/ubuntu}}", committed: baseTemplate,
+			wantErr: "cluster-template-ha-ubuntu.yaml: the committed render is stale: flavor templates.files[cluster-template-ha-ubuntu.yaml]"},
+		{name: "mapped, stale, the render published", config: "templates: {committed: source, files: {cluster-template-ha-ubuntu.yaml: templates/overlays/ha/ubuntu}}", committed: baseTemplate},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := maps.Clone(files)
+			fs["templates/cluster-template-ha-ubuntu.yaml"] = tt.committed
+			fs["capirepo.yaml"] = "providers:\n- name: infrastructure-test\n  " + tt.config + "\n"
+			res, err := build(t, testtree.Write(t, testtree.Minimal(fs)), Options{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := res.Release.Providers[0]
+			if diff := cmp.Diff([]string{"cluster-template-ha-ubuntu.yaml", "cluster-template-ha.yaml"}, templateNames(p)); diff != "" {
+				t.Errorf("templates (-want +got):\n%s", diff)
+			}
+			f, _ := p.File("cluster-template-ha-ubuntu.yaml")
+			if tt.committed != ha {
+				// committed: source publishes the render, with a warning.
+				if !strings.Contains(string(f.Data), "replicas: 3") || !hasWarning(res.Warnings, "the committed render is stale", "templates.committed: source") {
+					t.Errorf("not the render published (warnings %v):\n%s", res.Warnings, f.Data)
+				}
+				return
+			}
+			if string(f.Data) != ha {
+				t.Errorf("not the committed file published:\n%s", f.Data)
+			}
+			if len(res.Warnings) != 0 {
+				t.Errorf("warnings: %v", res.Warnings)
+			}
+		})
+	}
+	// Without either, the committed files ship as they are and the sources
+	// beside them are named, with the setting that compares them.
+	res := mustBuild(t, testtree.Write(t, testtree.Minimal(files)), Options{})
+	if !hasWarning(res.Warnings, "templates/overlays/ha/ubuntu: kustomization is not rendered; it looks like the source of cluster-template-ha-ubuntu.yaml: add templates.flavors: [templates/overlays]") {
+		t.Errorf("no hint about the variant's source: %v", res.Warnings)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -22,7 +23,22 @@ func applyPatches(fs *treeFS, dir string, rm resmap.ResMap, patches []provider.P
 	if err != nil {
 		return nil, err
 	}
-	k := types.Kustomization{Resources: []string{"components.yaml"}}
+	return patchYAML(fs, dir, in, patches, krusty.ReorderOptionLegacy)
+}
+
+// patchTemplate applies the patches to a rendered or copied template, in the
+// order its objects have: what a Makefile's sed over the file did, by field.
+func patchTemplate(fs *treeFS, dir string, data []byte, patches []provider.Patch) ([]byte, error) {
+	rm, err := patchYAML(fs, dir, data, patches, krusty.ReorderOptionNone)
+	if err != nil {
+		return nil, err
+	}
+	return asYAML(rm)
+}
+
+// patchYAML builds, in memory, a kustomization holding in and the patches.
+func patchYAML(fs *treeFS, dir string, in []byte, patches []provider.Patch, order krusty.ReorderOption) (resmap.ResMap, error) {
+	k := types.Kustomization{Resources: []string{"release.yaml"}}
 	for i, p := range patches {
 		kp := types.Patch{Patch: p.Patch}
 		if p.Path != "" {
@@ -43,11 +59,13 @@ func applyPatches(fs *treeFS, dir string, rm resmap.ResMap, patches []provider.P
 		return nil, err
 	}
 	mem := filesys.MakeFsInMemory()
-	if err := mem.WriteFile("/release/components.yaml", in); err != nil {
+	if err := mem.WriteFile("/release/release.yaml", in); err != nil {
 		return nil, err
 	}
 	if err := mem.WriteFile("/release/kustomization.yaml", kdata); err != nil {
 		return nil, err
 	}
-	return Kustomize(mem, "/release")
+	o := kustomizeOptions()
+	o.Reorder = order
+	return krusty.MakeKustomizer(o).Run(mem, "/release")
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -53,15 +53,7 @@ func (e editedFS) ReadFile(p string) ([]byte, error) {
 
 func kustomizeBuild(t *testing.T, fs filesys.FileSystem, dir string) []byte {
 	t.Helper()
-	rm, err := krusty.MakeKustomizer(cliOptions()).Run(fs, dir)
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
-	}
-	out, err := rm.AsYaml()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return kustomizeCLI(t, fs, dir, false)
 }
 
 // sedPipeline is cluster-api's, CAPD's and CAPG's: set-manifest-image and
@@ -69,19 +61,10 @@ func kustomizeBuild(t *testing.T, fs filesys.FileSystem, dir string) []byte {
 // kustomize build.
 func sedPipeline(t *testing.T, dir, kdir, image, policy string) []byte {
 	t.Helper()
-	edits := map[string][]byte{}
-	for file, sub := range map[string][2]string{
-		"manager_image_patch.yaml": {`image: .*`, "image: " + image},
-		"manager_pull_policy.yaml": {`imagePullPolicy: .*`, "imagePullPolicy: " + policy},
-	} {
-		p := filepath.Join(dir, filepath.FromSlash(kdir), file)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		edits[filepath.Clean(p)] = regexp.MustCompile(sub[0]).ReplaceAll(data, []byte(sub[1]))
-	}
-	return kustomizeBuild(t, editedFS{filesys.MakeFsOnDisk(), edits}, filepath.Join(dir, filepath.FromSlash(kdir)))
+	fs := edited(t, dir,
+		sed{path.Join(kdir, "manager_image_patch.yaml"), `image: .*`, "image: " + image},
+		sed{path.Join(kdir, "manager_pull_policy.yaml"), `imagePullPolicy: .*`, "imagePullPolicy: " + policy})
+	return kustomizeBuild(t, fs, filepath.Join(dir, filepath.FromSlash(kdir)))
 }
 
 // capaPipeline is CAPA's compiled-manifest: build config/default into

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/resmap"
@@ -117,14 +118,23 @@ func (t transformer) namespace(rm resmap.ResMap) string {
 	return ns
 }
 
-// setPullPolicy sets the configured pull policy on the release image's
-// containers only: bundled third-party containers keep theirs, and without
-// image.pullPolicy the tree's own policy stays (some ship Always on purpose).
+// setPullPolicy sets the configured pull policy on the provider's manager
+// container only, as a Makefile's manager_pull_policy.yaml patch does: the
+// Deployment container named manager that carries the release image (else,
+// when no container of that name does, the release image's containers,
+// init containers aside). Other containers keep theirs, even where a
+// replacements: entry copied the release image into them (a bundled
+// operator's init container), and without image.pullPolicy the tree's own
+// policy stays (some ship Always on purpose).
 func (t transformer) setPullPolicy(release []container) error {
 	if t.pullPolicy == "" {
 		return nil
 	}
-	for _, c := range release {
+	targets := slices.DeleteFunc(slices.Clone(release), func(c container) bool { return !isManager(c) })
+	if len(targets) == 0 {
+		targets = slices.DeleteFunc(slices.Clone(release), func(c container) bool { return strings.Contains(c.field, "initContainers") })
+	}
+	for _, c := range targets {
 		if err := c.node.PipeE(yaml.SetField("imagePullPolicy", yaml.NewStringRNode(t.pullPolicy))); err != nil {
 			return fmt.Errorf("%s: %s: field %s.imagePullPolicy: %w", t.file, objName(c.owner), c.field, err)
 		}

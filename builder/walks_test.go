@@ -51,7 +51,7 @@ func TestImageEntries_FollowLocalEntriesAsTheSafetyCheckDoes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			entries, err := imageEntries(testtree.InMemory(t, "/t", tt.files), "/t/config/default")
+			entries, _, err := imageEntries(testtree.InMemory(t, "/t", tt.files), "/t/config/default")
 			if err != nil {
 				t.Fatal(err)
 			}

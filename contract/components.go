@@ -41,7 +41,9 @@ var transformed = map[string]string{
 
 const injectCAAnnotation = "cert-manager.io/inject-ca-from"
 
-func (l *linter) lintComponents(v *view, f release.File, rs refs) {
+// lintComponents checks one components file and returns the kinds its
+// CRDs define, as group/kind.
+func (l *linter) lintComponents(v *view, f release.File, rs refs) []string {
 	file := v.path(f.Name)
 	objs := l.parse(v, f, true)
 	crds := parseCRDs(objs)
@@ -114,6 +116,21 @@ func (l *linter) lintComponents(v *view, f release.File, rs refs) {
 	kinds := classifyKinds(crds, rs, ptype)
 	l.lintCRDs(v, file, crds, ptype, kinds)
 	l.lintAggregation(file, objs, crds, kinds)
+	return definedKinds(objs)
+}
+
+// definedKinds lists the group/kind of every CustomResourceDefinition of a
+// file, from its raw fields, so a CRD that does not decode still counts.
+func definedKinds(objs []*object) []string {
+	var out []string
+	for _, o := range objs {
+		if o.is("apiextensions.k8s.io", "CustomResourceDefinition") {
+			if g, k := getString(o.m, "spec", "group"), getString(o.m, "spec", "names", "kind"); g != "" && k != "" {
+				out = append(out, g+"/"+k)
+			}
+		}
+	}
+	return out
 }
 
 // providerTypeAndLabel returns the provider type and label, from the view
@@ -151,7 +168,7 @@ func (l *linter) lintWorkloads(v *view, file string, objs []*object) {
 	for _, o := range objs {
 		if o.is("apps", "Deployment") {
 			for _, c := range getSlice(o.m, "spec", "template", "spec", "containers") {
-				if getString(c, "name") == "manager" && v.version != "" && strings.HasSuffix(getString(c, "image"), ":"+v.version) {
+				if getString(c, "name") == "manager" && v.releaseTag(tagOf(getString(c, "image"))) {
 					v.managerTagged = true
 				}
 			}
@@ -221,9 +238,21 @@ func (l *linter) lintImage(v *view, file string, o *object, field, container, im
 		l.add(RuleImageFloating, file, o.ID(), field, "image %q uses a floating tag (%s): tag it with the release version or pin a digest", image, shown)
 		return
 	}
-	if container == "manager" && v.version != "" && tag != v.version && !v.managerTagged {
+	if container == "manager" && v.version != "" && !v.releaseTag(tag) && !v.managerTagged {
 		l.add(RuleImageVersion, file, o.ID(), field, "manager image %q has tag %s, not the release version %s", image, tag, v.version)
 	}
+}
+
+// tagOf is the tag of an image reference ("" with none or a digest).
+func tagOf(image string) string {
+	named, err := reference.ParseNamed(image)
+	if err != nil {
+		return ""
+	}
+	if t, ok := named.(reference.Tagged); ok {
+		return t.Tag()
+	}
+	return ""
 }
 
 func (l *linter) lintInjectCA(file string, objs []*object, target string) {

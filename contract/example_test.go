@@ -3,6 +3,7 @@ package contract_test
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -229,6 +230,13 @@ func TestLint_ExampleMutations(t *testing.T) {
 					set(t, m, "infrastructure.example.com", "spec", "group")
 				})
 			}
+			// The templates refer to the kinds in their new group.
+			moved := regexp.MustCompile(`infrastructure\.cluster\.x-k8s\.io(/v1beta1)?(\n\s*kind: ExampleMachine(Template)?\n)`)
+			for name := range fs {
+				if strings.HasPrefix(name, "cluster") {
+					fs[name] = moved.ReplaceAllString(fs[name], "infrastructure.example.com$1$2")
+				}
+			}
 		}},
 		{"CAPI501", "a Namespace in the default template", func(t *testing.T, fs files) {
 			fs[tmpl] += "\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${NAMESPACE}\n"
@@ -247,6 +255,15 @@ func TestLint_ExampleMutations(t *testing.T) {
 		}},
 		{"CAPI505", "topology class from a variable", func(t *testing.T, fs files) {
 			fs.replace(t, topo, "name: example-quick-start", "name: ${CLASS:=example-quick-start}")
+		}},
+		{"CAPI506", "topology class name emptied", func(t *testing.T, fs files) {
+			fs.replace(t, topo, "name: example-quick-start", "name: \"\"")
+		}},
+		{"CAPI507", "the ha template's Cluster refers to a misspelt kind of the provider's group", func(t *testing.T, fs files) {
+			fs.edit(t, ha, "Cluster", "${CLUSTER_NAME}", func(m map[string]any) bool {
+				set(t, m, "ExampleClustr", "spec", "infrastructureRef", "kind")
+				return true
+			})
 		}},
 		{"CAPI601", "a variable in the ClusterClass file", func(t *testing.T, fs files) {
 			fs.edit(t, cc, "ClusterClass", "example-quick-start", func(m map[string]any) bool {

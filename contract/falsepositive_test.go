@@ -87,6 +87,29 @@ func TestLint_NoFalsePositives(t *testing.T) {
 		{"CAPI001 where no placeholder makes it parse: a warning naming the skipped checks", func(t *testing.T, fs files) {
 			fs[tmpl] += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n${BROKEN}\n"
 		}, []key{{"CAPI001", W, tmpl, "document 5", ""}}},
+		{"CAPI503/CAPI504 a published YAML file clusterctl does not read holds a topology Cluster (checked as YAML only)", func(t *testing.T, fs files) {
+			fs["cluster-class-topology-example.yaml"] = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: test\n  namespace: default\nspec:\n  topology:\n    classRef:\n      name: quick-start\n"
+			fs["cluster-class.yaml"] = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata:\n  name: quick-start\n  namespace: default\n"
+			fs["example_variables.rc"] = "export FOO_REGION=west\n"
+			fs["values.yaml"] = "replicas: 2\n"
+		}, nil},
+		{"CAPI001 a published YAML file clusterctl does not read still parses", func(t *testing.T, fs files) {
+			fs["image-template-node.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n"
+		}, []key{{"CAPI001", E, "image-template-node.yaml", "document 1", ""}}},
+		{"CAPI309/CAPI310 a remediation template a class names in a machine deployment's health check (v1beta2 and v1beta1)", func(t *testing.T, fs files) {
+			for _, kind := range []string{"FooRemediation", "FooRemediationTemplate"} {
+				fs[comps] += crdDoc(kind, strings.ToLower(kind)+"s", "    cluster.x-k8s.io/v1beta2: v1beta1\n",
+					"  - name: v1beta1\n    served: true\n    storage: true\n    subresources: {status: {}}\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {template: {type: object}}}}}\n")
+			}
+			fs.replace(t, comps, "resources: [foomachinepooltemplates]", "resources: [foomachinepooltemplates, fooremediations, fooremediationtemplates]")
+			fs[ccFile] += "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata:\n  name: quick-two\nspec:\n  controlPlane:\n    healthCheck:\n      remediation:\n        templateRef: {apiVersion: infrastructure.foo.example.com/v1beta1, kind: FooRemediationTemplate, name: cp}\n  workers:\n    machineDeployments:\n    - class: md\n      healthCheck:\n        remediation:\n          templateRef: {apiVersion: infrastructure.foo.example.com/v1beta1, kind: FooRemediationTemplate, name: md}\n"
+			fs["clusterclass-old.yaml"] = "apiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata:\n  name: old\nspec:\n  workers:\n    machineDeployments:\n    - class: md\n      machineHealthCheck:\n        remediationTemplate: {apiVersion: infrastructure.foo.example.com/v1beta1, kind: FooRemediationTemplate, name: md}\n"
+		}, []key{{"CAPI604", W, ccFile, "ClusterClass/quick-two", "metadata.name"}}},
+		{"CAPI507 a kind of a shared Cluster API group another provider defines (CAPA's KubeadmConfigTemplate beside its EKSConfig)", func(t *testing.T, fs files) {
+			fs[comps] += strings.ReplaceAll(crdDoc("EKSConfig", "eksconfigs", "    cluster.x-k8s.io/v1beta2: v1beta1\n",
+				"  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object}\n"), group, "bootstrap.cluster.x-k8s.io")
+			fs[tmpl] += "---\napiVersion: bootstrap.cluster.x-k8s.io/v1beta2\nkind: KubeadmConfigTemplate\nmetadata:\n  name: ${CLUSTER_NAME}-md\n"
+		}, nil},
 		{"CAPI102 metadata.yaml without kind is a warning", func(t *testing.T, fs files) {
 			fs.replace(t, meta, "kind: Metadata\n", "")
 		}, []key{{"CAPI102", W, meta, "Metadata", "kind"}}},
@@ -102,6 +125,34 @@ func TestLint_NoFalsePositives(t *testing.T) {
 			}
 			sortKeys(want)
 			if diff := cmp.Diff(want, keys(r.Findings, prefix)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\nreport:\n%s", diff, text(r))
+			}
+		})
+	}
+}
+
+// TestLint_CAPI206_TheTagTheBuildSet: the manager image tag a build set
+// from image.tag is the release's (issue 31): the version without its v
+// always, any other tag when the build says it set it.
+func TestLint_CAPI206_TheTagTheBuildSet(t *testing.T) {
+	const img = "image: registry.example.com/foo/manager:v0.1.0"
+	capi206 := []key{{"CAPI206", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"}}
+	cases := []struct {
+		name, tag string
+		opts      contract.Options
+		want      []key
+	}{
+		{"the version without its v", "0.1.0", contract.Options{}, []key{}},
+		{"a tag the build set", "v0.1.0-ubi", contract.Options{ImageTags: map[string]string{label: "v0.1.0-ubi"}}, []key{}},
+		{"the same tag, not set by the build", "v0.1.0-ubi", contract.Options{}, capi206},
+		{"another provider's tag set by the build", "v0.1.0-ubi", contract.Options{ImageTags: map[string]string{"infrastructure-bar": "v0.1.0-ubi"}}, capi206},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := readDir(t, "testdata/release")
+			fs.replace(t, comps, img, "image: registry.example.com/foo/manager:"+c.tag)
+			r := contract.Lint(fs.release(t, label, version), c.opts)
+			if diff := cmp.Diff(c.want, keys(r.Findings, prefix)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s\nreport:\n%s", diff, text(r))
 			}
 		})

@@ -34,20 +34,29 @@ func (rs refs) collect(objs []*object) {
 		if o.group() != clusterGroup {
 			owner = "" // e.g. a control plane's machineTemplate
 		}
-		walkMaps(get(o.m, "spec"), "spec", func(path string, m map[string]any) {
-			kind, _ := m["kind"].(string)
-			if kind == "" || m["name"] == nil {
-				return
-			}
-			group, _ := m["apiGroup"].(string)
-			if av, ok := m["apiVersion"].(string); ok && group == "" {
-				group, _, _ = strings.Cut(av, "/")
-			}
+		walkRefs(o, func(path, group, kind string) {
 			if r := refRole(owner, path); r != roleNone && group != "" {
 				rs[group+"/"+kind] = r
 			}
 		})
 	}
+}
+
+// walkRefs calls fn for every object reference below an object's spec (a
+// mapping with kind and name, and apiGroup or apiVersion), with its field
+// path and the group and kind it names.
+func walkRefs(o *object, fn func(path, group, kind string)) {
+	walkMaps(get(o.m, "spec"), "spec", func(path string, m map[string]any) {
+		kind, _ := m["kind"].(string)
+		if kind == "" || m["name"] == nil {
+			return
+		}
+		group, _ := m["apiGroup"].(string)
+		if av, ok := m["apiVersion"].(string); ok && group == "" && strings.Contains(av, "/") {
+			group, _, _ = strings.Cut(av, "/")
+		}
+		fn(path, group, kind)
+	})
 }
 
 // refRole is the role the field at path of an object of kind owner (a
@@ -57,6 +66,11 @@ func refRole(owner, path string) role {
 	isRef := strings.HasSuffix(last, "Ref") || last == "ref" || last == "templateRef"
 	switch {
 	case !isRef:
+		return roleNone
+	case remediationField(path):
+		// A remediation template (machineDeployments[].healthCheck.remediation.templateRef,
+		// a MachineHealthCheck's spec.remediation.templateRef) is no machine
+		// nor control plane, whichever class entry it sits in.
 		return roleNone
 	case strings.Contains(path, "bootstrap"):
 		return roleBootstrapConfig
@@ -88,6 +102,19 @@ func refRole(owner, path string) role {
 		return roleInfraMachine
 	}
 	return roleNone
+}
+
+// remediationField says whether a reference at path names a remediation
+// template: v1beta2 healthCheck.remediation.templateRef and a
+// MachineHealthCheck's spec.remediation.templateRef; v1beta1 names it
+// machineHealthCheck.remediationTemplate and spec.remediationTemplate.
+func remediationField(path string) bool {
+	for _, part := range strings.Split(path, ".") {
+		if part == "remediation" || strings.HasPrefix(part, "remediationTemplate") {
+			return true
+		}
+	}
+	return false
 }
 
 // groupType is the provider type a group belongs to by its name

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capirepo/capirepo/contract/finding"
 	"github.com/capirepo/capirepo/internal/yamlpos"
+	"github.com/capirepo/capirepo/internal/yamlsafe"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -119,6 +120,11 @@ type Options struct {
 	// (<label>/<version>/<name>) -> where the file comes from (the build's
 	// Result.Sources).
 	Sources map[string]Source
+
+	// ImageTags are the tags the build gave each provider's manager image
+	// (provider label -> tag, e.g. 1.2.3 from image.tag "{{ .VersionNoV }}"):
+	// the release's own tag, which CAPI206 accepts as the version.
+	ImageTags map[string]string
 
 	// Version and Provider describe the files given to LintFiles when they
 	// are not a whole release: the release version (vX.Y.Z) and provider
@@ -237,6 +243,7 @@ func lintRelease(rel *release.Release, opts Options, parse parseFunc) Report {
 				files:      p.Files,
 				components: p.ComponentsFile,
 				complete:   true,
+				imageTag:   opts.ImageTags[p.Label()],
 			})
 		})
 	}
@@ -303,6 +310,14 @@ type view struct {
 	meta *provider.Metadata
 	// managerTagged: a Deployment's manager container has the release tag.
 	managerTagged bool
+	// imageTag is the tag the build set on the manager image ("" unknown).
+	imageTag string
+}
+
+// releaseTag says whether an image tag is this release's: the version,
+// the version without its v (images tagged 1.2.3), or the tag the build set.
+func (v *view) releaseTag(tag string) bool {
+	return v.version != "" && (tag == v.version || tag == strings.TrimPrefix(v.version, "v")) || v.imageTag != "" && tag == v.imageTag
 }
 
 func (v *view) path(name string) string {
@@ -320,7 +335,34 @@ const (
 	kindComponents
 	kindTemplate
 	kindClusterClass
+	// kindYAML is a YAML file of a release that clusterctl does not read
+	// (cluster-class.yaml, image-template-node.yaml): checked as YAML only.
+	kindYAML
 )
+
+// classifyAsClusterctl says what a file of a whole provider release is by
+// its name alone, as clusterctl reads a release: metadata.yaml, the
+// components, cluster-template*.yaml flavors and clusterclass-*.yaml
+// classes. Any other YAML file is published as it is and only checked to
+// parse; what it holds does not matter (a Cluster in cluster-class.yaml is
+// no flavor). Files of another sort are not linted.
+func classifyAsClusterctl(f release.File, components string) fileKind {
+	isYAML := strings.HasSuffix(f.Name, ".yaml") || strings.HasSuffix(f.Name, ".yml")
+	stem := strings.TrimSuffix(components, path.Ext(components))
+	switch {
+	case f.Name == provider.MetadataFile:
+		return kindMetadata
+	case f.Name == components, components != "" && strings.HasPrefix(f.Name, stem+"-") && strings.Contains(f.Name, "components") && isYAML:
+		return kindComponents // the components, or another components file of the provider
+	case release.IsFlavor(f.Name):
+		return kindTemplate
+	case release.IsClusterClass(f.Name):
+		return kindClusterClass
+	case isYAML:
+		return kindYAML
+	}
+	return kindOther
+}
 
 func classify(f release.File) fileKind {
 	switch {
@@ -372,17 +414,26 @@ func (l *linter) addSev(rule string, sev Severity, file, obj, field, format stri
 }
 
 func (l *linter) lintView(v *view) {
-	var templates, classes []release.File
+	var templates, classes, others []release.File
 	var meta *release.File
 	for i, f := range v.files {
-		switch classify(f) {
+		kind := classify(f)
+		if v.complete {
+			kind = classifyAsClusterctl(f, v.components)
+		}
+		switch kind {
 		case kindMetadata:
 			meta = &v.files[i]
 		case kindTemplate:
 			templates = append(templates, f)
 		case kindClusterClass:
 			classes = append(classes, f)
+		case kindYAML:
+			others = append(others, f)
 		}
+	}
+	for _, f := range others {
+		l.lintYAMLOnly(v, f)
 	}
 	l.lintMetadata(v, meta)
 	// Templates and ClusterClasses first: their references tell which
@@ -398,24 +449,27 @@ func (l *linter) lintView(v *view) {
 		cobjs[i] = l.parseTemplate(v, f)
 		rs.collect(cobjs[i])
 	}
+	var defined []string // group/kind of the provider's CRDs, nil without components
 	if v.components != "" {
 		f, _ := fileNamed(v.files, v.components)
-		l.lintComponents(v, f, rs)
+		defined = append([]string{}, l.lintComponents(v, f, rs)...)
 		// More components files of the same provider (e.g.
 		// infrastructure-components-supervisor.yaml beside
 		// infrastructure-components.yaml) are checked the same way.
 		stem := strings.TrimSuffix(v.components, path.Ext(v.components))
 		for _, f := range v.files {
 			if f.Name != v.components && strings.HasPrefix(f.Name, stem+"-") && classify(f) == kindComponents {
-				l.lintComponents(v, f, rs)
+				defined = append(defined, l.lintComponents(v, f, rs)...)
 			}
 		}
 	}
 	for i, f := range templates {
 		l.lintTemplate(v, f, tobjs[i], classes)
+		l.lintOwnKinds(v, f, tobjs[i], defined)
 	}
 	for i, f := range classes {
 		l.lintClusterClass(v, f, cobjs[i])
+		l.lintOwnKinds(v, f, cobjs[i], defined)
 	}
 }
 
@@ -493,8 +547,24 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 	return objs
 }
 
-// emptyDefaultRE matches ${VAR:=}, ${VAR:-}, ${VAR=} and ${VAR-}.
-var emptyDefaultRE = regexp.MustCompile(`\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:?[=-]\s*\}`)
+// lintYAMLOnly checks a published YAML file clusterctl does not read: it
+// parses (each document on its own, as kustomize and kubectl read it) and
+// its aliases are bounded. What it holds is the provider's business.
+func (l *linter) lintYAMLOnly(v *view, f release.File) {
+	file := v.path(f.Name)
+	if err := yamlsafe.CheckAliases(file, f.Data); err != nil {
+		l.add(RuleYAML, file, "", "", "%v", err)
+		return
+	}
+	if e := yamlpos.Find(file, f.Data); e != nil {
+		l.add(RuleYAML, file, fmt.Sprintf("document %d", e.Document), "", "%s", e.Msg)
+	}
+}
+
+// emptyDefaultRE matches ${VAR:=}, ${VAR:-}, ${VAR=} and ${VAR-}: nothing
+// between the operator and the brace. A default of spaces (${VAR:= }) is
+// no empty default: clusterctl keeps it and substitutes the spaces.
+var emptyDefaultRE = regexp.MustCompile(`\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:?[=-]\}`)
 
 // emptyDefaults lists, once each and sorted, the variables written with an
 // empty default.

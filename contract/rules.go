@@ -98,6 +98,8 @@ const (
 	RuleTemplateCluster  = "CAPI503"
 	RuleTemplateClass    = "CAPI504"
 	RuleClassVariable    = "CAPI505"
+	RuleTopologyClass    = "CAPI506"
+	RuleOwnKind          = "CAPI507"
 	RuleCCVariables      = "CAPI601"
 	RuleCCNamespace      = "CAPI602"
 	RuleCCRefNamespace   = "CAPI603"
@@ -238,7 +240,7 @@ var catalogue = []Rule{
 		"The contract asks that all objects of a template be in the same namespace. clusterctl moves every object into the target namespace, so nothing fails with clusterctl; but applied with kubectl, objects in different namespaces cannot refer to each other (a latent defect). One namespace for all, even a literal one, is what the contract asks.",
 		"Leave metadata.namespace unset, or set it to ${NAMESPACE}, on every object.", false},
 	{RuleTemplateCluster, Warning, AreaTemplates, "A cluster template holds a Cluster, or is a ClusterClass flavor",
-		"A template should hold all objects needed to create a workload cluster, starting with the Cluster. A flavor that ships only a ClusterClass (cluster-template-*-clusterclass.yaml) is fine: clusterctl generates it like any template.",
+		"A template should hold all objects needed to create a workload cluster, starting with the Cluster; an empty one ('---' alone) makes clusterctl generate cluster print nothing. A flavor that ships only a ClusterClass (cluster-template-*-clusterclass.yaml) is fine: clusterctl generates it like any template.",
 		"Add the cluster.x-k8s.io Cluster object.", false},
 	{RuleTemplateClass, Error, AreaTemplates, "A topology Cluster's class has a clusterclass-<class>.yaml in the release",
 		"clusterctl generate cluster (addClusterClassIfMissing) fetches clusterclass-<class>.yaml from the same provider release for every topology Cluster whose class is not yet in the management cluster, and fails with 'failed to get the cluster class template' when the file is missing, even if the template ships the ClusterClass inline.",
@@ -246,6 +248,12 @@ var catalogue = []Rule{
 	{RuleClassVariable, Error, AreaTemplates, "A topology Cluster whose class name holds a variable does not rely on an inline ClusterClass",
 		"clusterctl resolves the ClusterClass file from the class name after substitution. Where the template ships the class inline and the release has no clusterclass-<name>.yaml, clusterctl generate cluster fails on every management cluster that does not have the class yet (error). Without an inline class the template works only where the class was applied before, e.g. from a -clusterclass flavor (warning).",
 		"Ship clusterclass-<name>.yaml, or write the class name literally; offer other classes as other flavors.", false},
+	{RuleTopologyClass, Error, AreaTemplates, "A topology Cluster names its ClusterClass",
+		"The class name is required: spec.topology.classRef.name in cluster.x-k8s.io/v1beta2, spec.topology.class in v1beta1. The API server refuses a topology Cluster without it, and clusterctl generate cluster has no clusterclass-<class>.yaml to fetch for it.",
+		"Set the class name in the field of the Cluster's API version (a v1beta2 Cluster has no spec.topology.class).", true},
+	{RuleOwnKind, Warning, AreaTemplates, "Kinds of the provider's own API groups in templates have a CRD in the components",
+		"A template or ClusterClass file that creates or refers to a kind of a group the provider's CRDs define, for which the components ship no CRD, fails: kubectl apply and clusterctl with 'no matches for kind', core Cluster API when it resolves the reference. It is a warning because another installation (a bundled operator, another provider of the same group) may define the kind.",
+		"Add the kind's CustomResourceDefinition to the components, or fix the kind's name.", false},
 
 	{RuleCCVariables, Warning, AreaClusterClass, "ClusterClass files hold no variables",
 		"The contract says ClusterClass definitions SHOULD NOT have environment variables; ClusterClass variables and patches replace them.",

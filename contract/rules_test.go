@@ -71,6 +71,9 @@ func TestLint_Rules(t *testing.T) {
 		{"CAPI003 a variable with an empty default", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "${FOO_LOG_LEVEL:=2}", "${FOO_LOG_LEVEL:=}")
 		}, []key{{"CAPI003", W, comps, "", ""}}},
+		{"CAPI003 not on a one-space default, which clusterctl keeps", func(t *testing.T, fs files) {
+			fs.replace(t, comps, "${FOO_LOG_LEVEL:=2}", "${FOO_LOG_LEVEL:= }")
+		}, []key{}},
 
 		// Repository.
 		{"CAPI101 no metadata.yaml", func(t *testing.T, fs files) { delete(fs, meta) },
@@ -303,7 +306,30 @@ func TestLint_Rules(t *testing.T) {
 		}, []key{{"CAPI504", E, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},
 		{"CAPI504 v1beta1 topology class not shipped", func(t *testing.T, fs files) {
 			fs.replace(t, topo, "    classRef:\n      name: quick\n", "    class: slow\n")
+			fs.replace(t, topo, "cluster.x-k8s.io/v1beta2", "cluster.x-k8s.io/v1beta1")
 		}, []key{{"CAPI504", E, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.class"}}},
+		{"CAPI506 v1beta2 topology class name empty", func(t *testing.T, fs files) {
+			fs.replace(t, topo, "name: quick", "name: \"\"")
+		}, []key{{"CAPI506", E, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},
+		{"CAPI506 v1beta2 topology with v1beta1's class field", func(t *testing.T, fs files) {
+			fs.replace(t, topo, "    classRef:\n      name: quick\n", "    class: quick\n")
+		}, []key{{"CAPI506", E, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},
+		{"CAPI506 v1beta1 topology without class", func(t *testing.T, fs files) {
+			fs.replace(t, topo, "    classRef:\n      name: quick\n", "")
+			fs.replace(t, topo, "cluster.x-k8s.io/v1beta2", "cluster.x-k8s.io/v1beta1")
+		}, []key{{"CAPI506", E, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.class"}}},
+		{"CAPI507 a template kind of the provider's group without CRD", func(t *testing.T, fs files) {
+			fs.replace(t, tmpl, "kind: FooCluster\nmetadata:", "kind: FooClustr\nmetadata:")
+		}, []key{{"CAPI507", W, tmpl, "FooClustr/${CLUSTER_NAME}", "kind"}}},
+		{"CAPI507 a ClusterClass reference to a kind of the provider's group without CRD", func(t *testing.T, fs files) {
+			fs.replace(t, ccFile, "      kind: FooClusterTemplate\n", "      kind: FooClusterTemplat\n")
+		}, []key{{"CAPI507", W, ccFile, "ClusterClass/quick", "spec.infrastructure.templateRef.kind"}}},
+		{"CAPI503 an empty template", func(t *testing.T, fs files) {
+			fs[tmpl] = "---\n"
+		}, []key{{"CAPI503", W, tmpl, "", ""}}},
+		{"CAPI604 an empty ClusterClass file", func(t *testing.T, fs files) {
+			fs[ccFile] = "---\n---\n"
+		}, []key{{"CAPI604", W, ccFile, "", ""}}},
 		{"CAPI505 topology class from a variable", func(t *testing.T, fs files) {
 			fs.replace(t, topo, "name: quick", "name: ${CLASS:=quick}")
 		}, []key{{"CAPI505", W, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},

@@ -60,14 +60,23 @@ func (l *linter) lintTemplate(v *view, f release.File, objs []*object, classes [
 			continue
 		}
 		clusters++
-		class, field := "", ""
-		if c := getString(o.m, "spec", "topology", "classRef", "name"); c != "" {
-			class, field = c, "spec.topology.classRef.name"
-		} else if c := getString(o.m, "spec", "topology", "class"); c != "" {
-			class, field = c, "spec.topology.class"
+		if get(o.m, "spec", "topology") == nil {
+			continue
 		}
+		// v1beta2 names the class in spec.topology.classRef.name, v1beta1
+		// (and older) in spec.topology.class; the API server requires it.
+		field := "spec.topology.class"
+		if strings.HasSuffix(o.apiVersion, "/v1beta2") {
+			field = "spec.topology.classRef.name"
+		}
+		class := getString(o.m, strings.Split(field, ".")...)
 		switch {
 		case class == "":
+			hint := ""
+			if old := getString(o.m, "spec", "topology", "class"); old != "" && field != "spec.topology.class" {
+				hint = fmt.Sprintf(" (spec.topology.class %q is v1beta1's field, which %s does not have)", old, o.apiVersion)
+			}
+			l.add(RuleTopologyClass, file, o.ID(), field, "the topology Cluster names no class%s: the API server refuses it (%s is required), and clusterctl generate cluster has no ClusterClass to fetch; set %s", hint, field, field)
 		case strings.Contains(class, "${") && len(inline) > 0:
 			// The class comes with the template, so no earlier flavor puts
 			// it in the cluster: clusterctl fetches the file and fails.
@@ -87,8 +96,80 @@ func (l *linter) lintTemplate(v *view, f release.File, objs []*object, classes [
 			}
 		}
 	}
-	if clusters == 0 && len(inline) == 0 && len(objs) > 0 {
+	switch {
+	case clusters == 0 && len(inline) == 0 && len(objs) > 0:
 		l.add(RuleTemplateCluster, file, "", "", "no cluster.x-k8s.io Cluster (nor a ClusterClass) in the template")
+	case len(objs) == 0 && noDocuments(f.Data):
+		l.add(RuleTemplateCluster, file, "", "", "the template holds no object at all: clusterctl generate cluster prints nothing for this flavor")
+	}
+}
+
+// sharedGroup says whether an API group is one of Cluster API's, whose
+// kinds come from several providers.
+func sharedGroup(group string) bool {
+	return group == clusterGroup || strings.HasSuffix(group, "."+clusterGroup)
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// noDocuments says whether a file holds no document but empty and null
+// ones ("---" alone): it parses, and there is nothing in it.
+func noDocuments(data []byte) bool {
+	raws, err := splitDocuments(data)
+	if err != nil {
+		return false
+	}
+	for _, raw := range raws {
+		if d := decodeDocument(raw, false); d.err != nil || d.v != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// lintOwnKinds reports the kinds a template or ClusterClass file creates or
+// refers to that belong to an API group of the provider's own CRDs but
+// have no CRD in its components: kubectl apply and clusterctl fail with
+// "no matches for kind", and core Cluster API cannot resolve a reference.
+// defined lists the CRDs' group/kind; nil when the components are not
+// among the files linted.
+func (l *linter) lintOwnKinds(v *view, f release.File, objs []*object, defined []string) {
+	if len(defined) == 0 {
+		return
+	}
+	file := v.path(f.Name)
+	groups := map[string][]string{}
+	for _, gk := range defined {
+		g, k, _ := strings.Cut(gk, "/")
+		groups[g] = append(groups[g], k)
+	}
+	seen := map[string]bool{}
+	check := func(o *object, field, group, kind string) {
+		kinds, own := groups[group]
+		if !own || slices.Contains(kinds, kind) || seen[group+"/"+kind] {
+			return
+		}
+		// The *.cluster.x-k8s.io groups are shared: a CAPA template's
+		// KubeadmConfigTemplate is the kubeadm provider's, beside CAPA's
+		// EKSConfig. There a kind is the provider's when it begins as one
+		// of its kinds does (HCloudRemediationTemplate beside HCloudMachine).
+		if sharedGroup(group) && !slices.ContainsFunc(kinds, func(k string) bool { return commonPrefix(k, kind) >= 3 }) {
+			return
+		}
+		seen[group+"/"+kind] = true
+		l.add(RuleOwnKind, file, o.ID(), field, "kind %s of group %s has no CustomResourceDefinition in the components, which define the group's other kinds (%s): kubectl apply and clusterctl fail with 'no matches for kind'; add the CRD, or name a kind the provider defines",
+			kind, group, strings.Join(slices.Sorted(slices.Values(kinds)), ", "))
+	}
+	for _, o := range objs {
+		check(o, "kind", o.group(), o.kind)
+		walkRefs(o, func(path, group, kind string) { check(o, path+".kind", group, kind) })
 	}
 }
 
@@ -163,7 +244,7 @@ func (l *linter) lintClusterClass(v *view, f release.File, objs []*object) {
 			l.add(RuleCCFileName, file, o.ID(), "metadata.name", "ClusterClass %s is in %s; clusterctl looks for it in %s", o.name, f.Name, classFile(o.name))
 		}
 	}
-	if len(classes) == 0 && len(objs) > 0 {
+	if len(classes) == 0 && (len(objs) > 0 || noDocuments(f.Data)) {
 		l.add(RuleCCFileName, file, "", "", "no ClusterClass in the file; clusterctl expects ClusterClass %s here", want)
 	}
 }

@@ -232,3 +232,29 @@ func TestBuild_BeforeCommandsGenerateWhatTheTreeLacks(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestLint_ImageTagTheBuildSetIsTheRelease: a manager tagged from
+// image.tag with more than the version ("release-1.2.3") is the release's
+// own image to the lint, not one of another release (CAPI206, issue 31).
+func TestLint_ImageTagTheBuildSetIsTheRelease(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"capirepo.yaml": "providers:\n- name: infrastructure-test\n  image: {tag: 'release-{{ .VersionNoV }}'}\n",
+	}))
+	b, err := pipeline.Build(context.Background(), pipeline.BuildOptions{Dir: dir, Version: "v1.2.3", Out: t.TempDir()}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(componentsOf(t, b.Result.Release), "manager:release-1.2.3") {
+		t.Fatalf("the manager is not tagged release-1.2.3:\n%s", componentsOf(t, b.Result.Release))
+	}
+	var out strings.Builder
+	rep, err := pipeline.Lint(b, nil, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == "CAPI206" {
+			t.Errorf("CAPI206 on the tag the build set: %s", f)
+		}
+	}
+}

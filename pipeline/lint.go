@@ -55,5 +55,11 @@ func Lint(b *Built, disabled map[string]string, w io.Writer) (contract.Report, e
 // each file came from. Every lint of a build (build, release, lint of a
 // tree, dev) takes them from here.
 func lintOptions(res *builder.Result, cfg *provider.Config, disabled map[string]string) contract.Options {
-	return contract.Options{Disabled: disabled, Waivers: contract.Waivers(cfg.Lint), Findings: res.Findings, Sources: res.Sources}
+	tags := map[string]string{}
+	for _, p := range res.Providers {
+		if p.ImageTag != "" {
+			tags[p.Label] = p.ImageTag
+		}
+	}
+	return contract.Options{Disabled: disabled, Waivers: contract.Waivers(cfg.Lint), Findings: res.Findings, Sources: res.Sources, ImageTags: tags}
 }

@@ -301,11 +301,9 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 	if m.reach.ProviderURL == nil { // the publisher compares what it writes
 		return nil, nil
 	}
-	_, want, err := publish.Files(ctx, p.reader, p.ref(v))
-	if err != nil {
-		return nil, err
-	}
-	_, have, err := publish.Files(ctx, m.o.Target, p.ref(v))
+	// The mirror holds no checksums.txt, so its copy is compared by listing:
+	// every file of the release there, with the same sha256 and size.
+	have, err := m.o.Target.List(ctx, p.ref(v))
 	if err != nil {
 		// Not there, or not whole (an interrupted upload): the publisher
 		// compares file by file and finishes it.
@@ -314,8 +312,9 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 		}
 		return nil, nil
 	}
-	if len(want) != len(have) {
-		return nil, nil
+	_, want, err := publish.ReleaseFiles(ctx, p.reader, p.ref(v), have)
+	if err != nil {
+		return nil, err
 	}
 	mv := &MirroredVersion{Version: v, Uploaded: []string{}, Replaced: []string{}}
 	for name, w := range want {
@@ -344,7 +343,8 @@ func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) 
 		have = append(have, release.File{Name: provider.MetadataFile, Data: meta})
 	}
 	m.mu.Unlock()
-	rp, err := publish.Read(ctx, p.reader, p.ref(version), have...)
+	// The files clusterctl reads, and the release's other assets as they are.
+	rp, err := publish.ReadRelease(ctx, p.reader, p.ref(version), have...)
 	if err != nil {
 		return nil, err
 	}

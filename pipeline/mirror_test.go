@@ -302,10 +302,12 @@ func TestMirror_IntoAFolderResolvesVersionsAsClusterctlAndVerifies(t *testing.T)
 	}
 	// The re-run downloads only what resolving latest needs (the newest
 	// release's metadata.yaml, for its contract: example v0.2.1, sample
-	// v1.2.0) and cert-manager's manifest; the mirrored versions are
-	// compared by their listed sha256, not downloaded.
-	if n := u.gh.Calls(fakegh.RouteGetAsset); n != 3 {
-		t.Errorf("re-run downloaded %d assets, want 3: %v", n, u.gh.Log())
+	// v1.2.0), cert-manager's manifest, and the checksums.txt of each of the
+	// three mirrored versions, which says whether the binary beside the
+	// templates is one of the release's assets (it is not); the mirrored
+	// versions are compared by their listed sha256, not downloaded.
+	if n := u.gh.Calls(fakegh.RouteGetAsset); n != 6 {
+		t.Errorf("re-run downloaded %d assets, want 6: %v", n, u.gh.Log())
 	}
 	if diff := cmp.Diff(files, listTree(t, dir)); diff != "" {
 		t.Errorf("re-run changed the tree (-before +after):\n%s", diff)

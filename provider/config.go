@@ -54,9 +54,10 @@ type Spec struct {
 	// from its own kustomization (e.g. config/supervisor ->
 	// infrastructure-components-supervisor.yaml), beside ComponentsFile.
 	Components []Components `json:"components,omitempty"`
-	// Patches are kustomize patches applied to the rendered components after
-	// the tree's kustomization, for the release only: what a Makefile's sed
-	// over the release output did. Path is relative to the tree.
+	// Patches are kustomize patches applied to rendered release files, for
+	// the release only: what a Makefile's sed over the release output did.
+	// Each applies to the components files, or to the files its File glob
+	// matches (cluster templates). Path is relative to the tree.
 	Patches []Patch `json:"patches,omitempty"`
 	// NextVersion is the version `capirepo dev` builds (clusterctl-settings.json config.nextVersion).
 	NextVersion string `json:"nextVersion,omitempty"`
@@ -79,6 +80,20 @@ type Patch struct {
 	Path   string       `json:"path,omitempty"`
 	Patch  string       `json:"patch,omitempty"`
 	Target *PatchTarget `json:"target,omitempty"`
+	// File selects the release files the patch applies to by name (a
+	// path.Match pattern such as cluster-template-k3s-*.yaml); "" means
+	// the components files.
+	File string `json:"file,omitempty"`
+}
+
+// Applies says whether the patch applies to the release file name;
+// components says the file is a components file of the provider.
+func (p Patch) Applies(name string, components bool) bool {
+	if p.File == "" {
+		return components
+	}
+	ok, _ := path.Match(p.File, name)
+	return ok
 }
 
 // PatchTarget is kustomize's patch selector.
@@ -107,7 +122,7 @@ type Image struct {
 	Tag string `json:"tag,omitempty"`
 	// PullPolicy, when set, becomes the provider's manager container's
 	// imagePullPolicy; by default the policy the tree sets is kept.
-	PullPolicy string `json:"pullPolicy,omitempty"`
+	PullPolicy string `json:"pullPolicy,omitempty" enum:"Always,IfNotPresent,Never"`
 }
 
 // TagFor returns the tag the release image gets for version: NewTag, else
@@ -552,6 +567,9 @@ func (s *Spec) validateExtras(dir string, field func(string) string) error {
 		}
 		if p.Path != "" && !isFile(filepath.Join(dir, filepath.FromSlash(p.Path))) {
 			return fmt.Errorf("%s: %s is not a file in the provider tree %s", f(".path"), p.Path, dir)
+		}
+		if _, err := path.Match(p.File, ""); err != nil || strings.Contains(p.File, "/") {
+			return fmt.Errorf("%s: %q is not a release file name pattern (path.Match, no '/'), e.g. cluster-template-k3s-*.yaml", f(".file"), p.File)
 		}
 	}
 	return nil

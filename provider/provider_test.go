@@ -325,6 +325,11 @@ providers:
 			wantErr: "providers[0].patches[0].path: hack/p.yaml is not a file",
 		},
 		{
+			name:    "patch file pattern with a folder",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  patches: [{patch: x, file: templates/cluster-template-*.yaml}]\n"},
+			wantErr: `providers[0].patches[0].file: "templates/cluster-template-*.yaml" is not a release file name pattern`,
+		},
+		{
 			name:    "empty before command",
 			files:   map[string]string{"capirepo.yaml": "before: ['']\nproviders:\n- name: infrastructure-x\n"},
 			wantErr: "before[0] is empty",

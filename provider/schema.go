@@ -19,6 +19,9 @@ type field struct {
 	name     string
 	typ      reflect.Type
 	required bool // no omitempty
+	// enum lists the values a string field takes (its enum tag), for the
+	// schema; the config's validation says the same in its errors.
+	enum []string
 }
 
 // fieldsOf lists the JSON fields of a struct type, embedded structs' fields
@@ -45,16 +48,35 @@ func fieldsOf(t reflect.Type) []field {
 		if name == "" {
 			name = sf.Name
 		}
-		out = append(out, field{name: name, typ: sf.Type, required: !slices.Contains(strings.Split(opts, ","), "omitempty")})
+		f := field{name: name, typ: sf.Type, required: !slices.Contains(strings.Split(opts, ","), "omitempty")}
+		if e := sf.Tag.Get("enum"); e != "" {
+			f.enum = strings.Split(e, ",")
+		}
+		out = append(out, f)
 	}
 	return out
 }
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+var (
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	shorthandType   = reflect.TypeFor[shorthand]()
+)
 
-// custom says whether t decodes itself, so its shape is not known here.
+// shorthand is a struct capirepo.yaml takes either as an object of its
+// fields or as a string that sets one of them (templates: templates is
+// templates: {dir: templates}); its shape is still known here.
+type shorthand interface {
+	// shorthandField is the field the string sets.
+	shorthandField() string
+}
+
+func isShorthand(t reflect.Type) bool {
+	return t.Implements(shorthandType) || reflect.PointerTo(t).Implements(shorthandType)
+}
+
+// custom says whether t decodes itself in a shape not known here.
 func custom(t reflect.Type) bool {
-	return t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)
+	return (t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)) && !isShorthand(t)
 }
 
 func deref(t reflect.Type) reflect.Type {
@@ -84,21 +106,16 @@ func schemaOf(t reflect.Type) map[string]any {
 	if custom(t) {
 		return map[string]any{}
 	}
+	if isShorthand(t) {
+		field := reflect.New(t).Interface().(shorthand).shorthandField()
+		return map[string]any{"oneOf": []any{
+			map[string]any{"type": "string", "description": "short for {" + field + ": <the string>}"},
+			structSchema(t),
+		}}
+	}
 	switch t.Kind() {
 	case reflect.Struct:
-		props := map[string]any{}
-		var required []string
-		for _, f := range fieldsOf(t) {
-			props[f.name] = schemaOf(f.typ)
-			if f.required {
-				required = append(required, f.name)
-			}
-		}
-		s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-		if len(required) > 0 {
-			s["required"] = required
-		}
-		return s
+		return structSchema(t)
 	case reflect.Slice, reflect.Array:
 		return map[string]any{"type": "array", "items": schemaOf(t.Elem())}
 	case reflect.Map:
@@ -112,6 +129,30 @@ func schemaOf(t reflect.Type) map[string]any {
 		return map[string]any{"type": "integer"}
 	case reflect.Float32, reflect.Float64:
 		return map[string]any{"type": "number"}
+	}
+	return map[string]any{}
+}
+
+// structSchema is the schema of a struct's JSON fields.
+func structSchema(t reflect.Type) map[string]any {
+	switch t.Kind() {
+	case reflect.Struct:
+		props := map[string]any{}
+		var required []string
+		for _, f := range fieldsOf(t) {
+			props[f.name] = schemaOf(f.typ)
+			if len(f.enum) > 0 {
+				props[f.name] = map[string]any{"type": "string", "enum": f.enum}
+			}
+			if f.required {
+				required = append(required, f.name)
+			}
+		}
+		s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		if len(required) > 0 {
+			s["required"] = required
+		}
+		return s
 	}
 	return map[string]any{}
 }
@@ -186,11 +227,17 @@ func checkNode(file string, n *yamlv3.Node, t reflect.Type, path string) error {
 	if n.Kind == yamlv3.AliasNode || custom(t) || (n.Kind == yamlv3.ScalarNode && n.Tag == "!!null") {
 		return nil
 	}
+	if isShorthand(t) && n.Kind == yamlv3.ScalarNode && n.Tag == "!!str" {
+		return nil // the string form
+	}
 	bad := func(format string, args ...any) error {
 		return &configError{file: file, line: n.Line, path: path, msg: fmt.Sprintf(format, args...)}
 	}
 	switch t.Kind() {
 	case reflect.Struct:
+		if n.Kind != yamlv3.MappingNode && isShorthand(t) {
+			return bad("expected a string (%s) or a mapping with %s, not %s", reflect.New(t).Interface().(shorthand).shorthandField(), fieldNames(t), describeNode(n))
+		}
 		if n.Kind != yamlv3.MappingNode {
 			return bad("expected a mapping like %s, not %s", expectedForm(t), describeNode(n))
 		}
@@ -264,6 +311,15 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// fieldNames lists a struct's JSON field names: "dir, flavors, ...".
+func fieldNames(t reflect.Type) string {
+	var names []string
+	for _, f := range fieldsOf(t) {
+		names = append(names, f.name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // expectedForm writes a struct's fields as a flow mapping: {rule: ..., reason: ...}.

@@ -3,9 +3,11 @@ package provider
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,5 +131,108 @@ func TestConfigKeys_AllDocumented(t *testing.T) {
 		if !strings.Contains(strings.Join(keys, "\n")+"\n", k+"\n") {
 			t.Errorf("docs/configuration.md documents %s, which the types do not have", k)
 		}
+	}
+}
+
+// TestConfigSchema_TemplatesStringOrObject: templates takes a folder name or
+// an object (the schema says both, with the object's keys and the values
+// loadRestrictor and committed take), and the shape check names a mistake in
+// the object form by line and path, with the nearest key (issue 31).
+func TestConfigSchema_TemplatesStringOrObject(t *testing.T) {
+	data, err := ConfigSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Properties struct {
+			Providers struct {
+				Items struct {
+					Properties struct {
+						Templates struct {
+							OneOf []struct {
+								Type       string `json:"type"`
+								Properties map[string]struct {
+									Enum []string `json:"enum"`
+								} `json:"properties"`
+							} `json:"oneOf"`
+						} `json:"templates"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"providers"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	forms := s.Properties.Providers.Items.Properties.Templates.OneOf
+	if len(forms) != 2 || forms[0].Type != "string" || forms[1].Type != "object" {
+		t.Fatalf("templates is not a string or an object: %+v", forms)
+	}
+	obj := forms[1].Properties
+	for _, k := range []string{"dir", "flavors", "loadRestrictor", "committed", "regenerate", "exclude", "files", "none"} {
+		if _, ok := obj[k]; !ok {
+			t.Errorf("the templates object has no key %s", k)
+		}
+	}
+	if diff := cmp.Diff([]string{CommittedCheck, CommittedSource, CommittedKeep}, obj["committed"].Enum); diff != "" {
+		t.Errorf("committed values (-validation +schema):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{LoadRestrictorRootOnly, LoadRestrictorNone, "LoadRestrictionsRootOnly", "LoadRestrictionsNone"}, obj["loadRestrictor"].Enum); diff != "" {
+		t.Errorf("loadRestrictor values (-validation +schema):\n%s", diff)
+	}
+
+	for _, tt := range []struct{ config, want string }{
+		{"providers:\n- name: infrastructure-x\n  templates:\n    flavours: [templates/flavors]\n", `capirepo.yaml:4: providers[0].templates: unknown field "flavours" (did you mean "flavors"?)`},
+		{"providers:\n- name: infrastructure-x\n  templates: [templates]\n", `capirepo.yaml:3: providers[0].templates: expected a string (dir) or a mapping with dir, flavors, loadRestrictor, committed, regenerate, exclude, files, none, not a list`},
+		{"providers:\n- name: infrastructure-x\n  templates: {none: yes please}\n", `capirepo.yaml:3: providers[0].templates.none: expected true or false`},
+	} {
+		dir := testtree.Write(t, map[string]string{"capirepo.yaml": tt.config})
+		_, err := LoadConfig(dir, "")
+		if got := strings.TrimPrefix(fmt.Sprint(err), dir+string(filepath.Separator)); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("error\n got %s\nwant %s", got, tt.want)
+		}
+	}
+}
+
+// TestDocs_ConfigExamplesParse: every capirepo.yaml example in the docs
+// parses as the config (a fragment of a provider's keys, indented, inside a
+// provider) and names its providers, as LoadConfig requires.
+func TestDocs_ConfigExamplesParse(t *testing.T) {
+	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	n := 0
+	for _, doc := range []string{"../docs/providers.md", "../docs/configuration.md", "../README.md"} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllStringSubmatch(string(data), -1) {
+			y := m[1]
+			first := ""
+			for _, line := range strings.Split(y, "\n") {
+				if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") {
+					first = line
+					break
+				}
+			}
+			key, _, _ := strings.Cut(strings.TrimSpace(first), ":")
+			switch {
+			case strings.HasPrefix(first, "  ") && !strings.HasPrefix(first, "   ") && slices.Contains(ConfigKeys(), "providers[]."+key):
+				y = "providers:\n- name: infrastructure-example\n" + y
+			case !slices.Contains([]string{"providers", "before", "lint", "version"}, key) || strings.HasPrefix(first, " "):
+				continue // a patch, a kustomization, another tool's file
+			}
+			n++
+			cfg, err := ParseConfig("capirepo.yaml", []byte(y))
+			if err != nil {
+				t.Errorf("%s: example does not parse: %v\n%s", doc, err, y)
+				continue
+			}
+			if len(cfg.Providers) == 0 {
+				t.Errorf("%s: example names no provider (capirepo.yaml needs providers:):\n%s", doc, y)
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("checked %d examples; the docs have more", n)
 	}
 }

@@ -27,18 +27,21 @@ type Templates struct {
 	// LoadRestrictor "none" renders flavors as `kustomize build
 	// --load-restrictor LoadRestrictionsNone` does: they may load files
 	// outside their own folder, but never outside the provider tree.
-	LoadRestrictor string `json:"loadRestrictor,omitempty"`
+	LoadRestrictor string `json:"loadRestrictor,omitempty" enum:"rootOnly,none,LoadRestrictionsRootOnly,LoadRestrictionsNone"`
 	// Committed says what happens when a flavor and its committed render
 	// (<dir>/cluster-template-<flavor>.yaml) hold different objects: "check"
 	// (default) refuses, "source" publishes the render, "committed" publishes
 	// the committed file.
-	Committed string `json:"committed,omitempty"`
+	Committed string `json:"committed,omitempty" enum:"check,source,committed"`
 	// Regenerate is the command that regenerates the committed renders,
 	// named when one is stale (default: guessed from the Makefile).
 	Regenerate string `json:"regenerate,omitempty"`
 	// Exclude lists published names (path.Match patterns) left out of the release.
 	Exclude []string `json:"exclude,omitempty"`
-	// Files maps a published name to a file or kustomization folder of the tree.
+	// Files maps a published name to a file or kustomization folder of the
+	// tree. Names clusterctl reads as templates (cluster-template*.yaml,
+	// clusterclass-*.yaml) are templates; any other file (a ClusterClass
+	// example, a script, a variables file) is published as it is.
 	Files map[string]string `json:"files,omitempty"`
 	// None: this provider ships no templates.
 	None bool `json:"none,omitempty"`
@@ -57,6 +60,9 @@ const (
 	CommittedSource = "source"
 	CommittedKeep   = "committed"
 )
+
+// shorthandField: templates: <folder> is templates: {dir: <folder>}.
+func (Templates) shorthandField() string { return "dir" }
 
 // UnmarshalJSON takes a folder name or an object, strictly.
 func (t *Templates) UnmarshalJSON(data []byte) error {
@@ -156,11 +162,8 @@ func (s *Spec) defaultTemplates(dir string, all []Spec, field func(string) strin
 	slices.Sort(names)
 	for _, name := range names {
 		f := field("templates.files[" + name + "]")
-		if err := CheckFileName("published template name", name); err != nil {
+		if err := CheckFileName("published file name", name); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
-		}
-		if !strings.HasSuffix(name, ".yaml") {
-			return fmt.Errorf("%s: published name %q must end in .yaml", f, name)
 		}
 		if t.Files[name] == "" {
 			return fmt.Errorf("%s: empty source path", f)

@@ -56,19 +56,86 @@ var ErrNotFound = errors.New("not found")
 // are not part of what clusterctl reads. A version without metadata.yaml or
 // its components file is an error for which errors.Is(err, ErrNotFound).
 func Files(ctx context.Context, src Source, ref Ref) (components string, files map[string]Remote, err error) {
-	all, err := src.List(ctx, ref)
+	components, files, _, err = listFiles(ctx, src, ref)
+	return components, files, err
+}
+
+// listFiles lists a version and picks what clusterctl reads of it; all is
+// the whole listing.
+func listFiles(ctx context.Context, src Source, ref Ref) (components string, files, all map[string]Remote, err error) {
+	all, err = src.List(ctx, ref)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	components, names, err := clusterctlFiles(ref, slices.Sorted(maps.Keys(all)))
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", ref, err)
+		return "", nil, nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	files = make(map[string]Remote, len(names))
 	for _, n := range names {
 		files[n] = all[n]
 	}
+	return components, files, all, nil
+}
+
+// ReleaseFiles lists the files of one provider version that a copy of the
+// release holds: what clusterctl reads (Files) and the other assets the
+// version's checksums.txt names (a script, a variables file, a ClusterClass
+// example published beside the templates), as they are. checksums.txt itself
+// and components files clusterctl does not read are left out, as in Files;
+// a version without checksums.txt has no other assets to tell. copy, when
+// not nil, lists what a copy of the version already holds: when it holds
+// every other file the source lists, with the same sha256, those are the
+// assets and checksums.txt is not downloaded.
+func ReleaseFiles(ctx context.Context, src Source, ref Ref, copy map[string]Remote) (components string, files map[string]Remote, err error) {
+	components, files, all, err := listFiles(ctx, src, ref)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, ok := all[release.ChecksumsFile]; !ok {
+		return components, files, nil
+	}
+	if copy != nil {
+		held := true
+		others := map[string]Remote{}
+		for n, r := range all {
+			if _, in := files[n]; in || !otherAsset(n) {
+				continue
+			}
+			c, ok := copy[n]
+			held = held && ok && r.SHA256 != "" && c.SHA256 == r.SHA256
+			others[n] = r
+		}
+		if held {
+			maps.Copy(files, others)
+			return components, files, nil
+		}
+	}
+	got, err := src.Fetch(ctx, ref, release.ChecksumsFile)
+	if err != nil {
+		return "", nil, err
+	}
+	sums, _ := release.ParseChecksums(got[0].Data) // a line it cannot read names no asset
+	for _, n := range slices.Sorted(maps.Keys(sums)) {
+		r, listed := all[n]
+		if _, have := files[n]; have || !listed || !otherAsset(n) {
+			continue
+		}
+		if r.SHA256 == "" {
+			r.SHA256 = sums[n] // what the release says the file is
+		}
+		files[n] = r
+	}
 	return components, files, nil
+}
+
+// otherAsset says whether a file a version lists beside what clusterctl
+// reads may be one of its assets: not checksums.txt or the provenance
+// (which describe the release), not a components file (another provider's
+// in a shared release, or a variant clusterctl does not read).
+func otherAsset(name string) bool {
+	components := strings.Contains(name, "components") && strings.HasSuffix(name, ".yaml")
+	return name != release.ChecksumsFile && name != ProvenanceFile && !components
 }
 
 // Read downloads the files clusterctl reads of one provider version (see
@@ -80,6 +147,20 @@ func Read(ctx context.Context, src Source, ref Ref, have ...release.File) (*rele
 	if err != nil {
 		return nil, err
 	}
+	return read(ctx, src, ref, components, files, have)
+}
+
+// ReadRelease downloads the files of ReleaseFiles, as Read does: the version
+// as a copy of the release holds it (mirror).
+func ReadRelease(ctx context.Context, src Source, ref Ref, have ...release.File) (*release.Provider, error) {
+	components, files, err := ReleaseFiles(ctx, src, ref, nil)
+	if err != nil {
+		return nil, err
+	}
+	return read(ctx, src, ref, components, files, have)
+}
+
+func read(ctx context.Context, src Source, ref Ref, components string, files map[string]Remote, have []release.File) (*release.Provider, error) {
 	var names []string
 	for n := range files {
 		if !slices.ContainsFunc(have, func(f release.File) bool { return f.Name == n }) {
@@ -161,7 +242,5 @@ func clusterctlFiles(ref Ref, names []string) (components string, files []string
 }
 
 // IsTemplate says whether clusterctl reads a file as a flavor
-// (cluster-template*.yaml) or a ClusterClass (clusterclass-*.yaml).
-func IsTemplate(name string) bool {
-	return strings.HasSuffix(name, ".yaml") && (strings.HasPrefix(name, "cluster-template") || strings.HasPrefix(name, "clusterclass-"))
-}
+// (cluster-template[-<flavor>].yaml) or a ClusterClass (clusterclass-*.yaml).
+func IsTemplate(name string) bool { return release.IsTemplate(name) }

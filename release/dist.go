@@ -1,8 +1,6 @@
 package release
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -269,14 +267,9 @@ func LoadProvider(dir string) (*Provider, error) {
 }
 
 func checkSums(dir string, sums []byte, files []File) error {
-	want := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(sums))
-	for sc.Scan() {
-		sum, name, ok := strings.Cut(sc.Text(), "  ")
-		if !ok {
-			return fmt.Errorf("%s: %s: malformed line %q", dir, ChecksumsFile, sc.Text())
-		}
-		want[name] = sum
+	want, err := ParseChecksums(sums)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", dir, ChecksumsFile, err)
 	}
 	var errs []error
 	for _, f := range files {

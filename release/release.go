@@ -81,6 +81,30 @@ func (p *Provider) Add(name string, data []byte) error {
 	return nil
 }
 
+// File name parts clusterctl derives template file names from
+// (yamlprocessor.SimpleProcessor.GetTemplateName, GetClusterClassTemplateName).
+const (
+	templatePrefix     = "cluster-template"
+	clusterClassPrefix = "clusterclass-"
+)
+
+// IsTemplate says whether clusterctl reads a release file as a template:
+// a flavor (IsFlavor) or a ClusterClass (IsClusterClass). Other files of a
+// release are published as they are and never read by clusterctl.
+func IsTemplate(name string) bool { return IsFlavor(name) || IsClusterClass(name) }
+
+// IsFlavor says whether a file is one clusterctl generate cluster fetches
+// for a flavor: cluster-template.yaml or cluster-template-<flavor>.yaml.
+func IsFlavor(name string) bool {
+	return name == templatePrefix+".yaml" || strings.HasPrefix(name, templatePrefix+"-") && strings.HasSuffix(name, ".yaml")
+}
+
+// IsClusterClass says whether a file is one clusterctl fetches for a
+// topology Cluster's class: clusterclass-<class>.yaml.
+func IsClusterClass(name string) bool {
+	return strings.HasPrefix(name, clusterClassPrefix) && strings.HasSuffix(name, ".yaml")
+}
+
 // Checksums returns checksums.txt in sha256sum's format for files.
 func Checksums(files []File) []byte {
 	var b bytes.Buffer
@@ -88,6 +112,28 @@ func Checksums(files []File) []byte {
 		fmt.Fprintf(&b, "%s  %s\n", f.SHA256(), f.Name)
 	}
 	return b.Bytes()
+}
+
+// ParseChecksums reads checksums.txt (sha256sum's format, as Checksums
+// writes it): file name -> hex sha256. err names the first line that is not
+// "<sha256>  <name>"; the lines before and after it are read.
+func ParseChecksums(data []byte) (sums map[string]string, err error) {
+	sums = map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			continue
+		}
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok || name == "" {
+			if err == nil {
+				err = fmt.Errorf("malformed line %q", line)
+			}
+			continue
+		}
+		sums[name] = sum
+	}
+	return sums, err
 }
 
 // Assets returns the files with checksums.txt, as written to the folder.

@@ -133,7 +133,7 @@ func (c *collector) collect() error {
 		flavorDirs = append(flavorDirs, filepath.Join(dir, FlavorsDir))
 	}
 	if dir != "" && !slices.Contains(flavorDirs, dir) {
-		c.hintFlavorSources(dir)
+		c.hintFlavorSources(dir, flavorDirs)
 	}
 	var jobs []flavor
 	skipped := map[string]bool{} // flavors the config excludes
@@ -204,28 +204,105 @@ func (c *collector) readDir(dir string) error {
 	return nil
 }
 
-// hintFlavorSources warns about kustomizations in the templates folder named
-// as templates (templates/cluster-template-<x>/): they look like the sources
-// of committed renders, which capirepo compares only when told.
-func (c *collector) hintFlavorSources(dir string) {
+// hintFlavorSources warns about kustomizations in the templates folder that
+// look like the sources of its committed renders: named as templates
+// (templates/cluster-template-<x>/), or nested as flavors are
+// (templates/overlays/<x>/<y>/ beside cluster-template-<x>-<y>.yaml).
+// capirepo compares sources with their renders only when told; the hint
+// says how, with loadRestrictor: none when the sources need it.
+func (c *collector) hintFlavorSources(dir string, flavorDirs []string) {
 	names, err := c.fs.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	sort.Strings(names)
+	mapped := c.mappedDirs()
+	hint := func(src, file, flavors string) {
+		if mapped[src] {
+			return // templates.files renders it and compares it
+		}
+		line := "templates.flavors: [" + flavors + "]"
+		if c.t.LoadRestrictor != provider.LoadRestrictorNone && loadsOutside(c.fs, src) {
+			line = "templates: {flavors: [" + flavors + "], loadRestrictor: none} (it loads files outside its folder)"
+		}
+		c.warn("%s: kustomization is not rendered; it looks like the source of %s: add %s to render it and compare it with the committed file", src, file, line)
+	}
+	rel := func(p string) string {
+		r, err := filepath.Rel(c.root, p)
+		if err != nil {
+			return p
+		}
+		return filepath.ToSlash(r)
+	}
 	for _, n := range names {
 		d := filepath.Join(dir, n)
-		if (n == TemplatePrefix || strings.HasPrefix(n, TemplatePrefix+"-") || strings.HasPrefix(n, ClusterClassPrefix)) && c.fs.IsDir(d) && kustomization.Find(c.fs, d) != "" {
-			c.warn("%s: kustomization is not rendered; it looks like the source of %s.yaml: add templates.flavors: [%s] to render it and compare it with the committed file", d, n, c.t.Dir)
+		if !c.fs.IsDir(d) || slices.Contains(flavorDirs, d) {
+			continue
+		}
+		if (n == TemplatePrefix || strings.HasPrefix(n, TemplatePrefix+"-") || strings.HasPrefix(n, ClusterClassPrefix)) && kustomization.Find(c.fs, d) != "" {
+			hint(d, n+".yaml", rel(dir))
+			continue
+		}
+		// <dir>/<folder>/<x>/<y>/ as a flavors folder would name them.
+		groups, _ := c.fs.ReadDir(d)
+		sort.Strings(groups)
+		for _, g := range groups {
+			gd := filepath.Join(d, g)
+			if !c.fs.IsDir(gd) || kustomization.Find(c.fs, gd) != "" {
+				continue
+			}
+			subs, _ := c.fs.ReadDir(gd)
+			sort.Strings(subs)
+			for _, s := range subs {
+				sd := filepath.Join(gd, s)
+				if kustomization.Find(c.fs, sd) == "" {
+					continue
+				}
+				name := g + "-" + s
+				if s == DefaultFlavor {
+					name = g
+				}
+				if e, ok := c.files[TemplateName(name)]; ok && e.origin == "file" {
+					hint(sd, TemplateName(name), rel(d))
+				}
+			}
 		}
 	}
 }
 
+// mappedDirs are the sources templates.files names, by path in the tree.
+func (c *collector) mappedDirs() map[string]bool {
+	out := map[string]bool{}
+	for _, src := range c.t.Files {
+		out[c.path(src)] = true
+	}
+	return out
+}
+
+// loadsOutside says whether a kustomization, or one it builds on, loads a
+// file from outside its own folder, which kustomize refuses unless
+// --load-restrictor LoadRestrictionsNone.
+func loadsOutside(fs filesys.FileSystem, dir string) bool {
+	outside := false
+	_ = kustomization.Walk(fs, dir, kustomization.Options{}, kustomization.Visitor{
+		Entry: func(k *kustomization.Kustomization, e kustomization.Entry) error {
+			if e.Kind == kustomization.File && !strings.HasPrefix(e.Path, k.Dir+string(filepath.Separator)) {
+				outside = true
+				return kustomization.SkipAll
+			}
+			return nil
+		},
+	})
+	return outside
+}
+
 // discover lists the flavors of one flavors folder: every sub-folder with a
 // kustomization, and one level deeper for sub-folders without one
-// (<flavors>/<group>/<name>/ renders as flavor <group>-<name>). Shared
-// bases (base, base-*) and nested kustomizations that a flavor of the same
-// folder uses are not flavors. Flavors the config excludes go to skipped.
+// (<flavors>/<group>/<name>/ renders as flavor <group>-<name>, and
+// <group>/default/ as flavor <group>). Shared bases (base, bases, base-*)
+// are not flavors; a nested folder that a flavor of the same folder uses is
+// a base, with a warning, since its name makes it a flavor. Flavors the
+// config excludes go to skipped.
 func (c *collector) discover(fd string, skipped map[string]bool) ([]flavor, error) {
 	names, err := c.fs.ReadDir(fd)
 	if err != nil {
@@ -252,20 +329,40 @@ func (c *collector) discover(fd string, skipped map[string]bool) ([]flavor, erro
 		for _, s := range subs {
 			sd := filepath.Join(d, s)
 			if c.fs.IsDir(sd) && kustomization.Find(c.fs, sd) != "" && !isBase(n) && !isBase(s) {
-				nested = append(nested, flavor{name: n + "-" + s, dir: sd})
+				name := n + "-" + s
+				if s == DefaultFlavor {
+					name = n // <group>/default/ is the group's flavor, as default/ is the folder's
+				}
+				nested = append(nested, flavor{name: name, dir: sd})
 			}
 		}
 	}
-	// A nested kustomization a top-level flavor uses is a base (a tree
-	// that keeps templates/bases/<x>/ beside templates/cluster-template-<y>/).
-	used := map[string]bool{}
+	// What each top-level flavor uses, by the first flavor that uses it.
+	usedBy := map[string]string{}
 	for _, f := range top {
-		kustomizationDirs(c.fs, f.dir, used)
-	}
-	for _, f := range nested {
-		if !used[f.dir] {
-			top = append(top, f)
+		dirs := map[string]bool{}
+		kustomizationDirs(c.fs, f.dir, dirs)
+		for d := range dirs {
+			if _, ok := usedBy[d]; !ok && d != f.dir {
+				usedBy[d] = f.name
+			}
 		}
+	}
+	mapped := c.mappedDirs()
+	for _, f := range nested {
+		user, used := usedBy[f.dir]
+		if !used {
+			top = append(top, f)
+			continue
+		}
+		// A tree that keeps templates/<x>/<y>/ beside templates/cluster-template-<z>/
+		// may mean it as a base; its name makes it a flavor, so say which,
+		// unless the config says: it maps the folder, or leaves its name out.
+		file, _, _ := flavorFile(f.name)
+		if c.exclude(file) || mapped[f.dir] {
+			continue
+		}
+		c.warn("%s: nested flavor folder used by flavor %s as a base, so not published as %s; to publish it too, map it in templates.files, or move the shared part to a base/ folder", f.dir, user, file)
 	}
 	var out []flavor
 	for _, f := range top {
@@ -283,7 +380,11 @@ func (c *collector) discover(fd string, skipped map[string]bool) ([]flavor, erro
 	return out, nil
 }
 
-func isBase(name string) bool { return name == BaseFlavor || strings.HasPrefix(name, BaseFlavor+"-") }
+// isBase says whether a folder under a flavors folder is a shared base:
+// base, bases or base-<x>.
+func isBase(name string) bool {
+	return name == BaseFlavor || name == BaseFlavor+"s" || strings.HasPrefix(name, BaseFlavor+"-")
+}
 
 // flavorFile returns the file a flavor folder publishes: default and
 // cluster-template render to cluster-template.yaml, cluster-template-<x>
@@ -407,15 +508,35 @@ func (c *collector) mapped() error {
 		var data []byte
 		var err error
 		switch {
+		case c.fs.IsDir(src) && kustomization.Find(c.fs, src) != "" && !isYAMLName(name):
+			return fmt.Errorf("templates.files[%s]: %s is a kustomization, which renders YAML: publish it under a .yaml name", name, src)
 		case c.fs.IsDir(src) && kustomization.Find(c.fs, src) != "":
 			if data, err = c.render(src); err != nil {
 				return fmt.Errorf("templates.files[%s] (%s): %w", name, src, err)
+			}
+			if prev, ok := c.files[name]; ok && prev.origin == "file" && isReleaseName(name) {
+				// The templates folder holds its committed render: compare
+				// them as a flavor is compared (templates.committed), rather
+				// than replace the file.
+				if err := c.addFlavor(flavor{name: "templates.files[" + name + "]", dir: src}, name, []string{name}, data); err != nil {
+					return err
+				}
+				continue
 			}
 		case c.fs.IsDir(src):
 			return fmt.Errorf("templates.files[%s]: %s is a folder without a kustomization; name a file or a kustomization folder", name, src)
 		default:
 			if data, err = c.fs.ReadFile(src); err != nil {
 				return fmt.Errorf("templates.files[%s]: %w", name, err)
+			}
+			if !isReleaseName(name) {
+				w, err := checkAsset(name, data)
+				if err != nil {
+					return fmt.Errorf("templates.files[%s] (%s): %w", name, src, err)
+				}
+				if w != "" {
+					c.warn("templates.files[%s] (%s): %s", name, src, w)
+				}
 			}
 		}
 		if prev, ok := c.files[name]; ok {

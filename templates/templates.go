@@ -2,9 +2,14 @@ package templates
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -45,10 +50,7 @@ func TemplateName(flavor string) string {
 	return yamlprocessor.NewSimpleProcessor().GetTemplateName("", flavor)
 }
 
-func isReleaseName(name string) bool {
-	return strings.HasSuffix(name, ".yaml") &&
-		(name == TemplatePrefix+".yaml" || strings.HasPrefix(name, TemplatePrefix+"-") || strings.HasPrefix(name, ClusterClassPrefix))
-}
+func isReleaseName(name string) bool { return release.IsTemplate(name) }
 
 // checkName checks the flavor or class part of a template file name.
 func checkName(file string) error {
@@ -71,6 +73,36 @@ func checkName(file string) error {
 	return nil
 }
 
+// isYAMLName says whether a published name is a YAML file's.
+func isYAMLName(name string) bool {
+	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
+}
+
+// textExts are the names of files that hold text: a published file so named
+// must be text, or the name misleads whoever downloads it.
+var textExts = []string{".sh", ".bash", ".rc", ".env", ".txt", ".md", ".json", ".yaml", ".yml", ".cfg", ".conf", ".ini", ".toml", ".py", ".ps1", ".tpl"}
+
+// checkAsset checks a file published as it is for what its name promises:
+// text where the name says text (no NUL byte, valid UTF-8), JSON that parses
+// for .json (YAML is the lint's, CAPI001). Its size is bounded by the
+// provider tree's read limit. An empty file is published with a warning.
+func checkAsset(name string, data []byte) (warning string, err error) {
+	if len(data) == 0 {
+		return "the file is empty: it is published as an empty asset", nil
+	}
+	ext := strings.ToLower(filepath.Ext(name))
+	if !slices.Contains(textExts, ext) {
+		return "", nil
+	}
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return "", fmt.Errorf("a %s file should be text, and this one is not (%s): publish the file the name promises, or name it for what it holds", ext, http.DetectContentType(data))
+	}
+	if ext == ".json" && !json.Valid(data) {
+		return "", errors.New("a .json file that does not parse as JSON")
+	}
+	return "", nil
+}
+
 // Check refuses a file that is unsafe to read at all: YAML whose aliases
 // expand past yamlsafe.MaxExpandedNodes. Everything clusterctl relies on
 // (YAML that parses, no Namespace, a ClusterClass file for each class, the
@@ -79,6 +111,9 @@ func checkName(file string) error {
 // its own for the same reason. dir names the source folder in messages.
 func Check(dir string, files []release.File) ([]string, error) {
 	for _, f := range files {
+		if !isYAMLName(f.Name) {
+			continue
+		}
 		if err := yamlsafe.CheckAliases(filepath.Join(dir, f.Name), f.Data); err != nil {
 			return nil, err
 		}

@@ -51,7 +51,9 @@ the clusterctl config. VERSION is vX.Y.Z, latest (the version clusterctl
 installs) or latest-N (latest and the N published versions before it).
 Drafts and tags without a release are never mirrored. Only metadata.yaml, the
 components file and the cluster-template*.yaml and clusterclass-*.yaml files
-are copied. cert-manager is mirrored at the version clusterctl would install.
+are copied, with the other files the release's checksums.txt names (a variables
+file, a script), as they are. cert-manager is mirrored at the version clusterctl
+would install.
 
 --images REGISTRY/PREFIX copies every image the components run (and
 cert-manager's) to REGISTRY/PREFIX/<provider-label>/<name>, all platforms, by
