@@ -202,3 +202,33 @@ func TestBuild_ComponentFindingsNameTheResourceFile(t *testing.T) {
 		t.Errorf("CAPI207 on %s comes from %s, want config/extra/objects.yaml:7", rep.Findings[i].Object, got)
 	}
 }
+
+// TestBuild_ProviderNameASlipFromTheTreesLabelIsAnError: a provider name a
+// typo away from the label the tree sets stops the build with the label to
+// use; a name that differs by design keeps the CAPI203 warning.
+func TestBuild_ProviderNameASlipFromTheTreesLabelIsAnError(t *testing.T) {
+	for _, c := range []struct{ name, wantErr string }{
+		{"infrastructure-tset", `provider name "infrastructure-tset" (capirepo.yaml) is a slip away from the label the tree sets on`},
+		{"infrastructure-tests", `did you mean "infrastructure-test"?`},
+		{"infrastructure-other", ""},
+		{"infrastructure-toast", ""}, // two edits in a short name: another name
+		{"bootstrap-test", ""},       // another type: another provider, not a slip
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := testtree.Write(t, testtree.Minimal(map[string]string{"capirepo.yaml": "providers:\n- name: " + c.name + "\n  templates: {none: true}\n"}))
+			res, err := build(t, dir, Options{})
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "config/default/kustomization.yaml") {
+					t.Fatalf("err = %v, want %q naming the kustomization", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(res.Findings, func(f contract.Finding) bool { return f.Rule == "CAPI203" }) {
+				t.Errorf("no CAPI203 warning: %v", res.Findings)
+			}
+		})
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/capirepo/capirepo/internal/suggest"
 )
 
 // The shape of capirepo.yaml is read from the Go types by reflection (their
@@ -55,6 +57,17 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 // custom says whether t decodes itself, so its shape is not known here.
 func custom(t reflect.Type) bool {
 	return t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)
+}
+
+// orScalar marks a type that decodes itself from a scalar or from an
+// object of its own JSON fields (Templates), so that the object form's
+// mistakes get a line and a suggestion like any other key's.
+type orScalar interface{ orScalar() }
+
+var orScalarType = reflect.TypeFor[orScalar]()
+
+func scalarOrObject(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && (t.Implements(orScalarType) || reflect.PointerTo(t).Implements(orScalarType))
 }
 
 func deref(t reflect.Type) reflect.Type {
@@ -183,8 +196,15 @@ func checkNode(file string, n *yamlv3.Node, t reflect.Type, path string) error {
 	t = deref(t)
 	// An alias is not followed (a few nested ones would be walked an
 	// exponential number of times); the strict decode checks what it holds.
-	if n.Kind == yamlv3.AliasNode || custom(t) || (n.Kind == yamlv3.ScalarNode && n.Tag == "!!null") {
+	if n.Kind == yamlv3.AliasNode || (n.Kind == yamlv3.ScalarNode && n.Tag == "!!null") {
 		return nil
+	}
+	if custom(t) {
+		// A type that also takes a scalar (templates: a folder name) has
+		// its object form checked as its fields say; others decode alone.
+		if !scalarOrObject(t) || n.Kind == yamlv3.ScalarNode {
+			return nil
+		}
 	}
 	bad := func(format string, args ...any) error {
 		return &configError{file: file, line: n.Line, path: path, msg: fmt.Sprintf(format, args...)}
@@ -192,6 +212,9 @@ func checkNode(file string, n *yamlv3.Node, t reflect.Type, path string) error {
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yamlv3.MappingNode {
+			if scalarOrObject(t) {
+				return bad("expected a string or a mapping like %s, not %s", expectedForm(t), describeNode(n))
+			}
 			return bad("expected a mapping like %s, not %s", expectedForm(t), describeNode(n))
 		}
 		fields := fieldsOf(t)
@@ -207,7 +230,7 @@ func checkNode(file string, n *yamlv3.Node, t reflect.Type, path string) error {
 					names[i] = f.name
 				}
 				msg := fmt.Sprintf("unknown field %q", k.Value)
-				if s := nearest(k.Value, names); s != "" {
+				if s := suggest.Nearest(k.Value, names); s != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", s)
 				} else {
 					msg += " (known: " + strings.Join(names, ", ") + ")"
@@ -298,46 +321,6 @@ func describeNode(n *yamlv3.Node) string {
 		return "the boolean " + n.Value
 	}
 	return n.Value
-}
-
-// nearest returns the name closest to s when it is close enough to be a
-// slip (a letter or two, or a different case), else "".
-func nearest(s string, names []string) string {
-	best, bestD := "", 0
-	for _, n := range names {
-		if strings.EqualFold(n, s) {
-			return n
-		}
-		d := levenshtein(strings.ToLower(s), strings.ToLower(n))
-		if best == "" || d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" || bestD > max(2, len(s)/3) {
-		return ""
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur := make([]int, len(rb)+1)
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(rb)]
 }
 
 // lineOf returns the line of a path (providers[0].componentsFile) in a YAML

@@ -76,6 +76,9 @@ func (t *Templates) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// orScalar: capirepo.yaml takes a folder name or a Templates object.
+func (*Templates) orScalar() {}
+
 // Enabled reports whether the provider collects templates at all.
 func (t *Templates) Enabled() bool {
 	return t != nil && !t.None && (t.Dir != "" || len(t.Flavors) > 0 || len(t.Files) > 0)

@@ -79,7 +79,7 @@ remains.`,
 				return err
 			}
 			if rep.HasErrors() {
-				return fmt.Errorf("lint: %d errors", rep.Count(contract.Error))
+				return fmt.Errorf("lint: %w", &pipeline.LintError{Report: rep})
 			}
 			return nil
 		},

@@ -94,7 +94,7 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 	root.SetOut(s.out)
 	root.SetErr(s.errOut)
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json (lint: also sarif); json and sarif are printed on stdout")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{withHelpHint(c, err)} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newVersionCmd(s, g),
 		newBuildCmd(s, g),
