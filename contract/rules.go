@@ -42,6 +42,18 @@ type Rule struct {
 	Refused bool
 }
 
+// Waivable says whether a waiver may clear the rule's errors: not when
+// clusterctl refuses the release for them (Refused: no release series for
+// the version, a file it cannot read, a Namespace it cannot default ...),
+// since the failure would only move to every user's clusterctl init. A
+// refused template stays waivable: the release installs and only clusterctl
+// generate cluster of that flavor fails, which a maintainer may ship
+// knowingly, with a reason (CAPA's flavors that ship their ClusterClass
+// inline).
+func (r Rule) Waivable() bool {
+	return !r.Refused || r.Area == AreaTemplates || r.Area == AreaClusterClass
+}
+
 // Areas group rules in the catalogue; the ID's first digit says which.
 const (
 	AreaFiles        = "files"

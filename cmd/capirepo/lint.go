@@ -152,7 +152,7 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 			}
 			opts.Waivers = contract.Waivers(cfg.Lint)
 			if len(opts.Waivers) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "lint: %d waivers from %s\n", len(opts.Waivers), cfgPath)
+				fmt.Fprintf(cmd.ErrOrStderr(), "lint: %s from %s\n", plural(len(opts.Waivers), "waiver", "waivers"), cfgPath)
 			}
 		}
 		return contract.Lint(rel, opts), nil
