@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -113,5 +114,51 @@ func testFragmentInKubebuilderMakefile(t *testing.T, fragment []byte) {
 	out = run("capirepo-release-dry-run", "CAPIREPO_TAG=v1.4.0", "CAPIREPO_IMAGE=$(REGISTRY)/$(IMAGE_NAME)", "CAPIREPO_PLATFORMS=$(PLATFORMS)")
 	if !strings.Contains(out, "--image gcr.io/provider/provider-controller --binaries --platforms linux/arm64,linux/amd64,linux/s390x,linux/ppc64le --dry-run") {
 		t.Errorf("make -n capirepo-release-dry-run with the provider's variables:\n%s", out)
+	}
+}
+
+// TestInstallPins_NameWhatExists: every capirepo the docs and examples
+// install is pinned (a commit's full hash or a tag, never @latest) and
+// exists in this repository, so the install line works as written.
+func TestInstallPins_NameWhatExists(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	if err := exec.Command("git", "-C", repoRoot, "rev-parse", "--git-dir").Run(); err != nil {
+		t.Skip("not a git checkout")
+	}
+	pin := regexp.MustCompile(`(?:capirepo/cmd/capirepo@|CAPIREPO_VERSION: )([^\s"'}]+)`)
+	files, _ := filepath.Glob(filepath.Join(repoRoot, "examples", "adoption", "*"))
+	docs, _ := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	files = append(append(files, docs...), filepath.Join(repoRoot, "README.md"))
+	pins := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range pin.FindAllStringSubmatch(string(data), -1) {
+			v := m[1]
+			if strings.HasPrefix(v, "${") || v == "COMMIT" || v == "TAG" { // the variable, or the help text's placeholder
+				continue
+			}
+			pins++
+			var ref string
+			switch {
+			case regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(v):
+				ref = v + "^{commit}"
+			case regexp.MustCompile(`^v\d+\.\d+\.\d+`).MatchString(v):
+				ref = "refs/tags/" + v
+			default:
+				t.Errorf("%s pins capirepo to %q: pin a commit's full hash or a tag", f, v)
+				continue
+			}
+			if out, err := exec.Command("git", "-C", repoRoot, "rev-parse", "-q", "--verify", ref).CombinedOutput(); err != nil {
+				t.Errorf("%s installs capirepo@%s, which this repository does not have (%v %s)", f, v, err, out)
+			}
+		}
+	}
+	if pins < 3 {
+		t.Errorf("found %d pins; want the README's and both CI examples'", pins)
 	}
 }
