@@ -94,6 +94,9 @@ func TestLint_ExampleMutations(t *testing.T) {
 		{"CAPI102", "Metadata kind misspelt", func(t *testing.T, fs files) {
 			fs.replace(t, "metadata.yaml", "kind: Metadata", "kind: Metdata")
 		}},
+		{"CAPI102", "an extra series with a negative minor", func(t *testing.T, fs files) {
+			fs["metadata.yaml"] += "- major: 0\n  minor: -1\n  contract: v1beta2\n"
+		}},
 		{"CAPI103", "series contract v1alpha3", func(t *testing.T, fs files) {
 			fs.replace(t, "metadata.yaml", "contract: v1beta2", "contract: v1alpha3")
 		}},

@@ -128,7 +128,7 @@ var catalogue = []Rule{
 		"clusterctl reads metadata.yaml next to the components file to map the version to a contract; without it init, upgrade and 'latest' resolution fail.",
 		"Ship a metadata.yaml (apiVersion clusterctl.cluster.x-k8s.io/v1alpha3, kind Metadata) with the release.", true},
 	{RuleMetadataInvalid, Error, AreaRepository, "metadata.yaml is a Metadata object clusterctl accepts",
-		"clusterctl accepts only apiVersion clusterctl.cluster.x-k8s.io/v1alpha3 and kind Metadata, and needs releaseSeries entries with major, minor and contract.",
+		"clusterctl accepts only apiVersion clusterctl.cluster.x-k8s.io/v1alpha3 and kind Metadata, and needs releaseSeries entries with major, minor and contract; a negative major or minor is no version (clusterctl reads it as a huge number no release has).",
 		"Set apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3, kind: Metadata, and one releaseSeries entry per major.minor with its contract.", true},
 	{RuleContractUnknown, Error, AreaRepository, "The release series of this version names a contract clusterctl accepts (v1beta2, v1beta1)",
 		"clusterctl v1.14 installs and upgrades only providers whose series contract is v1beta2 or the still-compatible v1beta1.",

@@ -270,3 +270,22 @@ func TestRun_BuildRefusedRulesCannotBeWaived(t *testing.T) {
 		t.Errorf("%s was written: %v", out, err)
 	}
 }
+
+// TestMetadata_OneReadingForEveryCommand: a metadata.yaml with a negative
+// release series is refused alike by build, lint and dev (which reads it for
+// the next version), each naming the field.
+func TestMetadata_OneReadingForEveryCommand(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- {major: 1, minor: 2, contract: v1beta2}\n- {major: -1, minor: 3, contract: v1beta2}\n",
+	}))
+	for _, args := range [][]string{
+		{"build", dir, "--version", "v1.2.0", "--out", filepath.Join(t.TempDir(), "dist")},
+		{"lint", dir, "--version", "v1.2.0"},
+		{"dev", dir, "--out", filepath.Join(t.TempDir(), "dev")},
+	} {
+		code, _, stderr := runCmd(t, map[string]string{"HOME": t.TempDir()}, args...)
+		if code != 1 || !strings.Contains(stderr, "releaseSeries[1].major") || !strings.Contains(stderr, "major is -1: a version number cannot be negative") {
+			t.Errorf("%s: exit %d: %s", args[0], code, stderr)
+		}
+	}
+}
