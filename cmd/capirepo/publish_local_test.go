@@ -1,11 +1,14 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/publish"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,5 +114,32 @@ func TestPublishLocal_UsageErrors(t *testing.T) {
 		if code, _, stderr := runCmd(t, nil, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
 		}
+	}
+}
+
+// TestLockFile_NothingLeftInTheUsersFolders: the lock every writer takes
+// leaves no file behind, in a dist folder, in a repository tree a re-run
+// wrote nothing into, or in the provider tree when it is --out.
+func TestLockFile_NothingLeftInTheUsersFolders(t *testing.T) {
+	tree := testtree.Write(t, testtree.Minimal(nil))
+	dist := filepath.Join(t.TempDir(), "dist")
+	repo := filepath.Join(t.TempDir(), "repo")
+	for _, args := range [][]string{
+		{"build", tree, "--version", "v1.2.0", "--out", dist},
+		{"build", tree, "--version", "v1.2.0", "--out", tree},
+		{"publish", "local", dist, "--out", repo},
+		{"publish", "local", dist, "--out", repo}, // unchanged: writes nothing
+	} {
+		if code, _, stderr := runCmd(t, nil, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	for _, root := range []string{tree, dist, repo} {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Name() == dirlock.FileName {
+				t.Errorf("%s was left behind", p)
+			}
+			return nil
+		})
 	}
 }
