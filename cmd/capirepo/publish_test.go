@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
@@ -88,6 +91,40 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 	for _, want := range []string{"--url has been deprecated, use --gitlab-url", "--token-type has been deprecated, use --gitlab-token-type"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q: %s", want, stderr)
+		}
+	}
+}
+
+// TestPublish_StalledServerGivesUpAfterTwiceTheTimeout: publish github to a
+// server that never answers gives up after twice --timeout, retries
+// included, and says so.
+func TestPublish_StalledServerGivesUpAfterTwiceTheTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	requests := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests[r.Method+" "+r.URL.String()]++
+		mu.Unlock()
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(stop); srv.Close() })
+	dist := buildExample(t)
+	code, _, stderr := runCmd(t, map[string]string{"GITHUB_TOKEN": "ghp_stall"}, "publish", "github", dist, "--repo", "acme/provider",
+		"--github-api-url", srv.URL+"/", "--timeout", "300ms")
+	if code != 1 || !strings.Contains(stderr, "sent nothing for 300ms") || !strings.Contains(stderr, "one request waits at most 600ms in all, 2 times --timeout") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	// The first attempt waits 300ms; a second would get what the 1s pause
+	// leaves of 600ms, nothing: each request is sent once, not six times.
+	mu.Lock()
+	defer mu.Unlock()
+	for r, n := range requests {
+		if n != 1 {
+			t.Errorf("%s sent %d times, want once", r, n)
 		}
 	}
 }
