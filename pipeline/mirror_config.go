@@ -115,7 +115,7 @@ func (m *mirror) verify(ctx context.Context) error {
 	}
 	var errs []error
 	if len(repos) > 0 {
-		rep, err := verify.Repository(ctx, repos, verify.Options{Variables: m.o.Variables})
+		rep, err := verify.Repository(ctx, repos, verify.Options{Variables: m.o.Variables, HTTPClient: m.o.TargetOptions.HTTPClient})
 		if rep != nil {
 			m.sum.Verified = len(rep.Providers)
 			_ = rep.WriteText(m.o.Log)

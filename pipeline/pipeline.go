@@ -368,7 +368,7 @@ func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.
 		}
 		repos = append(repos, repo)
 	}
-	rep, err := verify.Repository(ctx, repos, verify.Options{Version: version, Variables: r.o.Variables})
+	rep, err := verify.Repository(ctx, repos, verify.Options{Version: version, Variables: r.o.Variables, HTTPClient: r.o.TargetOptions.HTTPClient})
 	if err != nil {
 		return "", err
 	}

@@ -55,7 +55,11 @@ func NewHTTPClient(o HTTPOptions) *http.Client {
 		o.WaitNotice = DefaultWaitNotice
 	}
 	connect := min(o.Timeout, MaxConnectTimeout)
-	t := http.DefaultTransport.(*http.Transport).Clone()
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok { // replaced (a test's fake): the watchdog alone bounds the waits
+		return &http.Client{Transport: &watchdog{next: http.DefaultTransport, o: o}}
+	}
+	t := base.Clone()
 	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
 	t.TLSHandshakeTimeout = connect
 	// The watchdog below gives up on a silent server after o.Timeout with a
@@ -66,6 +70,33 @@ func NewHTTPClient(o HTTPOptions) *http.Client {
 	t.ResponseHeaderTimeout = 2*o.Timeout + time.Second
 	t.ExpectContinueTimeout = time.Second
 	return &http.Client{Transport: &watchdog{next: t, o: o}}
+}
+
+// Bounded returns next with the waits of hc, a client NewHTTPClient made
+// (nil, or another client: the default waits), for a library that makes its
+// requests through a transport capirepo does not create, such as
+// clusterctl's repository clients on http.DefaultTransport.
+func Bounded(next http.RoundTripper, hc *http.Client) http.RoundTripper {
+	var o HTTPOptions
+	if hc != nil {
+		for t := hc.Transport; t != nil; {
+			switch w := t.(type) {
+			case *watchdog:
+				o, t = w.o, nil
+			case *credentialGuard:
+				t = w.next
+			default:
+				t = nil
+			}
+		}
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.WaitNotice <= 0 {
+		o.WaitNotice = DefaultWaitNotice
+	}
+	return &watchdog{next: next, o: o}
 }
 
 // TimeoutError says a server sent or took nothing for the whole timeout.
