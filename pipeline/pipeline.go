@@ -270,7 +270,7 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 		}
 		opts = []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}
 	}
-	rep, err := verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms, Remote: opts})
+	rep, err := verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms, Remote: opts, Report: r.imageStatusesReported()})
 	if rep != nil {
 		_ = rep.WriteText(r.o.Log)
 	}
@@ -284,7 +284,7 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 	if n := rep.Count(verify.ImageSkipped); n > 0 {
 		d += fmt.Sprintf("; %d named by variables, not checked", n)
 	}
-	return d, false, nil
+	return d + r.imagesReportedDetail(rep), false, nil
 }
 
 func (r *run) write(ctx context.Context) (string, bool, error) {

@@ -2,12 +2,23 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
@@ -126,5 +137,79 @@ func TestPublish_StalledServerGivesUpAfterTwiceTheTimeout(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s sent %d times, want once", r, n)
 		}
+	}
+}
+
+// TestPublishGitHub_ImagesChecksBeforePublishingADraft: the two-step flow
+// of a provider whose draft is made before its images are promoted:
+// release --github-draft uploads the draft, publish github --images
+// refuses to publish it while the image is missing (nothing uploaded or
+// published), and publishes it once the image is there.
+func TestPublishGitHub_ImagesChecksBeforePublishingADraft(t *testing.T) {
+	const token = "ghp_cli-images-token"
+	srv := fakegh.New(t, fakegh.WithToken(token))
+	srv.AddRepo("acme", "provider-images", false)
+	host := newRegistry(t)
+	image := host + "/acme/controller"
+	env := map[string]string{"GITHUB_TOKEN": token, "GITHUB_API_URL": srv.APIURL()}
+	dist := filepath.Join(t.TempDir(), "dist")
+	code, _, stderr := runCmd(t, env, "release", exampleDir(t), "--version", "v0.1.0", "--out", dist, "--image", image,
+		"--publish", "github://acme/provider-images", "--github-draft")
+	if code != 0 || !strings.Contains(stderr, "1 not in the registry yet: the release stays a draft") {
+		t.Fatalf("release --github-draft: exit %d: %s", code, stderr)
+	}
+	before := srv.Releases("acme", "provider-images")
+	if len(before) != 1 || !before[0].Draft {
+		t.Fatalf("releases %+v, want one draft", before)
+	}
+	args := []string{"publish", "github", dist, "--repo", "acme/provider-images", "--images"}
+	code, _, stderr = runCmd(t, env, args...)
+	if code != 1 || !strings.Contains(stderr, "image "+image+":v0.1.0: not found in the registry") || !strings.Contains(stderr, "nothing was uploaded or published (a draft stays a draft)") {
+		t.Fatalf("publish --images before promotion: exit %d: %s", code, stderr)
+	}
+	if rels := srv.Releases("acme", "provider-images"); !rels[0].Draft {
+		t.Fatal("the draft was published with its image missing")
+	}
+	pushPlatformIndex(t, image+":v0.1.0", "linux/amd64", "linux/arm64")
+	if code, _, stderr = runCmd(t, env, args...); code != 0 {
+		t.Fatalf("publish --images after promotion: exit %d: %s", code, stderr)
+	}
+	if rels := srv.Releases("acme", "provider-images"); len(rels) != 1 || rels[0].Draft {
+		t.Errorf("releases %+v, want the draft published", rels)
+	}
+}
+
+// newRegistry serves go-containerregistry's in-process registry.
+func newRegistry(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// pushPlatformIndex pushes an index of random images for the platforms.
+func pushPlatformIndex(t *testing.T, ref string, platforms ...string) {
+	t.Helper()
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, p := range platforms {
+		img, err := random.Image(16, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, _ := v1.ParsePlatform(p)
+		cf, _ := img.ConfigFile()
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture = pl.OS, pl.Architecture
+		if img, err = mutate.ConfigFile(img, cf); err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: pl}})
+	}
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(tag, idx); err != nil {
+		t.Fatal(err)
 	}
 }
