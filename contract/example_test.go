@@ -134,6 +134,9 @@ func TestLint_ExampleMutations(t *testing.T) {
 		{"CAPI206", "manager image of another release", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "capi-example-controller:v0.1.0", "capi-example-controller:v0.0.1")
 		}},
+		{"CAPI210", "manager image from a staging registry", func(t *testing.T, fs files) {
+			fs.replace(t, comps, "ghcr.io/capirepo/capi-example-controller:v0.1.0", "gcr.io/k8s-staging-capi-example/capi-example-controller:v0.1.0")
+		}},
 		{"CAPI207", "manager image without registry", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "ghcr.io/capirepo/capi-example-controller:v0.1.0", "capi-example-controller:v0.1.0")
 		}},

@@ -111,6 +111,7 @@ const (
 	RuleCCRefNamespace   = "CAPI603"
 	RuleCCFileName       = "CAPI604"
 	RuleComponentsObject = "CAPI209"
+	RuleImageStaging     = "CAPI210"
 )
 
 var catalogue = []Rule{
@@ -173,6 +174,9 @@ var catalogue = []Rule{
 	{RuleComponentsObject, Error, AreaComponents, "Objects clusterctl transforms use the API versions it can convert",
 		"clusterctl converts CRDs (apiextensions.k8s.io/v1), webhook configurations (admissionregistration.k8s.io/v1), Deployments and DaemonSets (apps/v1) and bindings (rbac.authorization.k8s.io/v1) to typed objects; other versions fail with 'failed to patch' or are rejected by current API servers.",
 		"Render these kinds in the listed API versions.", true},
+	{RuleImageStaging, Warning, AreaComponents, "No image in a release comes from a Kubernetes staging registry (gcr.io/k8s-staging-*)",
+		"Staging registries hold what CI builds from every merge and tag, before promotion; their images are not meant for users and are garbage-collected, so a release that names one may install a build nobody promoted, or one that is gone. A tree's kustomization often names the staging image (the Makefile's release target rewrites it), which a release built without a config keeps.",
+		"Set the release image: providers[].image.newName in capirepo.yaml (e.g. registry.k8s.io/<project>/<image>), or --image.", false},
 
 	{RuleCRDScope, Error, AreaCRDs, "Contract kinds (InfraCluster, InfraMachine, InfraMachinePool, bootstrap configs, control planes and their templates) are namespaced",
 		"Core Cluster API resolves references in the Cluster's namespace, and clusterctl move treats cluster-scoped kinds as global.",

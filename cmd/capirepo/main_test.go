@@ -289,3 +289,21 @@ func TestMetadata_OneReadingForEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_BuildWarnsAboutAStagingImage: a tree that names its staging
+// image, built without a config, builds with a CAPI210 warning naming the
+// image and the fix; with image.newName it builds without.
+func TestRun_BuildWarnsAboutAStagingImage(t *testing.T) {
+	files := testtree.Minimal(nil)
+	files["config/manager/manager.yaml"] = strings.Replace(files["config/manager/manager.yaml"], "registry.example.com/test/manager:dev", "gcr.io/k8s-staging-test/manager:dev", 1)
+	dir := testtree.Write(t, files)
+	code, _, stderr := runCmd(t, nil, "build", dir, "--version", "v1.2.0", "--out", filepath.Join(t.TempDir(), "dist"))
+	if code != 0 || !strings.Contains(stderr, "warning CAPI210") || !strings.Contains(stderr, `image "gcr.io/k8s-staging-test/manager:v1.2.0" is a staging registry's`) {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	files["capirepo.yaml"] = "providers:\n- name: infrastructure-test\n  image: {newName: registry.k8s.io/test/manager}\n"
+	code, _, stderr = runCmd(t, nil, "build", testtree.Write(t, files), "--version", "v1.2.0", "--out", filepath.Join(t.TempDir(), "dist"))
+	if code != 0 || strings.Contains(stderr, "CAPI210") {
+		t.Errorf("with image.newName: exit %d: %s", code, stderr)
+	}
+}
