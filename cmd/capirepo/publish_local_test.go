@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -141,5 +144,35 @@ func TestLockFile_NothingLeftInTheUsersFolders(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestPublishLocal_AnInterruptSaysWhatWasDone: a signal that comes while
+// publish local still has folders to write stops it before anything moves
+// into place (exit 1, the root as it was, no staging left); one that comes
+// when nothing was left to do lets it finish, and says so (exit 0).
+func TestPublishLocal_AnInterruptSaysWhatWasDone(t *testing.T) {
+	dist := buildExample(t)
+	root := filepath.Join(t.TempDir(), "repo")
+	interrupted, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("stopped by interrupt"))
+	runInterrupted := func() (int, string) {
+		var out, errOut bytes.Buffer
+		code := run(interrupted, []string{"publish", "local", dist, "--out", root}, &out, &errOut, func(string) string { return "" })
+		return code, errOut.String()
+	}
+	code, stderr := runInterrupted()
+	if code != exitFailure || !strings.Contains(stderr, "stopped by interrupt: stopped before anything was moved into "+root+", which is as it was (nothing published)") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("the root holds %v after a stopped publish", entries)
+	}
+	if code, _, stderr := runCmd(t, nil, "publish", "local", dist, "--out", root); code != 0 {
+		t.Fatalf("publish: exit %d: %s", code, stderr)
+	}
+	code, stderr = runInterrupted()
+	if code != exitOK || !strings.Contains(stderr, "capirepo: stopped by interrupt after the run had done its work: it finished, nothing was cut short") {
+		t.Errorf("exit %d: %s", code, stderr)
 	}
 }

@@ -122,6 +122,12 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) 
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(redact.NewContext(ctx, p.secrets))
+	if err == nil && ctx.Err() != nil {
+		// Stopping begins at the next step; a run whose every step was done
+		// by then finished whole, and says so instead of leaving the user to
+		// wonder what "stopping" cut short.
+		fmt.Fprintf(s.errOut, "capirepo: %v after the run had done its work: it finished, nothing was cut short\n", context.Cause(ctx))
+	}
 	code := exitCode(err)
 	if err != nil {
 		fmt.Fprintf(s.errOut, "Error: %v\n", err)
