@@ -119,7 +119,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				if ps, err = r.publish(ctx, opened[i]); err != nil {
 					return "", false, err
 				}
-				d := fmt.Sprintf("%s: %d uploaded (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), humanBytes(ps.BytesUploaded),
+				d := fmt.Sprintf("%s: %d %s (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), ps.Verb(), humanBytes(ps.BytesUploaded),
 					len(ps.Skipped), len(ps.Replaced))
 				if ps.Draft {
 					d += "; left a draft"
@@ -319,10 +319,10 @@ func (r *run) publish(ctx context.Context, t publish.Target) (*publish.Summary, 
 	for _, n := range ps.Uploaded {
 		size, ok := sizes[n]
 		if !ok { // made by the publisher, e.g. provenance.intoto.json
-			rows = append(rows, [2]string{"uploaded " + n, ""})
+			rows = append(rows, [2]string{ps.Verb() + " " + n, ""})
 			continue
 		}
-		rows = append(rows, [2]string{"uploaded " + n, humanBytes(int64(size))})
+		rows = append(rows, [2]string{ps.Verb() + " " + n, humanBytes(int64(size))})
 	}
 	writeColumns(r.o.Log, "  ", rows)
 	return ps, nil

@@ -90,12 +90,12 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "verify", args: []string{"verify", dist}, code: 0, stdout: []string{"flavor ha"}, stderr: []string{""}},
 		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
 		{name: "publish local old flags", args: []string{"publish", "local", "--from", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"},
-			stderr: []string{"8 uploaded", "Flag --from has been deprecated, pass the built release folder as DIST", "Flag --root has been deprecated, use --out"}},
+			stderr: []string{"8 written (", "Flag --from has been deprecated, pass the built release folder as DIST", "Flag --root has been deprecated, use --out"}},
 		{name: "publish local DIST missing", args: []string{"publish", "local", "/nonexistent", "--out", out()}, code: 2, stderr: []string{"DIST /nonexistent: no such folder"}},
 		{name: "publish configmap DIST", args: []string{"publish", "configmap", dist, "--out", filepath.Join(t.TempDir(), "providers.yaml")}, code: 0},
 		{name: "dev old flags", env: map[string]string{"HOME": t.TempDir()}, args: []string{"dev", "--dir", example, "--root", out()}, code: 0,
 			stdout: []string{"clusterctl init --infrastructure example:"}, stderr: []string{"Flag --dir has been deprecated", "Flag --root has been deprecated, use --out"}},
-		{name: "publish local DIST", args: []string{"publish", "local", dist, "--out", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 uploaded"}},
+		{name: "publish local DIST", args: []string{"publish", "local", dist, "--out", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 written ("}},
 		{name: "publish local overrides", env: map[string]string{"HOME": t.TempDir()}, args: []string{"publish", "local", dist, "--overrides"}, code: 0,
 			stdout: []string{"clusterctl init --infrastructure example:v0.1.0\n"}, stderr: []string{"instead of the provider repository's for v0.1.0", "ask for v0.1.0 explicitly"}},
 		{name: "publish local DIST twice", args: []string{"publish", "local", dist, "--from", tree, "--root", out()}, code: 2, stderr: []string{"pass one"}},
@@ -188,8 +188,9 @@ func TestVerify_EveryVersionInDist(t *testing.T) {
 }
 
 // TestRelease_FileProgressListsEachUploadOnceWithSizes: the file:// target's
-// uploads are listed once, with their sizes, in aligned columns, and counts
-// read in the singular when there is one.
+// writes are listed once, with their sizes, in aligned columns, called what
+// they are (written, not uploaded), and counts read in the singular when
+// there is one.
 func TestRelease_FileProgressListsEachUploadOnceWithSizes(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "repo")
 	code, _, stderr := runCmd(t, nil, "release", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--publish", "file://"+root, "--skip-image-check")
@@ -198,11 +199,11 @@ func TestRelease_FileProgressListsEachUploadOnceWithSizes(t *testing.T) {
 	}
 	var uploads []string
 	for _, line := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(line, "  uploaded ") {
+		if strings.HasPrefix(line, "  written ") {
 			uploads = append(uploads, line)
 		}
 	}
-	if len(uploads) != 8 {
+	if len(uploads) != 8 || strings.Contains(stderr, "uploaded") {
 		t.Fatalf("%d upload lines, want 8:\n%s", len(uploads), stderr)
 	}
 	for _, l := range uploads {
