@@ -13,11 +13,6 @@ import (
 	"github.com/capirepo/capirepo/publish"
 )
 
-// roundTripFunc is a transport made of a function.
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 // gitLabWithStorage is a GitLab that serves a provider's package files by
 // redirecting each to an object storage host, as GitLab does with object
 // storage, and records the credentials each host was sent.

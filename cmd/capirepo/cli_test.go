@@ -55,7 +55,7 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		// A mistyped command with the flags of the one meant: the command is the mistake.
 		{name: "unknown command with flags", args: []string{"biuld", "--version", "v1"}, code: 2, stdout: []string{""}, stderr: []string{`unknown command "biuld" for "capirepo" (did you mean "build"?); see 'capirepo --help'`}},
 		{name: "unknown subcommand with flags", args: []string{"publish", "gihub", "--repo", "o/r"}, code: 2, stdout: []string{""}, stderr: []string{`unknown command "gihub" for "capirepo publish" (did you mean "github"?)`}},
-		{name: "mistyped flag", args: []string{"build", "--verison", "v1"}, code: 2, stdout: []string{""}, stderr: []string{"unknown flag: --verison (did you mean --version?); see 'capirepo build --help'"}},
+		{name: "mistyped flag", args: []string{"build", "--verison", "v1"}, code: 2, stdout: []string{""}, stderr: []string{"unknown flag: --verison (did you mean --version?); see 'capirepo build --help'"}}, //nolint:misspell // the typo is the test
 		{name: "mistyped global flag", args: []string{"version", "--ouptut", "json"}, code: 2, stdout: []string{""}, stderr: []string{"(did you mean --output?)"}},
 		{name: "unknown subcommand", args: []string{"publish", "gihub"}, code: 2, stdout: []string{""}, stderr: []string{`(did you mean "github"?)`}},
 		{name: "unknown subcommand json", args: []string{"publish", "gihub", "-o", "json"}, code: 2, json: true, stdout: []string{`"exitCode": 2`, `did you mean`}},

@@ -5,7 +5,7 @@ import "testing"
 func TestNearest(t *testing.T) {
 	names := []string{"version", "out", "image", "platforms", "componentsFile"}
 	for _, c := range []struct{ in, want string }{
-		{"verison", "version"}, // two letters swapped
+		{"verison", "version"}, //nolint:misspell // two letters swapped: the slip under test
 		{"VERSION", "version"}, // case
 		{"componentFile", "componentsFile"},
 		{"ot", "out"},
@@ -30,8 +30,8 @@ func TestDistance(t *testing.T) {
 		{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3},
 		{"infrastructure-opnstack", "infrastructure-openstack", 1},
 		{"äb", "ab", 1},
-		{"tset", "test", 1}, // a swap is one slip
-		{"verison", "version", 1},
+		{"tset", "test", 1},       // a swap is one slip
+		{"verison", "version", 1}, //nolint:misspell // a swap is one slip
 	} {
 		if got := Distance(c.a, c.b); got != c.want {
 			t.Errorf("Distance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
