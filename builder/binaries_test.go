@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -325,18 +326,8 @@ func String() string {
 }
 `
 	tree := func(files map[string]string) string {
-		dir := t.TempDir()
 		files["go.mod"] = "module example.com/provider\n\ngo 1.22\n"
-		for name, data := range files {
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return dir
+		return testtree.Write(t, files)
 	}
 	build := func(dir, ldflags string) (string, string) {
 		t.Helper()

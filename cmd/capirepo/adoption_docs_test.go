@@ -5,10 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/image/imagetest"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
 )
@@ -164,13 +161,11 @@ func squash(s string) string {
 // kubebuilder REGISTRY, the GitLab CI registry), with the base image there.
 func registries(t *testing.T) {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	local := strings.TrimPrefix(srv.URL, "http://")
+	local := imagetest.NewRegistry(t)
 	before := remote.DefaultTransport
 	remote.DefaultTransport = routeHosts{to: local, next: &http.Transport{}, hosts: []string{"ghcr.io", "gcr.io", "registry.gitlab.example.com"}}
 	t.Cleanup(func() { remote.DefaultTransport = before })
-	pushPlatformIndex(t, "gcr.io/distroless/static:nonroot", "linux/amd64", "linux/arm64")
+	imagetest.PushIndex(t, "gcr.io/distroless/static:nonroot", "linux/amd64", "linux/arm64/v8")
 }
 
 // routeHosts sends requests for hosts to another, over plain HTTP.
@@ -270,7 +265,7 @@ func TestAdoptionDocs_EveryExampleRuns(t *testing.T) {
 		if rels := gh.Releases("acme", "provider-twostep"); !rels[0].Draft {
 			t.Fatal("the draft was published before its image was promoted")
 		}
-		pushPlatformIndex(t, "ghcr.io/capirepo/capi-example-controller:v1.4.0", "linux/amd64", "linux/arm64")
+		imagetest.PushIndex(t, "ghcr.io/capirepo/capi-example-controller:v1.4.0", "linux/amd64", "linux/arm64")
 		d.runs(lines[1])
 		if rels := gh.Releases("acme", "provider-twostep"); len(rels) != 1 || rels[0].Draft {
 			t.Errorf("step 2 left %+v, want the release published", rels)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -11,14 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/capirepo/capirepo/image/imagetest"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
@@ -149,7 +140,7 @@ func TestPublishGitHub_ImagesChecksBeforePublishingADraft(t *testing.T) {
 	const token = "ghp_cli-images-token"
 	srv := fakegh.New(t, fakegh.WithToken(token))
 	srv.AddRepo("acme", "provider-images", false)
-	host := newRegistry(t)
+	host := imagetest.NewRegistry(t)
 	image := host + "/acme/controller"
 	env := map[string]string{"GITHUB_TOKEN": token, "GITHUB_API_URL": srv.APIURL()}
 	dist := filepath.Join(t.TempDir(), "dist")
@@ -170,46 +161,11 @@ func TestPublishGitHub_ImagesChecksBeforePublishingADraft(t *testing.T) {
 	if rels := srv.Releases("acme", "provider-images"); !rels[0].Draft {
 		t.Fatal("the draft was published with its image missing")
 	}
-	pushPlatformIndex(t, image+":v0.1.0", "linux/amd64", "linux/arm64")
+	imagetest.PushIndex(t, image+":v0.1.0", "linux/amd64", "linux/arm64")
 	if code, _, stderr = runCmd(t, env, args...); code != 0 {
 		t.Fatalf("publish --images after promotion: exit %d: %s", code, stderr)
 	}
 	if rels := srv.Releases("acme", "provider-images"); len(rels) != 1 || rels[0].Draft {
 		t.Errorf("releases %+v, want the draft published", rels)
-	}
-}
-
-// newRegistry serves go-containerregistry's in-process registry.
-func newRegistry(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
-
-// pushPlatformIndex pushes an index of random images for the platforms.
-func pushPlatformIndex(t *testing.T, ref string, platforms ...string) {
-	t.Helper()
-	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	for _, p := range platforms {
-		img, err := random.Image(16, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, _ := v1.ParsePlatform(p)
-		cf, _ := img.ConfigFile()
-		cf = cf.DeepCopy()
-		cf.OS, cf.Architecture = pl.OS, pl.Architecture
-		if img, err = mutate.ConfigFile(img, cf); err != nil {
-			t.Fatal(err)
-		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: pl}})
-	}
-	tag, err := name.NewTag(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.WriteIndex(tag, idx); err != nil {
-		t.Fatal(err)
 	}
 }
