@@ -20,7 +20,7 @@ test:
 	$(GO) test ./...
 	$(GO) test -race -run '$(RACE_TESTS)' ./builder/
 	$(GO) test -race -run 'ClusterAPIProvidersHaveNoErrors|ParseObjects' ./contract/
-	$(GO) test -race ./release/ ./publish/ ./publish/github/ ./publish/gitlab/ ./publish/local/
+	$(GO) test -race ./release/ ./publish/ ./publish/github/ ./publish/gitlab/ ./publish/local/ ./internal/dirlock/
 
 $(GOLANGCI_LINT):
 	mkdir -p $(TOOLS_BIN)

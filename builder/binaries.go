@@ -23,8 +23,10 @@ import (
 
 // DefaultLdflags is used when build.ldflags is empty: a stripped binary with
 // the version variables kubebuilder-style mains declare (main.version,
-// main.commit, main.date). -X of a variable a main does not have is ignored
-// by the linker, so the default is safe for any provider.
+// main.commit, main.date), and, added by the build, those of a version
+// package of the provider's module in cluster-api's pattern (gitVersion,
+// gitCommit, buildDate, ...). -X of a variable the manager does not have is
+// ignored by the linker; the build says so when none is set.
 const DefaultLdflags = "-s -w -X main.version={{.Version}} -X main.commit={{.Commit}} -X main.date={{.Date}}"
 
 // BinDir is the folder under the output folder that holds the binaries.
@@ -55,6 +57,9 @@ type BinaryOptions struct {
 	Env []string
 	// GoCommand is the go binary; "" means "go" from PATH.
 	GoCommand string
+	// Log hears which version variables the ldflags stamp, and a warning
+	// when they stamp none; nil says nothing.
+	Log io.Writer
 }
 
 // Platform is os/arch[/variant], as in an OCI image index.
@@ -166,6 +171,15 @@ func BuildBinaries(ctx context.Context, o BinaryOptions) ([]Binary, error) {
 	pkg := "./" + strings.TrimPrefix(filepath.ToSlash(filepath.Clean(main)), "./")
 	if filepath.Clean(main) == "." {
 		pkg = "."
+	}
+	ldflags, notes, err := versionLdflags(ctx, o, dir, pkg, ldflags, stampOf(ctx, o.Dir, info))
+	if err != nil {
+		return nil, err
+	}
+	if o.Log != nil {
+		for _, n := range notes {
+			fmt.Fprintf(o.Log, "  %s\n", n)
+		}
 	}
 	out := make([]Binary, len(platforms))
 	errs := make([]error, len(platforms))

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -298,5 +299,68 @@ func TestBuildBinaries_RemovesOnlyStagingOfRunsThatAreGone(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(out, BinDir))
 	if len(entries) != 1 {
 		t.Errorf("bin/ holds %d entries, want only the live run's staging folder", len(entries))
+	}
+}
+
+// TestBuildBinaries_FindsTheProvidersVersionPackage: a provider whose
+// version lives in its own version package, in cluster-api's pattern (no
+// main.version), gets it stamped; a manager with no version variable at
+// all, or ldflags naming variables it lacks, gets a warning that says so.
+func TestBuildBinaries_FindsTheProvidersVersionPackage(t *testing.T) {
+	host := runtime.GOOS + "/" + runtime.GOARCH
+	versionPkg := `package version
+
+import "fmt"
+
+var (
+	gitMajor     string
+	gitMinor     string
+	gitVersion   string
+	gitCommit    string
+	gitTreeState string
+	buildDate    string
+)
+
+func String() string {
+	return fmt.Sprintf("%s %s.%s %s %s %s", gitVersion, gitMajor, gitMinor, gitCommit, gitTreeState, buildDate)
+}
+`
+	tree := func(files map[string]string) string {
+		files["go.mod"] = "module example.com/provider\n\ngo 1.22\n"
+		return testtree.Write(t, files)
+	}
+	build := func(dir, ldflags string) (string, string) {
+		t.Helper()
+		var log strings.Builder
+		bins, err := BuildBinaries(context.Background(), BinaryOptions{Dir: dir, Out: t.TempDir(), Log: &log,
+			Build:   provider.Build{Main: "./cmd/manager", Platforms: []string{host}, Ldflags: ldflags},
+			Version: "v1.4.2", Commit: "0123456789abcdef0123456789abcdef01234567", SourceDateEpoch: "1700000000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bins[0].Path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", bins[0].Path, err, out)
+		}
+		return strings.TrimSpace(string(out)), log.String()
+	}
+
+	withPkg := tree(map[string]string{"version/version.go": versionPkg,
+		"cmd/manager/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/provider/version\"\n)\n\nfunc main() { fmt.Println(version.String()) }\n"})
+	got, log := build(withPkg, "")
+	// Not a git checkout: no tree state.
+	if want := "v1.4.2 1.4 0123456789abcdef0123456789abcdef01234567  2023-11-14T22:13:20Z"; got != want {
+		t.Errorf("the manager says %q, want %q", got, want)
+	}
+	if !strings.Contains(log, "version stamped into example.com/provider/version (buildDate, gitCommit, gitMajor, gitMinor, gitTreeState, gitVersion)") || strings.Contains(log, "warning") {
+		t.Errorf("log:\n%s", log)
+	}
+
+	none := tree(map[string]string{"cmd/manager/main.go": "package main\n\nfunc main() { println(\"manager\") }\n"})
+	if _, log := build(none, ""); !strings.Contains(log, "warning: the ldflags set no variable of the manager (-X main.version, -X main.commit, -X main.date: ./cmd/manager has none of them") {
+		t.Errorf("log:\n%s", log)
+	}
+	if _, log := build(withPkg, "-X main.version={{.Version}} -X example.com/provider/version.gitVersion={{.Version}}"); !strings.Contains(log, "warning: build.ldflags sets main.version, which the manager does not have") {
+		t.Errorf("log:\n%s", log)
 	}
 }

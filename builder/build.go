@@ -409,6 +409,9 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 	if err != nil {
 		return rendered{}, err
 	}
+	if err := labelTypo(fs, kdir, opts.Dir, s.Name, opts.Config.File, t.relabelled); err != nil {
+		return rendered{}, err
+	}
 	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, file), t.relabelled)
 	locate := objectLocator(fs, kdir, opts.Dir, rm)
 	data, err := asYAML(rm)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capirepo/capirepo/contract/finding"
 	"github.com/capirepo/capirepo/internal/kustomization"
+	"github.com/capirepo/capirepo/internal/suggest"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -50,6 +51,45 @@ func labelFindings(fs filesys.FileSystem, kdir, root, label, file string, relabe
 		})
 	}
 	return out
+}
+
+// labelTypo refuses a provider name a slip away from the label the tree
+// sets (infrastructure-opnstack where the tree says
+// infrastructure-openstack): the release would relabel every object and
+// clusterctl would install the provider under the misspelt name. A name
+// that differs by more, as when clusterctl's name for a provider differs
+// from the tree's label by design, stays a CAPI203 warning.
+func labelTypo(fs filesys.FileSystem, kdir, root, label, cfgFile string, relabelled map[string][]string) error {
+	id, err := provider.ParseLabel(label)
+	if err != nil {
+		return nil
+	}
+	for _, old := range slices.Sorted(maps.Keys(relabelled)) {
+		oid, err := provider.ParseLabel(old)
+		if err != nil || oid.Type != id.Type || !nameSlip(id.Name, oid.Name) {
+			continue
+		}
+		where := "the kustomization " + rel(root, kdir)
+		if srcs := labelSources(fs, kdir, old); len(srcs) > 0 {
+			for i, s := range srcs {
+				srcs[i] = rel(root, s)
+			}
+			where = strings.Join(srcs, ", ")
+		}
+		if cfgFile == "" {
+			cfgFile = "the config"
+		}
+		return fmt.Errorf("provider name %q (%s) is a slip away from the label the tree sets on %d objects, %s=%s (%s): did you mean %q? "+
+			"The release would relabel every object; fix the name, or the tree's label if the name is right", label, rel(root, cfgFile), len(relabelled[old]), provider.ProviderLabel, old, where, old)
+	}
+	return nil
+}
+
+// nameSlip says whether two provider names (without the type) differ by a
+// typo: one edit, or two in a name of eight letters or more.
+func nameSlip(a, b string) bool {
+	d := suggest.Distance(a, b)
+	return d > 0 && d <= max(1, min(len(a), len(b))/4)
 }
 
 // labelSources returns the kustomization files dir builds from (following

@@ -223,6 +223,9 @@ func (l *linter) lintImage(v *view, file string, o *object, field, container, im
 		l.add(RuleImageQualified, file, o.ID(), field, "image %q is not a fully qualified reference clusterctl can parse (%v): write registry/path/name:tag", image, err)
 		return
 	}
+	if stagingRegistry(named) {
+		l.add(RuleImageStaging, file, o.ID(), field, "image %q is a staging registry's, not a promoted release image: set the release image (image.newName in capirepo.yaml, or --image)", image)
+	}
 	if _, ok := named.(reference.Digested); ok {
 		return // pinned
 	}
@@ -281,4 +284,19 @@ func (l *linter) lintInjectCA(file string, objs []*object, target string) {
 			l.add(RuleInjectCA, file, o.ID(), field, "no cert-manager.io Certificate %s in the file to inject the CA from", ref)
 		}
 	}
+}
+
+// stagingRegistry says whether an image is in a Kubernetes staging
+// registry: gcr.io/k8s-staging-<project>, its Artifact Registry
+// successor <region>-docker.pkg.dev/k8s-staging-images, or the old
+// staging-k8s.gcr.io.
+func stagingRegistry(named reference.Named) bool {
+	domain, path := reference.Domain(named), reference.Path(named)
+	switch {
+	case domain == "staging-k8s.gcr.io":
+		return true
+	case domain == "gcr.io", strings.HasSuffix(domain, ".gcr.io"), strings.HasSuffix(domain, "-docker.pkg.dev"):
+		return strings.HasPrefix(path, "k8s-staging-")
+	}
+	return false
 }

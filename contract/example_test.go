@@ -95,6 +95,9 @@ func TestLint_ExampleMutations(t *testing.T) {
 		{"CAPI102", "Metadata kind misspelt", func(t *testing.T, fs files) {
 			fs.replace(t, "metadata.yaml", "kind: Metadata", "kind: Metdata")
 		}},
+		{"CAPI102", "an extra series with a negative minor", func(t *testing.T, fs files) {
+			fs["metadata.yaml"] += "- major: 0\n  minor: -1\n  contract: v1beta2\n"
+		}},
 		{"CAPI103", "series contract v1alpha3", func(t *testing.T, fs files) {
 			fs.replace(t, "metadata.yaml", "contract: v1beta2", "contract: v1alpha3")
 		}},
@@ -131,6 +134,9 @@ func TestLint_ExampleMutations(t *testing.T) {
 		}},
 		{"CAPI206", "manager image of another release", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "capi-example-controller:v0.1.0", "capi-example-controller:v0.0.1")
+		}},
+		{"CAPI210", "manager image from a staging registry", func(t *testing.T, fs files) {
+			fs.replace(t, comps, "ghcr.io/capirepo/capi-example-controller:v0.1.0", "gcr.io/k8s-staging-capi-example/capi-example-controller:v0.1.0")
 		}},
 		{"CAPI207", "manager image without registry", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "ghcr.io/capirepo/capi-example-controller:v0.1.0", "capi-example-controller:v0.1.0")

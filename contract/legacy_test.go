@@ -151,7 +151,7 @@ var newRules = []string{RuleCRDDecode}
 
 // withoutNewRules returns r without the findings of newRules.
 func withoutNewRules(r Report) Report {
-	out := Report{Findings: []Finding{}, Waived: []WaivedFinding{}, Unmatched: r.Unmatched}
+	out := Report{Findings: []Finding{}, Waived: []WaivedFinding{}, Unmatched: r.Unmatched, NotWaived: r.NotWaived}
 	for _, f := range r.Findings {
 		if !slices.Contains(newRules, f.Rule) {
 			out.Findings = append(out.Findings, f)

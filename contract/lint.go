@@ -39,6 +39,16 @@ type Report struct {
 	// Unmatched are the waivers that matched no finding: stale, or
 	// misspelt.
 	Unmatched []Waiver `json:"unmatched,omitempty"`
+	// NotWaived are the waivers that matched an error of a rule whose
+	// errors clusterctl refuses (Rule.Refused): such an error stands.
+	NotWaived []Waiver `json:"notWaived,omitempty"`
+}
+
+// Unwaivable says whether f is an error no waiver clears: one of a rule
+// whose errors clusterctl refuses the whole release for (Rule.Waivable).
+func Unwaivable(f Finding) bool {
+	r, ok := LookupRule(f.Rule)
+	return ok && f.Severity == Error && !r.Waivable()
 }
 
 // Waiver waives a rule, on every finding or on those of matching objects
@@ -610,7 +620,21 @@ func (l *linter) report(opts Options) Report {
 		}
 	}
 	usedRule := map[string]bool{}
+	notWaived := map[Waiver]bool{}
 	for _, f := range all {
+		if Unwaivable(f) {
+			if reason, ok := opts.Disabled[f.Rule]; ok {
+				notWaived[Waiver{Rule: f.Rule, Reason: reason}] = true
+				usedRule[f.Rule] = true
+			}
+			for i, w := range opts.Waivers {
+				if matches(w, f) {
+					notWaived[w], used[i] = true, true
+				}
+			}
+			r.Findings = append(r.Findings, f)
+			continue
+		}
 		if reason, ok := opts.Disabled[f.Rule]; ok {
 			r.Waived = append(r.Waived, WaivedFinding{Finding: f, Reason: reason})
 			usedRule[f.Rule] = true
@@ -639,6 +663,9 @@ func (l *linter) report(opts Options) Report {
 			r.Unmatched = append(r.Unmatched, Waiver{Rule: rule, Reason: opts.Disabled[rule]})
 		}
 	}
+	r.NotWaived = slices.SortedFunc(maps.Keys(notWaived), func(a, b Waiver) int {
+		return cmp.Or(strings.Compare(a.Rule, b.Rule), strings.Compare(a.Object, b.Object), strings.Compare(a.File, b.File))
+	})
 	sort.SliceStable(r.Findings, func(i, j int) bool { return less(r.Findings[i], r.Findings[j]) })
 	sort.SliceStable(r.Waived, func(i, j int) bool { return less(r.Waived[i].Finding, r.Waived[j].Finding) })
 	r.Findings = mergeFields(slices.Compact(r.Findings))

@@ -33,6 +33,9 @@ func (r Report) WriteText(w io.Writer) error {
 	for _, w := range r.Unmatched {
 		ew.printf("warning: waiver %s matched no finding (stale, or misspelt?)\n", describeWaiver(w))
 	}
+	for _, w := range r.NotWaived {
+		ew.printf("error: waiver %s cannot waive %s's errors: clusterctl refuses a release with them (docs/lint-rules.md#%s)\n", describeWaiver(w), w.Rule, strings.ToLower(w.Rule))
+	}
 	ew.printf("%s, %s, %s", plural(r.Count(Error), "error", "errors"), plural(r.Count(Warning), "warning", "warnings"), plural(r.Count(Info), "info", "info"))
 	if len(r.Waived) > 0 {
 		ew.printf(", %d waived", len(r.Waived))
@@ -106,8 +109,9 @@ func (r Report) WriteJSON(w io.Writer) error {
 		Findings  []Finding       `json:"findings"`
 		Waived    []WaivedFinding `json:"waived"`
 		Unmatched []Waiver        `json:"unmatchedWaivers"`
+		NotWaived []Waiver        `json:"notWaived,omitempty"`
 		Summary   Summary         `json:"summary"`
-	}{nonNil(r.Findings), nonNil(r.Waived), nonNil(r.Unmatched), r.Summary()})
+	}{nonNil(r.Findings), nonNil(r.Waived), nonNil(r.Unmatched), r.NotWaived, r.Summary()})
 }
 
 func nonNil[T any](s []T) []T {
@@ -306,7 +310,11 @@ func WriteRulesMarkdown(w io.Writer) error {
 	ew.printf("components was rendered from, or the flavor's kustomization; SARIF locations use them.\n")
 	ew.printf("To waive a rule, give the reason; waived findings are still printed with it. A waiver may be narrowed\n")
 	ew.printf("to objects (`Kind/name` or `Kind/namespace/name`) and/or files, with globs where `*` matches any text;\n")
-	ew.printf("a waiver that matches no finding is reported, so stale ones do not pile up:\n\n")
+	ew.printf("a waiver that matches no finding is reported, so stale ones do not pile up. The errors of a rule marked\n")
+	ew.printf("*cannot be waived* stand whatever the waivers say: clusterctl refuses the release with them (no release\n")
+	ew.printf("series for the version, a file that does not parse ...), so a waiver would only move the failure to every\n")
+	ew.printf("user's `clusterctl init`; such a waiver is reported as an error. A template's refused error is waivable:\n")
+	ew.printf("the release installs, and only that flavor's `clusterctl generate cluster` fails:\n\n")
 	ew.printf("```yaml\n# capirepo.yaml\nlint:\n  disable:\n  - rule: CAPI312\n    reason: our machine pools are not offered through ClusterClass\n  - rule: CAPI504\n    file: cluster-template-multitenancy-clusterclass.yaml\n    reason: apply the class first; tracked in issue 123\n  - rule: CAPI303\n    object: CustomResourceDefinition/*identities.*\n    reason: identities are no contract kinds\n```\n\n")
 	ew.printf("or `capirepo lint --disable CAPI312=reason` (`build` and `release` take `--disable` too).\n\n")
 	ew.printf("## Upgrade rules\n\n")
@@ -328,6 +336,12 @@ func WriteRulesMarkdown(w io.Writer) error {
 			ew.printf("\n## %s\n", areaHeadings[area])
 		}
 		ew.printf("\n### %s\n\n%s.\n\n- Severity: %s\n- Why: %s\n- Fix: %s\n", r.ID, md(r.Title), r.Severity, md(r.Why), md(r.Fix))
+		switch {
+		case !r.Waivable():
+			ew.printf("- Cannot be waived: clusterctl refuses the release with this error.\n")
+		case r.Refused:
+			ew.printf("- Waivable with a reason: clusterctl refuses only this template's flavor; the release installs.\n")
+		}
 	}
 	return ew.err
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -312,5 +313,47 @@ func TestReport_UnmatchedWaivers(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, r.Unmatched); diff != "" {
 		t.Errorf("unmatched (-want +got):\n%s", diff)
+	}
+}
+
+// TestReport_RefusedErrorsCannotBeWaived: an error of a rule clusterctl
+// refuses (CAPI102: a metadata.yaml clusterctl does not accept) stands
+// whatever waives it, and each such waiver is reported; an error of another
+// rule, and a warning of a refused rule, are waived as usual.
+func TestReport_RefusedErrorsCannotBeWaived(t *testing.T) {
+	fs := readDir(t, "testdata/release")
+	fs.replace(t, meta, "kind: Metadata", "kind: Metdata")                                      // CAPI102 error, refused
+	fs.replace(t, comps, "- name: manager", "- name: controller")                               // CAPI204 error
+	fs.replace(t, comps, "name: foo-manager\n  namespace: foo-system\n", "name: foo-manager\n") // CAPI202 warning of a refused rule
+	r := contract.Lint(fs.release(t, label, version), contract.Options{
+		Disabled: map[string]string{"CAPI102": "kind fixed upstream", "CAPI204": "manager runs as a DaemonSet", "CAPI202": "moved on install"},
+		Waivers:  []contract.Waiver{{Rule: "CAPI102", File: meta, Reason: "narrow"}},
+	})
+	if diff := cmp.Diff([]key{{"CAPI102", E, meta, "Metadata", "kind"}}, keys(r.Findings, prefix)); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	var waived []string
+	for _, w := range r.Waived {
+		waived = append(waived, w.Rule)
+	}
+	slices.Sort(waived)
+	if diff := cmp.Diff([]string{"CAPI202", "CAPI204"}, waived); diff != "" {
+		t.Errorf("waived (-want +got):\n%s", diff)
+	}
+	want := []contract.Waiver{{Rule: "CAPI102", Reason: "kind fixed upstream"}, {Rule: "CAPI102", File: meta, Reason: "narrow"}}
+	if diff := cmp.Diff(want, r.NotWaived); diff != "" || len(r.Unmatched) > 0 {
+		t.Errorf("not waived (-want +got):\n%s\nunmatched: %v", diff, r.Unmatched)
+	}
+	if got := text(r); !strings.Contains(got, "error: waiver CAPI102 (kind fixed upstream) cannot waive CAPI102's errors: clusterctl refuses a release with them") {
+		t.Errorf("text:\n%s", got)
+	}
+	var doc bytes.Buffer
+	if err := contract.WriteRulesMarkdown(&doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range contract.Rules() {
+		if got := strings.Contains(doc.String(), "### "+r.ID+"\n") && strings.Contains(strings.SplitN(strings.SplitN(doc.String(), "### "+r.ID+"\n", 2)[1], "### ", 2)[0], "Cannot be waived"); got == r.Waivable() {
+			t.Errorf("%s: the catalogue says cannot be waived = %v, Waivable = %v", r.ID, got, r.Waivable())
+		}
 	}
 }

@@ -5,16 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/capirepo/capirepo/internal/clusterctlvars"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
-
-// knownContracts are every contract version Cluster API has had; only
-// provider.Contracts are accepted for a current release.
-var knownContracts = []string{"v1alpha1", "v1alpha2", "v1alpha3", "v1alpha4", "v1beta1", "v1beta2"}
 
 // getVariables finds ${VAR}s exactly as clusterctl does (its parser,
 // without its whole-file regular expression).
@@ -35,43 +29,26 @@ func (l *linter) lintMetadata(v *view, f *release.File) {
 		return
 	}
 	file := v.path(f.Name)
-	var m provider.Metadata
-	if err := yaml.Unmarshal(f.Data, &m); err != nil {
-		l.add(RuleYAML, file, "", "", "not a Metadata document: %v", err)
-		return
-	}
+	m, problems := provider.CheckMetadata(f.Data)
 	obj := "Metadata"
-	if m.APIVersion != provider.MetadataAPIVersion {
-		l.add(RuleMetadataInvalid, file, obj, "apiVersion", "apiVersion is %q; clusterctl accepts only %q", m.APIVersion, provider.MetadataAPIVersion)
+	for _, p := range problems {
+		switch p.Kind {
+		case provider.MetadataNotDecoded:
+			l.add(RuleYAML, file, "", "", "%s", p.Message)
+		case provider.MetadataInvalid:
+			l.add(RuleMetadataInvalid, file, obj, p.Field, "%s", p.Message)
+		case provider.MetadataNoKind:
+			l.addSev(RuleMetadataInvalid, Warning, file, obj, p.Field, "%s", p.Message)
+		case provider.MetadataDuplicate:
+			l.add(RuleSeriesDuplicate, file, obj, p.Field, "%s", p.Message)
+		case provider.MetadataUnknownContract:
+			l.add(RuleContractOld, file, obj, p.Field, "%s", p.Message)
+		}
 	}
-	switch m.Kind {
-	case provider.MetadataKind:
-	case "":
-		// clusterctl v1.11.0 refused it; v1.11.1 on accept it on purpose.
-		l.addSev(RuleMetadataInvalid, Warning, file, obj, "kind", "no kind: clusterctl v1.11.1 and later accept it, v1.11.0 refuses it; add kind: %s", provider.MetadataKind)
-	default:
-		l.add(RuleMetadataInvalid, file, obj, "kind", "kind is %q; clusterctl refuses any kind but %q (or none)", m.Kind, provider.MetadataKind)
-	}
-	if len(m.ReleaseSeries) == 0 {
-		l.add(RuleMetadataInvalid, file, obj, "releaseSeries", "releaseSeries is empty: add one entry per major.minor with its contract")
+	if m == nil || len(m.ReleaseSeries) == 0 {
 		return
 	}
-	seen := map[[2]int32]int{}
-	for i, rs := range m.ReleaseSeries {
-		field := idx("releaseSeries", i)
-		if j, dup := seen[[2]int32{rs.Major, rs.Minor}]; dup {
-			l.add(RuleSeriesDuplicate, file, obj, field, "release series %d.%d is listed again (first at releaseSeries[%d])", rs.Major, rs.Minor, j)
-		} else {
-			seen[[2]int32{rs.Major, rs.Minor}] = i
-		}
-		switch {
-		case rs.Contract == "":
-			l.add(RuleMetadataInvalid, file, obj, field+".contract", "release series %d.%d has no contract", rs.Major, rs.Minor)
-		case !slices.Contains(knownContracts, rs.Contract):
-			l.add(RuleContractOld, file, obj, field+".contract", "release series %d.%d names contract %q, which is no Cluster API contract version (%s)", rs.Major, rs.Minor, rs.Contract, strings.Join(knownContracts, ", "))
-		}
-	}
-	v.meta = &m
+	v.meta = m
 	if v.version == "" {
 		return
 	}

@@ -42,6 +42,18 @@ type Rule struct {
 	Refused bool
 }
 
+// Waivable says whether a waiver may clear the rule's errors: not when
+// clusterctl refuses the release for them (Refused: no release series for
+// the version, a file it cannot read, a Namespace it cannot default ...),
+// since the failure would only move to every user's clusterctl init. A
+// refused template stays waivable: the release installs and only clusterctl
+// generate cluster of that flavor fails, which a maintainer may ship
+// knowingly, with a reason (CAPA's flavors that ship their ClusterClass
+// inline).
+func (r Rule) Waivable() bool {
+	return !r.Refused || r.Area == AreaTemplates || r.Area == AreaClusterClass
+}
+
 // Areas group rules in the catalogue; the ID's first digit says which.
 const (
 	AreaFiles        = "files"
@@ -105,6 +117,7 @@ const (
 	RuleCCRefNamespace   = "CAPI603"
 	RuleCCFileName       = "CAPI604"
 	RuleComponentsObject = "CAPI209"
+	RuleImageStaging     = "CAPI210"
 
 	RuleUpgradeSeries        = "CAPI701"
 	RuleUpgradeContract      = "CAPI702"
@@ -137,7 +150,7 @@ var catalogue = []Rule{
 		"clusterctl reads metadata.yaml next to the components file to map the version to a contract; without it init, upgrade and 'latest' resolution fail.",
 		"Ship a metadata.yaml (apiVersion clusterctl.cluster.x-k8s.io/v1alpha3, kind Metadata) with the release.", true},
 	{RuleMetadataInvalid, Error, AreaRepository, "metadata.yaml is a Metadata object clusterctl accepts",
-		"clusterctl accepts only apiVersion clusterctl.cluster.x-k8s.io/v1alpha3 and kind Metadata, and needs releaseSeries entries with major, minor and contract.",
+		"clusterctl accepts only apiVersion clusterctl.cluster.x-k8s.io/v1alpha3 and kind Metadata, and needs releaseSeries entries with major, minor and contract; a negative major or minor is no version (clusterctl reads it as a huge number no release has).",
 		"Set apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3, kind: Metadata, and one releaseSeries entry per major.minor with its contract.", true},
 	{RuleContractUnknown, Error, AreaRepository, "The release series of this version names a contract clusterctl accepts (v1beta2, v1beta1)",
 		"clusterctl v1.14 installs and upgrades only providers whose series contract is v1beta2 or the still-compatible v1beta1.",
@@ -182,6 +195,9 @@ var catalogue = []Rule{
 	{RuleComponentsObject, Error, AreaComponents, "Objects clusterctl transforms use the API versions it can convert",
 		"clusterctl converts CRDs (apiextensions.k8s.io/v1), webhook configurations (admissionregistration.k8s.io/v1), Deployments and DaemonSets (apps/v1) and bindings (rbac.authorization.k8s.io/v1) to typed objects; other versions fail with 'failed to patch' or are rejected by current API servers.",
 		"Render these kinds in the listed API versions.", true},
+	{RuleImageStaging, Warning, AreaComponents, "No image in a release comes from a Kubernetes staging registry (gcr.io/k8s-staging-*)",
+		"Staging registries hold what CI builds from every merge and tag, before promotion; their images are not meant for users and are garbage-collected, so a release that names one may install a build nobody promoted, or one that is gone. A tree's kustomization often names the staging image (the Makefile's release target rewrites it), which a release built without a config keeps.",
+		"Set the release image: providers[].image.newName in capirepo.yaml (e.g. registry.k8s.io/<project>/<image>), or --image.", false},
 
 	{RuleCRDScope, Error, AreaCRDs, "Contract kinds (InfraCluster, InfraMachine, InfraMachinePool, bootstrap configs, control planes and their templates) are namespaced",
 		"Core Cluster API resolves references in the Cluster's namespace, and clusterctl move treats cluster-scoped kinds as global.",

@@ -146,6 +146,12 @@ func TestLint_Rules(t *testing.T) {
 			{"CAPI207", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[1].image"},
 			{"CAPI207", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.initContainers[0].image"},
 		}},
+		{"CAPI210 images from staging registries, pinned or not; a promoted one is fine", func(t *testing.T, fs files) {
+			fs.replace(t, comps, "registry.example.com/foo/manager:v0.1.0", "gcr.io/k8s-staging-foo/manager:v0.1.0")
+			fs.replace(t, comps, "registry.example.com/foo/init@sha256", "us-central1-docker.pkg.dev/k8s-staging-images/foo/init@sha256")
+		}, []key{
+			{"CAPI210", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image, spec.template.spec.initContainers[0].image"},
+		}},
 		{"CAPI208 CA injected from a missing or malformed Certificate", func(t *testing.T, fs files) {
 			fs.edit(t, comps, "ValidatingWebhookConfiguration", "foo-validating-webhook-configuration", func(m map[string]any) bool {
 				set(t, m, "foo-system/nope", "metadata", "annotations", "cert-manager.io/inject-ca-from")

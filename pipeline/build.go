@@ -150,7 +150,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		fmt.Fprintf(log, "go build %s for %s\n", spec.Main, strings.Join(spec.Platforms, ", "))
 		b.Artifacts.Binaries, err = builder.BuildBinaries(ctx, builder.BinaryOptions{
 			Dir: o.Dir, Out: o.Out, Build: spec, Version: version, Commit: commit,
-			SourceDateEpoch: o.SourceDateEpoch, Env: o.Env,
+			SourceDateEpoch: o.SourceDateEpoch, Env: o.Env, Log: log,
 		})
 		if err != nil {
 			return nil, err

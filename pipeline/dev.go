@@ -25,7 +25,7 @@ const (
 	DevConfigFile  = "config.yaml"
 	DevOverrides   = "overrides"
 	DevCacheFile   = ".capirepo-dev-cache.json"
-	devCacheSchema = 1
+	devCacheSchema = 2 // 2: entries keep the build's warnings
 )
 
 // DevOptions say what capirepo dev builds and where it writes.
@@ -150,6 +150,9 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			continue
 		}
 		j := &job{src: s, dp: DevProvider{Label: s.spec.Name, Name: id.Name, Type: string(id.Type), Version: v, VersionFrom: from, Source: s.dir}}
+		if w := settingsNextVersionIgnored(s, v, opts.Version); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 		if j.key, err = hasher.key(s, v, opts); err != nil {
 			errs = append(errs, fmt.Errorf("provider %s: %w", s.spec.Name, err))
 			continue
@@ -162,7 +165,8 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	for _, j := range jobs {
 		dir := filepath.Join(root, j.src.spec.Name, j.dp.Version)
 		if !opts.AllowRemote && cache.hit(j.src.spec.Name, j.key, dir) {
-			j.cached = true
+			// The warnings of the render the folder holds still stand.
+			j.cached, j.warning = true, cache.warnings(j.src.spec.Name)
 			continue
 		}
 		r, err := builder.Build(ctx, builder.Options{
@@ -202,7 +206,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 				return nil, err
 			}
 			j.dp.Written = len(sum.Uploaded)+len(sum.Replaced) > 0
-			cache.put(j.src.spec.Name, j.key, j.built)
+			cache.put(j.src.spec.Name, j.key, j.built, j.warning)
 		}
 		res.Warnings = append(res.Warnings, j.warning...)
 		res.Providers = append(res.Providers, j.dp)
@@ -271,7 +275,15 @@ func devGate(r *builder.Result) (warnings []string, err error) {
 		case refused(f.Rule):
 			errs = append(errs, errors.New(f.String()))
 		default:
-			warnings = append(warnings, f.String())
+			// Said as what it is here: an error a release would stop on,
+			// which the dev build goes past (a :dev image, a schema being written).
+			where := f.File
+			for _, s := range []string{f.Object, f.Field} {
+				if s != "" {
+					where += ": " + s
+				}
+			}
+			warnings = append(warnings, fmt.Sprintf("%s: %s (%s: an error in a release, which dev builds anyway)", where, f.Message, f.Rule))
 		}
 	}
 	return warnings, errors.Join(errs...)

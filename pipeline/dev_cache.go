@@ -179,6 +179,8 @@ type cacheEntry struct {
 	Key string `json:"key"`
 	// Checksums is the sha256 of the folder's checksums.txt.
 	Checksums string `json:"checksums"`
+	// Warnings are the render's, said again when the folder is reused.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // loadCache reads the cache file; a missing or unreadable one is an empty
@@ -212,10 +214,13 @@ func (c *devCache) hit(label, key, dir string) bool {
 	return err == nil
 }
 
-func (c *devCache) put(label, key string, p *release.Provider) {
-	c.Providers[label] = cacheEntry{Key: key, Checksums: hashBytes(release.Checksums(p.Files))}
+func (c *devCache) put(label, key string, p *release.Provider, warnings []string) {
+	c.Providers[label] = cacheEntry{Key: key, Checksums: hashBytes(release.Checksums(p.Files)), Warnings: warnings}
 	c.dirty = true
 }
+
+// warnings are the warnings of the render a hit reuses.
+func (c *devCache) warnings(label string) []string { return c.Providers[label].Warnings }
 
 func (c *devCache) save() error {
 	if !c.dirty {

@@ -159,3 +159,26 @@ func exists(p string) bool {
 	_, err := os.Stat(p)
 	return !errors.Is(err, fs.ErrNotExist)
 }
+
+// settingsNextVersionIgnored says, when a tree has both a capirepo.yaml (the
+// config capirepo reads) and a clusterctl-settings.json whose nextVersion
+// is not the version built, that capirepo.yaml wins: the settings file is
+// not read, and a developer who edits its nextVersion would otherwise see
+// no effect. "" when there is nothing to say (--version was given, or the
+// versions agree).
+func settingsNextVersionIgnored(s devSource, built, override string) string {
+	if override != "" || filepath.Base(s.cfg.File) != provider.ConfigFile {
+		return ""
+	}
+	file := filepath.Join(s.dir, provider.SettingsFile)
+	data, err := fsafe.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	st, err := provider.DecodeSettings(file, data)
+	if err != nil || st.Config == nil || st.Config.NextVersion == "" || st.Config.NextVersion == built || (st.Name != "" && st.Name != s.spec.Name) {
+		return ""
+	}
+	return fmt.Sprintf("%s: nextVersion %s is not used: %s is the config capirepo reads, and wins (building %s); set nextVersion in %s, or pass --version",
+		file, st.Config.NextVersion, s.cfg.File, built, provider.ConfigFile)
+}

@@ -494,3 +494,60 @@ func TestEnv_DevRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestDev_WarningsSayWhatTheyAreAndOutliveTheCache: an error a release
+// would stop on is said as a warning of the dev build (not "[CAPI205
+// error]"), and a re-run that reuses the folder says it again.
+func TestDev_WarningsSayWhatTheyAreAndOutliveTheCache(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(nil)) // the :dev image: a floating tag
+	root := filepath.Join(t.TempDir(), "dev")
+	var warnings [][]string
+	for run := range 2 {
+		res, err := Dev(context.Background(), DevOptions{Dir: dir, Root: root, Version: "v1.2.3"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Providers[0].Cached != (run == 1) {
+			t.Fatalf("run %d: cached = %v", run, res.Providers[0].Cached)
+		}
+		warnings = append(warnings, res.Warnings)
+	}
+	want := `infrastructure-test/v1.2.3/infrastructure-components.yaml: Deployment/test-system/test-controller-manager: spec.template.spec.containers[0].image: image "registry.example.com/test/manager:dev" uses a floating tag (dev): tag it with the release version or pin a digest (CAPI205: an error in a release, which dev builds anyway)`
+	if !slices.Contains(warnings[0], want) {
+		t.Errorf("warnings %q, want %q", warnings[0], want)
+	}
+	if diff := cmp.Diff(warnings[0], warnings[1]); diff != "" {
+		t.Errorf("the cached re-run's warnings differ (-first +cached):\n%s", diff)
+	}
+}
+
+// TestDev_SaysWhichNextVersionWins: a tree with a capirepo.yaml and a
+// clusterctl-settings.json reads only capirepo.yaml; a nextVersion in the
+// settings that is not built is named, with the file that wins.
+func TestDev_SaysWhichNextVersionWins(t *testing.T) {
+	files := testtree.Minimal(map[string]string{
+		"capirepo.yaml":            "providers:\n- name: infrastructure-test\n  nextVersion: v1.2.7\n",
+		"clusterctl-settings.json": `{"name": "infrastructure-test", "config": {"nextVersion": "v1.2.5"}}`,
+	})
+	dir := testtree.Write(t, files)
+	res, err := Dev(context.Background(), DevOptions{Dir: dir, Root: filepath.Join(t.TempDir(), "dev")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "clusterctl-settings.json") + ": nextVersion v1.2.5 is not used: " + filepath.Join(dir, "capirepo.yaml") + " is the config capirepo reads, and wins (building v1.2.7)"
+	if res.Providers[0].Version != "v1.2.7" || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("version %s, warnings %q; want v1.2.7 and %q", res.Providers[0].Version, res.Warnings, want)
+	}
+	// The same nextVersion in both, or --version: nothing to say.
+	files["clusterctl-settings.json"] = `{"name": "infrastructure-test", "config": {"nextVersion": "v1.2.7"}}`
+	for _, o := range []DevOptions{{Dir: testtree.Write(t, files)}, {Dir: dir, Version: "v1.2.9"}} {
+		o.Root = filepath.Join(t.TempDir(), "dev")
+		res, err := Dev(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "is not used") }) {
+			t.Errorf("warnings %q", res.Warnings)
+		}
+	}
+}

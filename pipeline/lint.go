@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
@@ -16,6 +17,9 @@ type LintError struct {
 }
 
 func (e *LintError) Error() string {
+	if !slices.ContainsFunc(e.Report.Findings, func(f contract.Finding) bool { return f.Severity == contract.Error && !contract.Unwaivable(f) }) {
+		return fmt.Sprintf("%s: fix them; clusterctl refuses the release with them, no waiver clears them", lintCounts(e.Report))
+	}
 	return fmt.Sprintf("%s: fix them, or waive a rule with a reason in capirepo.yaml lint.disable", lintCounts(e.Report))
 }
 

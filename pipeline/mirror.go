@@ -74,9 +74,14 @@ type MirrorSummary struct {
 	Providers   []*MirroredProvider `json:"providers"`
 	CertManager *MirroredVersion    `json:"certManager,omitempty"`
 	Images      []MirroredImage     `json:"images,omitempty"`
-	// Config is the clusterctl config for the site, pointing at the mirror.
-	Config   string `json:"config,omitempty"`
-	Verified int    `json:"verified"`
+	// Config is the clusterctl config for the site, pointing at the mirror;
+	// for a mirror clusterctl cannot read (an OCI registry), the resources
+	// of the reader that can (cluster-api-operator's Provider resources).
+	Config string `json:"config,omitempty"`
+	// ConfigFor names who reads Config when it is not clusterctl ("the
+	// operator"); "" for a clusterctl config.
+	ConfigFor string `json:"configFor,omitempty"`
+	Verified  int    `json:"verified"`
 	// Warnings are things the site should know that did not stop the run.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -172,7 +177,12 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 			return m.sum, err
 		}
 	}
-	m.sum.Config = m.siteConfig()
+	if m.sum.Config, err = m.siteConfig(); err != nil {
+		return m.sum, err
+	}
+	if m.reach.ProviderURL == nil {
+		m.sum.ConfigFor = m.reach.Reader
+	}
 	if !o.NoVerify {
 		if err := m.verify(ctx); err != nil {
 			return m.sum, fmt.Errorf("verify the mirror through clusterctl: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
@@ -59,11 +60,21 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 	return nil
 }
 
-// siteConfig is the clusterctl config for the air-gapped site: every
+// siteConfig is what the air-gapped site installs from: for a target
+// clusterctl reads, the clusterctl config; for one only another reader reads
+// (an OCI registry), that reader's resources (operatorResources).
+func (m *mirror) siteConfig() (string, error) {
+	if m.reach.ProviderURL == nil {
+		return m.operatorResources()
+	}
+	return m.clusterctlConfig(), nil
+}
+
+// clusterctlConfig is the clusterctl config for the air-gapped site: every
 // mirrored provider at its newest mirrored version (a GitLab repository has
 // no version list, so the URL names one; the others are installed as
 // name:version), cert-manager, and the image overrides.
-func (m *mirror) siteConfig() string {
+func (m *mirror) clusterctlConfig() string {
 	var c publish.ClusterctlConfig
 	var b strings.Builder
 	b.WriteString("# clusterctl config for the mirror " + m.o.To.URL + ", written by capirepo mirror.\n")
@@ -94,6 +105,58 @@ func (m *mirror) siteConfig() string {
 	return b.String() + c.YAML()
 }
 
+// operatorTarget is a target cluster-api-operator reads (publish/oci): it
+// gives the Provider resources that install a release from it.
+type operatorTarget interface {
+	Resources(rel *release.Release, namespace string) ([]operator.Resource, error)
+}
+
+// operatorResources are the cluster-api-operator Provider resources that
+// install every mirrored provider at its newest mirrored version from a
+// target clusterctl cannot read, as publish oci prints them, headed by what
+// the site can and cannot do with the mirror.
+func (m *mirror) operatorResources() (string, error) {
+	t, ok := m.o.Target.(operatorTarget)
+	if !ok {
+		return "", nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# cluster-api-operator Provider resources for the mirror %s, written by capirepo mirror.\n", m.o.To.URL)
+	fmt.Fprintf(&b, "# %s, so it cannot install from this mirror: apply these where\n# cluster-api-operator runs. Each installs its provider's newest mirrored version\n# (set spec.version to install another).\n", m.reach.Why)
+	for _, p := range m.sum.Providers {
+		if len(p.Versions) == 0 {
+			continue
+		}
+		newest := newestVersion(p.Versions)
+		rp, ok := p.read[newest.Version]
+		if !ok {
+			return "", fmt.Errorf("%s %s: not read, so no Provider resource", p.Label, newest.Version)
+		}
+		res, err := t.Resources(&release.Release{Version: newest.Version, Providers: []*release.Provider{rp}}, "")
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %w", p.Label, newest.Version, err)
+		}
+		var vs []string
+		for _, v := range p.Versions {
+			vs = append(vs, v.Version)
+		}
+		fmt.Fprintf(&b, "#   %s: %s\n", p.Label, strings.Join(vs, ", "))
+		for _, r := range res {
+			y, err := r.YAML()
+			if err != nil {
+				return "", err
+			}
+			b.WriteString("---\n")
+			b.Write(y)
+		}
+	}
+	if len(m.sum.Images) > 0 {
+		fmt.Fprintf(&b, "# Images were copied to %s/<provider-label>/<image-name>: point the providers'\n# containers there (the Provider resources' spec.deployment.containers[].imageUrl).\n",
+			strings.TrimSuffix(m.o.Images, "/"))
+	}
+	return b.String(), nil
+}
+
 func newestVersion(vs []*MirroredVersion) *MirroredVersion {
 	return slices.MaxFunc(vs, func(a, b *MirroredVersion) int { return compareVersions(a.Version, b.Version) })
 }
@@ -115,7 +178,7 @@ func (m *mirror) verify(ctx context.Context) error {
 	}
 	var errs []error
 	if len(repos) > 0 {
-		rep, err := verify.Repository(ctx, repos, verify.Options{Variables: m.o.Variables})
+		rep, err := verify.Repository(ctx, repos, verify.Options{Variables: m.o.Variables, HTTPClient: m.o.TargetOptions.HTTPClient})
 		if rep != nil {
 			m.sum.Verified = len(rep.Providers)
 			_ = rep.WriteText(m.o.Log)

@@ -130,7 +130,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				if ps, err = r.publish(ctx, opened[i]); err != nil {
 					return "", false, err
 				}
-				d := fmt.Sprintf("%s: %d uploaded (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), humanBytes(ps.BytesUploaded),
+				d := fmt.Sprintf("%s: %d %s (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), ps.Verb(), humanBytes(ps.BytesUploaded),
 					len(ps.Skipped), len(ps.Replaced))
 				if ps.Draft {
 					d += "; left a draft"
@@ -281,7 +281,7 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 		}
 		opts = []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}
 	}
-	rep, err := verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms, Remote: opts})
+	rep, err := verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms, Remote: opts, Report: r.imageStatusesReported()})
 	if rep != nil {
 		_ = rep.WriteText(r.o.Log)
 	}
@@ -295,7 +295,7 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 	if n := rep.Count(verify.ImageSkipped); n > 0 {
 		d += fmt.Sprintf("; %d named by variables, not checked", n)
 	}
-	return d, false, nil
+	return d + r.imagesReportedDetail(rep), false, nil
 }
 
 func (r *run) write(ctx context.Context) (string, bool, error) {
@@ -330,10 +330,10 @@ func (r *run) publish(ctx context.Context, t publish.Target) (*publish.Summary, 
 	for _, n := range ps.Uploaded {
 		size, ok := sizes[n]
 		if !ok { // made by the publisher, e.g. provenance.intoto.json
-			rows = append(rows, [2]string{"uploaded " + n, ""})
+			rows = append(rows, [2]string{ps.Verb() + " " + n, ""})
 			continue
 		}
-		rows = append(rows, [2]string{"uploaded " + n, humanBytes(int64(size))})
+		rows = append(rows, [2]string{ps.Verb() + " " + n, humanBytes(int64(size))})
 	}
 	writeColumns(r.o.Log, "  ", rows)
 	return ps, nil
@@ -379,7 +379,7 @@ func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.
 		}
 		repos = append(repos, repo)
 	}
-	rep, err := verify.Repository(ctx, repos, verify.Options{Version: version, Variables: r.o.Variables})
+	rep, err := verify.Repository(ctx, repos, verify.Options{Version: version, Variables: r.o.Variables, HTTPClient: r.o.TargetOptions.HTTPClient})
 	if err != nil {
 		return "", err
 	}

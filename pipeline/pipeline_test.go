@@ -369,27 +369,41 @@ func TestRun_ImagesStepStopsARunWhoseImageLacksAPlatform(t *testing.T) {
 }
 
 // TestRun_LintGateTakesTheWaiversOfDisable: release goes through the same
-// gate as build and lint: a metadata.yaml that covers no series of the
-// version is a lint error (nothing written), and --disable waives it.
+// gate as build and lint: an error is a lint failure (nothing written), and
+// --disable waives it, except an error clusterctl refuses the release for:
+// a metadata.yaml that covers no series of the version stays an error.
 func TestRun_LintGateTakesTheWaiversOfDisable(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "repo")
 	o := exampleRun(t, &bytes.Buffer{})
-	o.Build.Version = "v0.9.0"
+	files := testtree.Minimal(nil)
+	files["config/manager/manager.yaml"] = strings.Replace(files["config/manager/manager.yaml"], "sidecar:1.0", "sidecar:latest", 1) // CAPI205
+	o.Build.Dir, o.Build.Version = testtree.Write(t, files), "v1.2.0"
 	o.Targets, o.Open = locations(t, "file://"+root), openLocal
 	sum, err := pipeline.Run(context.Background(), o)
 	if err == nil || !strings.Contains(statuses(sum), "lint=failed") {
-		t.Fatalf("uncovered version: err %v, steps %s", err, statuses(sum))
+		t.Fatalf("floating image: err %v, steps %s", err, statuses(sum))
 	}
 	if _, err := os.Stat(o.Build.Out); !os.IsNotExist(err) {
 		t.Errorf("dist written despite the lint error")
 	}
 	log := &bytes.Buffer{}
 	o.Log = log
-	o.Build.Disabled = map[string]string{"CAPI105": "a test of the waiver"}
-	// The waiver passes the gate; clusterctl's own read-back (verify) then
-	// refuses the release, as it should: a waiver is the maintainer's call.
-	sum, _ = pipeline.Run(context.Background(), o)
-	if st := statuses(sum); !strings.Contains(st, "lint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\n") || !strings.Contains(log.String(), "(waived: a test of the waiver)") {
-		t.Fatalf("waived: steps %s\n%s", st, log)
+	o.Build.Disabled = map[string]string{"CAPI205": "a test of the waiver"}
+	sum, err = pipeline.Run(context.Background(), o)
+	if st := statuses(sum); err != nil || !strings.Contains(st, "lint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\n") || !strings.Contains(log.String(), "(waived: a test of the waiver)") {
+		t.Fatalf("waived: %v, steps %s\n%s", err, st, log)
+	}
+
+	// No release series for the version: clusterctl would refuse the
+	// release, so the waiver does not clear the error.
+	log.Reset()
+	o.Build.Version, o.Build.Out = "v1.3.0", filepath.Join(t.TempDir(), "dist")
+	o.Build.Disabled = map[string]string{"CAPI205": "a test of the waiver", "CAPI105": "next release"}
+	sum, err = pipeline.Run(context.Background(), o)
+	if st := statuses(sum); err == nil || !strings.Contains(st, "lint=failed") || !strings.Contains(log.String(), "waiver CAPI105 (next release) cannot waive CAPI105's errors") {
+		t.Fatalf("refused: %v, steps %s\n%s", err, st, log)
+	}
+	if _, err := os.Stat(o.Build.Out); !os.IsNotExist(err) {
+		t.Errorf("dist written despite the refused error")
 	}
 }

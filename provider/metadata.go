@@ -26,43 +26,116 @@ var Contracts = []string{"v1beta2", "v1beta1"}
 // Metadata is clusterctl's own metadata type, so what we parse is what it parses.
 type Metadata = clusterctlv1.Metadata
 
-// ParseMetadata decodes a metadata.yaml and checks what clusterctl checks:
-// apiVersion, kind and at least one complete release series. file names the
-// file in errors. An empty kind is accepted, as clusterctl (v1.11.1 on)
-// accepts it: several providers ship metadata.yaml without one.
-func ParseMetadata(file string, data []byte) (*Metadata, error) {
-	var m Metadata
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: not a Metadata document: %w", file, err)
+// KnownContracts are every contract version Cluster API has had; only
+// Contracts are accepted for a current release, older series may keep theirs.
+var KnownContracts = []string{"v1alpha1", "v1alpha2", "v1alpha3", "v1alpha4", "v1beta1", "v1beta2"}
+
+// MetadataProblem is one mistake CheckMetadata finds in a metadata.yaml.
+type MetadataProblem struct {
+	Kind MetadataProblemKind
+	// Field is the path of the field (apiVersion, releaseSeries[1].minor);
+	// "" for the whole document.
+	Field   string
+	Message string
+}
+
+// MetadataProblemKind says what a problem is, for the rule that reports it.
+type MetadataProblemKind int
+
+// What a metadata.yaml problem is. Problems of the first three kinds make
+// ParseMetadata fail; the others are warnings.
+const (
+	// MetadataNotDecoded: not a Metadata document at all.
+	MetadataNotDecoded MetadataProblemKind = iota
+	// MetadataInvalid: apiVersion or kind clusterctl refuses, no release
+	// series, a series without a contract or with a negative number.
+	MetadataInvalid
+	// MetadataDuplicate: a major.minor listed twice.
+	MetadataDuplicate
+	// MetadataNoKind: no kind, which clusterctl v1.11.0 refused and v1.11.1
+	// on accept.
+	MetadataNoKind
+	// MetadataUnknownContract: a contract that is no Cluster API contract
+	// version.
+	MetadataUnknownContract
+)
+
+// Fatal says whether the problem makes the file unusable.
+func (k MetadataProblemKind) Fatal() bool { return k <= MetadataDuplicate }
+
+// CheckMetadata decodes a metadata.yaml and lists every problem in it, in
+// the order of the file: the one reading of metadata.yaml that build, lint,
+// mirror and dev share (ParseMetadata for those that stop at the first
+// fatal one, contract for findings). m is nil only when the file does not
+// decode.
+func CheckMetadata(data []byte) (m *Metadata, problems []MetadataProblem) {
+	var md Metadata
+	if err := yaml.Unmarshal(data, &md); err != nil {
+		return nil, []MetadataProblem{{Kind: MetadataNotDecoded, Message: "not a Metadata document: " + err.Error()}}
 	}
-	if m.APIVersion != MetadataAPIVersion {
-		return nil, fmt.Errorf("%s: Metadata field apiVersion is %q, want %q", file, m.APIVersion, MetadataAPIVersion)
+	add := func(k MetadataProblemKind, field, format string, args ...any) {
+		problems = append(problems, MetadataProblem{Kind: k, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
-	if m.Kind != MetadataKind && m.Kind != "" {
-		return nil, fmt.Errorf("%s: field kind is %q, want %q", file, m.Kind, MetadataKind)
+	if md.APIVersion != MetadataAPIVersion {
+		add(MetadataInvalid, "apiVersion", "apiVersion is %q; clusterctl accepts only %q", md.APIVersion, MetadataAPIVersion)
 	}
-	if len(m.ReleaseSeries) == 0 {
-		return nil, fmt.Errorf("%s: Metadata field releaseSeries is empty: add one entry per major.minor with its contract", file)
+	switch md.Kind {
+	case MetadataKind:
+	case "":
+		add(MetadataNoKind, "kind", "no kind: clusterctl v1.11.1 and later accept it, v1.11.0 refuses it; add kind: %s", MetadataKind)
+	default:
+		add(MetadataInvalid, "kind", "kind is %q; clusterctl refuses any kind but %q (or none)", md.Kind, MetadataKind)
+	}
+	if len(md.ReleaseSeries) == 0 {
+		add(MetadataInvalid, "releaseSeries", "releaseSeries is empty: add one entry per major.minor with its contract")
+		return &md, problems
 	}
 	seen := map[[2]int32]int{}
-	for i, rs := range m.ReleaseSeries {
-		if rs.Contract == "" {
-			return nil, fmt.Errorf("%s: Metadata field releaseSeries[%d].contract is empty (want one of %s)", file, i, strings.Join(Contracts, ", "))
-		}
-		// clusterctl's fields are int32, but no version number is negative.
-		if rs.Major < 0 || rs.Minor < 0 {
-			field, n := "major", rs.Major
-			if rs.Major >= 0 {
-				field, n = "minor", rs.Minor
+	for i, rs := range md.ReleaseSeries {
+		field := fmt.Sprintf("releaseSeries[%d]", i)
+		// clusterctl's fields are int32, but no version number is negative
+		// (clusterctl turns one into a huge unsigned number that matches no
+		// version).
+		for _, n := range []struct {
+			name string
+			v    int32
+		}{{"major", rs.Major}, {"minor", rs.Minor}} {
+			if n.v < 0 {
+				add(MetadataInvalid, field+"."+n.name, "%s is %d: a version number cannot be negative; write the series' own number (for v1.14 releases: major: 1, minor: 14)", n.name, n.v)
 			}
-			return nil, fmt.Errorf("%s: Metadata field releaseSeries[%d].%s is %d: a version number cannot be negative; write the series' own number (for v1.14 releases: major: 1, minor: 14)", file, i, field, n)
 		}
 		if j, dup := seen[[2]int32{rs.Major, rs.Minor}]; dup {
-			return nil, fmt.Errorf("%s: Metadata field releaseSeries[%d] repeats %d.%d of releaseSeries[%d]", file, i, rs.Major, rs.Minor, j)
+			add(MetadataDuplicate, field, "release series %d.%d is listed again (first at releaseSeries[%d])", rs.Major, rs.Minor, j)
+		} else {
+			seen[[2]int32{rs.Major, rs.Minor}] = i
 		}
-		seen[[2]int32{rs.Major, rs.Minor}] = i
+		switch {
+		case rs.Contract == "":
+			add(MetadataInvalid, field+".contract", "release series %d.%d has no contract (want one of %s)", rs.Major, rs.Minor, strings.Join(Contracts, ", "))
+		case !slices.Contains(KnownContracts, rs.Contract):
+			add(MetadataUnknownContract, field+".contract", "release series %d.%d names contract %q, which is no Cluster API contract version (%s)", rs.Major, rs.Minor, rs.Contract, strings.Join(KnownContracts, ", "))
+		}
 	}
-	return &m, nil
+	return &md, problems
+}
+
+// ParseMetadata decodes a metadata.yaml and checks what clusterctl checks:
+// apiVersion, kind and at least one complete release series, each a
+// version (no negative number) listed once. file names the file in errors.
+// An empty kind is accepted, as clusterctl (v1.11.1 on) accepts it: several
+// providers ship metadata.yaml without one.
+func ParseMetadata(file string, data []byte) (*Metadata, error) {
+	m, problems := CheckMetadata(data)
+	for _, p := range problems {
+		if !p.Kind.Fatal() {
+			continue
+		}
+		if p.Field == "" {
+			return nil, fmt.Errorf("%s: %s", file, p.Message)
+		}
+		return nil, fmt.Errorf("%s: Metadata field %s: %s", file, p.Field, p.Message)
+	}
+	return m, nil
 }
 
 // CheckCovers returns an error unless a release series of m covers v with a

@@ -108,12 +108,12 @@ func TestParseMetadataAndCovers(t *testing.T) {
 	bad := map[string]string{
 		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\n":                                                                                                    "releaseSeries is empty",
 		"kind: Metadata\napiVersion: v1\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n":                                                                            "apiVersion",
-		"kind: Other\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n":                                             "field kind",
-		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2}]\n":                                                             "releaseSeries[0].contract is empty",
-		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}, {major: 1, minor: 2, contract: v1beta1}]\n": "releaseSeries[1] repeats 1.2",
+		"kind: Other\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n":                                             "Metadata field kind: kind is \"Other\"",
+		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2}]\n":                                                             "releaseSeries[0].contract: release series 1.2 has no contract",
+		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}, {major: 1, minor: 2, contract: v1beta1}]\n": "releaseSeries[1]: release series 1.2 is listed again (first at releaseSeries[0])",
 		"kind: [": "not a Metadata document",
-		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: -1, minor: 2, contract: v1beta2}]\n":                                          "releaseSeries[0].major is -1: a version number cannot be negative",
-		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}, {major: 1, minor: -3, contract: v1beta2}]\n": "releaseSeries[1].minor is -3",
+		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: -1, minor: 2, contract: v1beta2}]\n":                                          "releaseSeries[0].major: major is -1: a version number cannot be negative",
+		"kind: Metadata\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}, {major: 1, minor: -3, contract: v1beta2}]\n": "releaseSeries[1].minor: minor is -3",
 	}
 	for data, want := range bad {
 		if _, err := ParseMetadata("m.yaml", []byte(data)); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "m.yaml") {

@@ -52,6 +52,10 @@ func TestLoadConfig_ErrorsNameFileLineAndPath(t *testing.T) {
 			`capirepo.yaml:3: version: version "v1.2" is not semantic (vMAJOR.MINOR.PATCH[-pre][+build]) (did you mean v1.2.0?)`},
 		{"bad value with line", "providers:\n- name: infrastructure-x\n- name: infrastructure-y\n  templates: ../elsewhere\n",
 			`capirepo.yaml:4: providers[1].templates.dir: path "../elsewhere" leaves the provider tree`},
+		{"misspelt field under templates", "providers:\n- name: infrastructure-x\n  templates:\n    dir: templates\n    flavours: [templates/flavors]\n",
+			`capirepo.yaml:5: providers[0].templates: unknown field "flavours" (did you mean "flavors"?)`},
+		{"templates as a list", "providers:\n- name: infrastructure-x\n  templates: [templates]\n",
+			`capirepo.yaml:3: providers[0].templates: expected a string (dir) or a mapping with dir, flavors, `},
 		{"bad label with line", "providers:\n- name: infrastructure-x\n- name: infra-y\n",
 			`capirepo.yaml:3: providers[1].name: `},
 	}

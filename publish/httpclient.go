@@ -22,6 +22,10 @@ const (
 	MaxConnectTimeout = 30 * time.Second
 	// DefaultWaitNotice is how long a stall lasts before it is reported.
 	DefaultWaitNotice = 5 * time.Second
+	// WaitBudgetFactor times the timeout is all one request may spend
+	// waiting, its retries included (see Retry): the server's silence in
+	// every attempt and the pauses between attempts.
+	WaitBudgetFactor = 2
 )
 
 // HTTPOptions say how long a request may wait and whom to tell.
@@ -29,7 +33,9 @@ type HTTPOptions struct {
 	// Timeout bounds each wait: connecting and the TLS handshake (at most
 	// MaxConnectTimeout), the reply's headers, and any pause in sending or
 	// reading a body. It is not a bound on a whole transfer: a large upload
-	// on a slow link lasts as long as it keeps moving. 0 means DefaultTimeout.
+	// on a slow link lasts as long as it keeps moving. Within a Retry, all
+	// attempts of one request together wait at most WaitBudgetFactor times
+	// it. 0 means DefaultTimeout.
 	Timeout time.Duration
 	// WaitNotice is how long a request makes no progress before Progress is
 	// told what it waits for; 0 means DefaultWaitNotice.
@@ -49,7 +55,11 @@ func NewHTTPClient(o HTTPOptions) *http.Client {
 		o.WaitNotice = DefaultWaitNotice
 	}
 	connect := min(o.Timeout, MaxConnectTimeout)
-	t := http.DefaultTransport.(*http.Transport).Clone()
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok { // replaced (a test's fake): the watchdog alone bounds the waits
+		return &http.Client{Transport: &watchdog{next: http.DefaultTransport, o: o}}
+	}
+	t := base.Clone()
 	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
 	t.TLSHandshakeTimeout = connect
 	// The watchdog below gives up on a silent server after o.Timeout with a
@@ -60,6 +70,33 @@ func NewHTTPClient(o HTTPOptions) *http.Client {
 	t.ResponseHeaderTimeout = 2*o.Timeout + time.Second
 	t.ExpectContinueTimeout = time.Second
 	return &http.Client{Transport: &watchdog{next: t, o: o}}
+}
+
+// Bounded returns next with the waits of hc, a client NewHTTPClient made
+// (nil, or another client: the default waits), for a library that makes its
+// requests through a transport capirepo does not create, such as
+// clusterctl's repository clients on http.DefaultTransport.
+func Bounded(next http.RoundTripper, hc *http.Client) http.RoundTripper {
+	var o HTTPOptions
+	if hc != nil {
+		for t := hc.Transport; t != nil; {
+			switch w := t.(type) {
+			case *watchdog:
+				o, t = w.o, nil
+			case *credentialGuard:
+				t = w.next
+			default:
+				t = nil
+			}
+		}
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.WaitNotice <= 0 {
+		o.WaitNotice = DefaultWaitNotice
+	}
+	return &watchdog{next: next, o: o}
 }
 
 // TimeoutError says a server sent or took nothing for the whole timeout.
@@ -92,11 +129,19 @@ type watchdog struct {
 
 func (d *watchdog) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context())
-	w := &watch{d: d, host: req.URL.Host, cancel: cancel, start: time.Now()}
+	w := &watch{d: d, host: req.URL.Host, cancel: cancel, start: time.Now(), bound: d.o.Timeout}
+	// Within a Retry, the attempts share one budget of waiting, twice the
+	// timeout: this attempt's silence may take what is left of it.
+	if b := budgetFrom(req.Context()); b != nil {
+		b.size(WaitBudgetFactor * d.o.Timeout)
+		if left, ok := b.left(); ok {
+			w.bound, w.budget = max(min(w.bound, left), time.Millisecond), b
+		}
+	}
 	w.last = w.start
 	// Under the lock: a timer may fire before the other is assigned.
 	w.mu.Lock()
-	w.timer = time.AfterFunc(d.o.Timeout, w.expire)
+	w.timer = time.AfterFunc(w.bound, w.expire)
 	w.notice = time.AfterFunc(d.o.WaitNotice, w.notify)
 	w.mu.Unlock()
 	r := req.WithContext(ctx)
@@ -107,7 +152,7 @@ func (d *watchdog) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		w.done()
 		if w.expired() {
-			return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: &TimeoutError{Host: w.host, After: d.o.Timeout}}
+			return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: &TimeoutError{Host: w.host, After: w.bound}}
 		}
 		return nil, err
 	}
@@ -120,6 +165,10 @@ type watch struct {
 	d      *watchdog
 	host   string
 	cancel context.CancelCauseFunc
+	// bound is how long this request may go without progress: the
+	// timeout, or less when the retry budget has less left.
+	bound  time.Duration
+	budget *waitBudget // nil outside a Retry
 
 	mu            sync.Mutex
 	start, last   time.Time
@@ -134,7 +183,7 @@ func (w *watch) touch() {
 		return
 	}
 	w.last = time.Now()
-	w.timer.Reset(w.d.o.Timeout)
+	w.timer.Reset(w.bound)
 	w.notice.Reset(w.d.o.WaitNotice)
 }
 
@@ -147,7 +196,10 @@ func (w *watch) expire() {
 	w.fired, w.over = true, true
 	w.notice.Stop()
 	w.mu.Unlock()
-	w.cancel(&TimeoutError{Host: w.host, After: w.d.o.Timeout})
+	if w.budget != nil {
+		w.budget.spend(w.bound)
+	}
+	w.cancel(&TimeoutError{Host: w.host, After: w.bound})
 }
 
 func (w *watch) expired() bool {
@@ -166,7 +218,7 @@ func (w *watch) notify() {
 	w.mu.Unlock()
 	w.d.mu.Lock()
 	defer w.d.mu.Unlock()
-	fmt.Fprintf(w.d.o.Progress, "waiting for %s (%s without an answer; gives up after %s)...\n", w.host, waited, w.d.o.Timeout)
+	fmt.Fprintf(w.d.o.Progress, "waiting for %s (%s without an answer; gives up after %s)...\n", w.host, waited, w.bound)
 }
 
 // done stops the timers and releases the request's context.
@@ -193,7 +245,7 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		b.w.touch()
 	}
 	if err != nil && !errors.Is(err, io.EOF) && b.w.expired() {
-		return n, &TimeoutError{Host: b.w.host, After: b.w.d.o.Timeout}
+		return n, &TimeoutError{Host: b.w.host, After: b.w.bound}
 	}
 	if errors.Is(err, io.EOF) && !b.request {
 		b.w.done()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -136,5 +137,44 @@ func TestHTTPClient_CancelStopsAStalledRequestAtOnce(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("cancel took %s", d)
+	}
+}
+
+// TestHTTPClient_ARetriedStallWaitsTwiceTheTimeoutInAll: one request of a
+// stalled server, its retries and the pauses between them included, waits
+// at most twice the timeout: the first attempt waits the timeout, the
+// pause comes out of the rest, the last attempt gets what remains, and the
+// error says the bound. The attempts left over are not made.
+func TestHTTPClient_ARetriedStallWaitsTwiceTheTimeoutInAll(t *testing.T) {
+	for _, headers := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no reply", true: "body stalls"}[headers], func(t *testing.T) {
+			url := stalled(t, headers)
+			const timeout = 150 * time.Millisecond
+			c := publish.NewHTTPClient(publish.HTTPOptions{Timeout: timeout})
+			var afters []time.Duration
+			var pauses []time.Duration
+			r := publish.Retry{Attempts: 6, Initial: 20 * time.Millisecond, Max: 20 * time.Millisecond,
+				Sleep: func(ctx context.Context, d time.Duration) error { pauses = append(pauses, d); return nil }}
+			err := r.Do(context.Background(), func(ctx context.Context) error {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+				resp, err := c.Do(req)
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+					_ = resp.Body.Close()
+				}
+				var te *publish.TimeoutError
+				if errors.As(err, &te) {
+					afters = append(afters, te.After)
+				}
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), "gave up after 2 attempts: one request waits at most 300ms in all, 2 times --timeout") {
+				t.Fatalf("err = %v", err)
+			}
+			// 150ms of silence, a 20ms pause, and the 130ms left.
+			if want := []time.Duration{timeout, 2*timeout - timeout - 20*time.Millisecond}; !slices.Equal(afters, want) || !slices.Equal(pauses, []time.Duration{20 * time.Millisecond}) {
+				t.Errorf("attempts waited %v with pauses %v, want %v and [20ms]", afters, pauses, want)
+			}
+		})
 	}
 }

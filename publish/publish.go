@@ -55,6 +55,16 @@ type ProviderURL struct {
 }
 
 // WriteText writes the summary for people.
+// Verb says what publishing did with a new file: "written" into a folder
+// (local, overrides, dev), "uploaded" to a server.
+func (s *Summary) Verb() string {
+	switch s.Kind {
+	case "local", "overrides", "dev":
+		return "written"
+	}
+	return "uploaded"
+}
+
 func (s *Summary) WriteText(w io.Writer) error {
 	state := "published"
 	if s.Draft {
@@ -62,8 +72,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s: %s\n", s.Kind, s.Version, state, s.URL)
-	fmt.Fprintf(&b, "assets: %d uploaded (%d bytes), %d skipped (unchanged), %d replaced\n",
-		len(s.Uploaded), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
+	fmt.Fprintf(&b, "assets: %d %s (%d bytes), %d skipped (unchanged), %d replaced\n",
+		len(s.Uploaded), s.Verb(), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
 	for _, p := range s.Providers {
 		if d := s.Digests[p.URL]; d != "" {
 			fmt.Fprintf(&b, "operator fetchConfig.oci for %s (%s): %s  (digest %s)\n", p.Name, p.Type, p.URL, d)

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -97,8 +98,49 @@ func (r Retry) WithDefaults() Retry {
 	return r
 }
 
-// Do runs op until it succeeds, fails permanently, or the attempts are used
-// up. op must start from scratch on every call (re-open the file, rewind the
+// waitBudget is what one request, all its attempts together, may spend
+// waiting: the server's silence (an attempt that timed out spends its whole
+// bound) and the pauses between attempts. The HTTP client's watchdog sizes
+// it on the first attempt at WaitBudgetFactor times its timeout, so the
+// retry loop and the client share one bound a user can tell from
+// --timeout. A wait the server asks for (Retry-After, a rate limit) is not
+// counted: MaxWait bounds it.
+type waitBudget struct {
+	mu           sync.Mutex
+	total, spent time.Duration // total 0: no watchdog saw the request
+}
+
+type budgetKey struct{}
+
+func budgetFrom(ctx context.Context) *waitBudget {
+	b, _ := ctx.Value(budgetKey{}).(*waitBudget)
+	return b
+}
+
+// size sets the budget on the first attempt; later ones keep it.
+func (b *waitBudget) size(total time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.total == 0 {
+		b.total = total
+	}
+}
+
+// left is what remains; ok is false while the size is unknown.
+func (b *waitBudget) left() (time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total - b.spent, b.total > 0
+}
+
+func (b *waitBudget) spend(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent += d
+}
+
+// Do runs op until it succeeds, fails permanently, the attempts are used
+// up, or the request has waited twice the HTTP client's timeout in all. op must start from scratch on every call (re-open the file, rewind the
 // bytes): a failed attempt may have sent part of a body.
 func (r Retry) Do(ctx context.Context, op func(ctx context.Context) error) error {
 	_, err := DoValue(ctx, r, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
@@ -115,6 +157,11 @@ func DoValue[T any](ctx context.Context, r Retry, op func(ctx context.Context) (
 		MaxInterval:         r.Max,
 	}
 	b.Reset()
+	budget := budgetFrom(ctx)
+	if budget == nil { // an op that retries inside another's shares its budget
+		budget = &waitBudget{}
+		ctx = context.WithValue(ctx, budgetKey{}, budget)
+	}
 	for attempt := 1; ; attempt++ {
 		v, err := op(ctx)
 		if err == nil {
@@ -132,7 +179,7 @@ func DoValue[T any](ctx context.Context, r Retry, op func(ctx context.Context) (
 			return v, err
 		}
 		if attempt >= r.Attempts {
-			return v, fmt.Errorf("%w (gave up after %d attempts; try again later)", err, attempt)
+			return v, fmt.Errorf("%w (gave up after %s; try again later)", err, attempts(attempt))
 		}
 		wait := b.NextBackOff()
 		if after > 0 {
@@ -141,6 +188,9 @@ func DoValue[T any](ctx context.Context, r Retry, op func(ctx context.Context) (
 					err, after.Round(time.Second), r.MaxWait, r.Now().Add(after).Format(time.RFC3339))
 			}
 			wait = after
+		} else if left, ok := budget.left(); ok && wait >= left {
+			return v, fmt.Errorf("%w (gave up after %s: one request waits at most %s in all, %d times --timeout)",
+				err, attempts(attempt), budget.total.Round(time.Millisecond), WaitBudgetFactor)
 		}
 		if r.Notify != nil {
 			r.Notify(attempt, err, wait)
@@ -148,7 +198,17 @@ func DoValue[T any](ctx context.Context, r Retry, op func(ctx context.Context) (
 		if serr := r.Sleep(ctx, wait); serr != nil {
 			return v, fmt.Errorf("%w (stopped while waiting to retry: %w)", err, serr)
 		}
+		if after == 0 {
+			budget.spend(wait)
+		}
 	}
+}
+
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }
 
 // retriableError marks an error as transient, with an optional wait.

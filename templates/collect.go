@@ -548,14 +548,18 @@ func (c *collector) mapped() error {
 }
 
 // regenerate names the command that regenerates a committed render: the
-// config's, else a Makefile target that generates flavors or templates,
-// else the kustomize command itself.
+// config's, else the tree's Makefile target that makes that file, else
+// one that generates flavors or templates, else the kustomize command itself.
 func (c *collector) regenerate(flavorDir, file string) string {
 	if c.t.Regenerate != "" {
 		return "`" + c.t.Regenerate + "`"
 	}
 	if data, err := c.fs.ReadFile(filepath.Join(c.root, "Makefile")); err == nil {
-		if t := makeTarget(data); t != "" {
+		rel := file
+		if r, err := filepath.Rel(c.root, file); err == nil && !strings.HasPrefix(r, "..") {
+			rel = filepath.ToSlash(r)
+		}
+		if t := makeTarget(data, rel); t != "" {
 			return "`make " + t + "`"
 		}
 	}
@@ -566,30 +570,85 @@ func (c *collector) regenerate(flavorDir, file string) string {
 	return fmt.Sprintf("`kustomize build%s %s > %s`", restrictor, flavorDir, file)
 }
 
-var makeRule = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:([^=]|$)`)
+var (
+	makeAssign = regexp.MustCompile(`^\s*(?:export\s+|override\s+)?([A-Za-z0-9_.-]+)\s*(?::{1,3}=|\?=|\+=|=)\s*(.*)$`)
+	makeRule   = regexp.MustCompile(`^([^\s:#=][^:#=]*?)\s*:([^=].*|)$`)
+	makeVar    = regexp.MustCompile(`\$[({]([A-Za-z0-9_.-]+)[)}]`)
+)
 
-// makeTarget finds the Makefile target that generates flavors (or, failing
-// that, templates).
-func makeTarget(makefile []byte) string {
-	var flavors, templates string
-	sc := bufio.NewScanner(bytes.NewReader(makefile))
+// makeTarget finds the Makefile target that regenerates file (a committed
+// render, slash-separated and relative to the tree): a target that lists
+// the file among its prerequisites (cluster-api-provider-openstack's
+// templates: the renders), else the rule that makes the file itself
+// (templates/cluster-template-%.yaml: make that file), else a target that
+// generates flavors or templates by its name (cluster-api-provider-azure's
+// generate-flavors). Simple variables ($(TEMPLATES_DIR)) are expanded.
+func makeTarget(makefile []byte, file string) string {
+	vars := map[string]string{}
+	type rule struct{ targets, prereqs []string }
+	var rules []rule
+	sc := bufio.NewScanner(bytes.NewReader(bytes.ReplaceAll(makefile, []byte("\\\n"), []byte(" "))))
 	for sc.Scan() {
-		m := makeRule.FindStringSubmatch(sc.Text())
-		if m == nil {
+		line := sc.Text()
+		if strings.HasPrefix(line, "\t") || strings.HasPrefix(strings.TrimSpace(line), "#") {
 			continue
 		}
-		t := m[1]
-		switch {
-		case flavors == "" && strings.Contains(t, "flavor") && strings.Contains(t, "generate") && !strings.Contains(t, "test") && !strings.Contains(t, "e2e"):
-			flavors = t
-		case templates == "" && strings.Contains(t, "template") && strings.Contains(t, "generate") && !strings.Contains(t, "test") && !strings.Contains(t, "e2e"):
-			templates = t
+		if m := makeAssign.FindStringSubmatch(line); m != nil && !makeRule.MatchString(line[:len(line)-len(m[2])]) {
+			if _, set := vars[m[1]]; !set || !strings.Contains(line, "?=") {
+				vars[m[1]] = strings.TrimSpace(m[2])
+			}
+			continue
+		}
+		if m := makeRule.FindStringSubmatch(line); m != nil {
+			prereqs, _, _ := strings.Cut(m[2], ";")
+			prereqs, _, _ = strings.Cut(prereqs, "#")
+			if strings.HasPrefix(strings.TrimSpace(prereqs), "|") || strings.Contains(m[1], "=") {
+				continue
+			}
+			rules = append(rules, rule{strings.Fields(m[1]), strings.Fields(prereqs)})
 		}
 	}
-	if flavors != "" {
-		return flavors
+	expand := func(s string) string {
+		for range 5 {
+			s = makeVar.ReplaceAllStringFunc(s, func(v string) string { return vars[makeVar.FindStringSubmatch(v)[1]] })
+		}
+		return strings.TrimPrefix(s, "./")
 	}
-	return templates
+	matches := func(pattern string) bool {
+		pattern = expand(pattern)
+		if pre, suf, ok := strings.Cut(pattern, "%"); ok {
+			return len(file) > len(pre)+len(suf) && strings.HasPrefix(file, pre) && strings.HasSuffix(file, suf)
+		}
+		return pattern == file
+	}
+	var byName, ownRule string
+	var flavors, templates string
+	for _, r := range rules {
+		for _, t := range r.targets {
+			if strings.HasPrefix(t, ".") {
+				continue
+			}
+			if byName == "" && !strings.ContainsAny(t, "/%$") && slices.ContainsFunc(r.prereqs, matches) {
+				byName = t
+			}
+			if ownRule == "" && matches(t) {
+				ownRule = file
+			}
+			generates := strings.Contains(t, "generate") && !strings.Contains(t, "test") && !strings.Contains(t, "e2e")
+			switch {
+			case flavors == "" && generates && strings.Contains(t, "flavor"):
+				flavors = t
+			case templates == "" && generates && strings.Contains(t, "template"):
+				templates = t
+			}
+		}
+	}
+	for _, t := range []string{byName, ownRule, flavors, templates} {
+		if t != "" {
+			return t
+		}
+	}
+	return ""
 }
 
 // kustomizationDirs adds dir and every local folder of the kustomizations

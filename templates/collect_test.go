@@ -10,16 +10,34 @@ import (
 )
 
 func TestMakeTarget(t *testing.T) {
-	tests := []struct{ makefile, want string }{
+	// cluster-api-provider-openstack: templates lists the renders, each
+	// made by a (pattern) rule from its kustomization.
+	const capo = `TEMPLATES_DIR ?= templates
+.PHONY: templates
+templates: ## Generate cluster templates
+templates: $(TEMPLATES_DIR)/cluster-template.yaml \\
+	$(TEMPLATES_DIR)/cluster-template-flatcar.yaml
+
+$(TEMPLATES_DIR)/cluster-template.yaml: kustomize/v1beta1/default $(KUSTOMIZE) FORCE
+	$(KUSTOMIZE) build "$<" > "$@"
+
+$(TEMPLATES_DIR)/cluster-template-%.yaml: kustomize/v1beta1/% $(KUSTOMIZE) FORCE
+	$(KUSTOMIZE) build "$<" > "$@"
+`
+	tests := []struct{ makefile, file, want string }{
 		// cluster-api-provider-azure: the flavors target, not the e2e one.
-		{"generate-e2e-templates: $(KUSTOMIZE)\n\techo\n.PHONY: generate-flavors ## Generate template flavors.\ngenerate-flavors: $(KUSTOMIZE) generate-addons\n\t./hack/gen-flavors.sh\n", "generate-flavors"},
-		{"generate-templates: $(KUSTOMIZE)\n\tkustomize build templates/x > templates/cluster-template-x.yaml\n", "generate-templates"},
-		{"X := generate-flavors\nbuild:\n\tgo build\n", ""},
-		{"generate-test-flavors: $(KUSTOMIZE)\n\techo\n", ""},
+		{"generate-e2e-templates: $(KUSTOMIZE)\n\techo\n.PHONY: generate-flavors ## Generate template flavors.\ngenerate-flavors: $(KUSTOMIZE) generate-addons\n\t./hack/gen-flavors.sh\n", "templates/cluster-template-aad.yaml", "generate-flavors"},
+		{"generate-templates: $(KUSTOMIZE)\n\tkustomize build templates/x > templates/cluster-template-x.yaml\n", "templates/cluster-template-x.yaml", "generate-templates"},
+		{"X := generate-flavors\nbuild:\n\tgo build\n", "templates/cluster-template-x.yaml", ""},
+		{"generate-test-flavors: $(KUSTOMIZE)\n\techo\n", "templates/cluster-template-x.yaml", ""},
+		{capo, "templates/cluster-template-flatcar.yaml", "templates"},
+		// Not listed by templates, but a pattern rule makes it.
+		{capo, "templates/cluster-template-without-lb.yaml", "templates/cluster-template-without-lb.yaml"},
+		{capo, "other/cluster-template-x.yaml", ""},
 	}
 	for _, tt := range tests {
-		if got := makeTarget([]byte(tt.makefile)); got != tt.want {
-			t.Errorf("makeTarget(%q) = %q, want %q", tt.makefile, got, tt.want)
+		if got := makeTarget([]byte(tt.makefile), tt.file); got != tt.want {
+			t.Errorf("makeTarget(%q, %s) = %q, want %q", tt.makefile, tt.file, got, tt.want)
 		}
 	}
 }

@@ -28,6 +28,9 @@
 // version listing reads GOPROXY, the default overrides folder is looked up
 // under XDG_CONFIG_HOME/HOME (creating the config folder if missing) before
 // the configured one replaces it, and every HTTP request goes through
-// http.DefaultTransport. Tokens are config values: pass github-token or
-// gitlab-access-token in Options.Variables.
+// http.DefaultTransport. For the duration of a Repository call that reads
+// over HTTP that is capirepo's transport over the one there before: waits
+// bounded as publishing bounds them (Options.HTTPClient), credentials sent
+// only to the provider URLs' hosts (transport.go). Tokens are config
+// values: pass github-token or gitlab-access-token in Options.Variables.
 package verify

@@ -43,7 +43,10 @@ const (
 	ImageOK         = "ok"
 	ImageMissing    = "missing"    // not in the registry, or without a platform
 	ImageUnreadable = "unreadable" // the registry wants credentials (a warning)
-	ImageSkipped    = "skipped"    // the reference holds ${VARIABLES}
+	// ImageUnreachable: the registry could not be asked (no such host, no
+	// connection, no answer, a server error): not known to be missing.
+	ImageUnreachable = "unreachable"
+	ImageSkipped     = "skipped" // the reference holds ${VARIABLES}
 )
 
 // ImageResult is what the registry said about one image.
@@ -103,6 +106,31 @@ type ImagesOptions struct {
 	Concurrency int
 	// Timeout bounds the check of one image; 0 means one minute.
 	Timeout time.Duration
+	// Report lists images of these statuses (ImageMissing,
+	// ImageUnreachable) without failing: a dry run reports an unreachable
+	// registry, a draft release the images still to be promoted.
+	Report []string
+}
+
+// ImagesError says which images are not ready: missing from their
+// registry, or not checked because the registry could not be asked.
+type ImagesError struct {
+	Missing, Unreachable []string // one line per use: provider file: object container: image: detail
+	Total                int      // images checked
+	missing, unreachable int      // images (not uses)
+}
+
+func (e *ImagesError) Error() string {
+	var parts []string
+	if e.missing > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d images are not ready for clusterctl init (push or promote them first, or pass --skip-image-check):\n  %s",
+			e.missing, e.Total, strings.Join(e.Missing, "\n  ")))
+	}
+	if e.unreachable > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d images could not be checked, which is not the same as missing: the registry did not answer (check the network, the registry name, or its status; a dry run reports this without failing):\n  %s",
+			e.unreachable, e.Total, strings.Join(e.Unreachable, "\n  ")))
+	}
+	return strings.Join(parts, "\n")
 }
 
 // ReleaseImages lists the containers of every workload in the components
@@ -206,7 +234,7 @@ func Images(ctx context.Context, uses []ImageUse, o ImagesOptions) (*ImagesRepor
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				r.Status, r.Detail = ImageMissing, "not checked: "+ctx.Err().Error()
+				r.Status, r.Detail = ImageUnreachable, "not checked: "+context.Cause(ctx).Error()
 				return
 			}
 			defer func() { <-sem }()
@@ -217,18 +245,27 @@ func Images(ctx context.Context, uses []ImageUse, o ImagesOptions) (*ImagesRepor
 	}
 	wg.Wait()
 
-	var errs []string
+	ie := &ImagesError{Total: len(rep.Images)}
 	for _, r := range rep.Images {
-		if r.Status != ImageMissing {
+		var to *[]string
+		switch {
+		case slices.Contains(o.Report, r.Status):
+			continue
+		case r.Status == ImageMissing:
+			to = &ie.Missing
+			ie.missing++
+		case r.Status == ImageUnreachable:
+			to = &ie.Unreachable
+			ie.unreachable++
+		default:
 			continue
 		}
 		for _, u := range r.Uses {
-			errs = append(errs, fmt.Sprintf("%s %s: %s container %s: image %s: %s", u.Provider, u.File, u.Object, u.Container, r.Image, r.Detail))
+			*to = append(*to, fmt.Sprintf("%s %s: %s container %s: image %s: %s", u.Provider, u.File, u.Object, u.Container, r.Image, r.Detail))
 		}
 	}
-	if len(errs) > 0 {
-		return rep, fmt.Errorf("%d of %d images are not ready for clusterctl init (push or promote them first, or pass --skip-image-check):\n  %s",
-			rep.Count(ImageMissing), len(rep.Images), strings.Join(errs, "\n  "))
+	if ie.missing+ie.unreachable > 0 {
+		return rep, ie
 	}
 	return rep, nil
 }
@@ -327,7 +364,9 @@ func findPlatform(im *v1.IndexManifest, w v1.Platform) *v1.Descriptor {
 }
 
 // classify sorts a registry error: not found is missing; a refusal to
-// read (401, 403) is unreadable, since the cluster may have pull secrets.
+// read (401, 403) is unreadable, since the cluster may have pull secrets;
+// anything else (no such host, no connection, no answer, a server error)
+// is unreachable: the image may well be there.
 func classify(err error) (string, string) {
 	var te *transport.Error
 	if errors.As(err, &te) {
@@ -343,5 +382,5 @@ func classify(err error) (string, string) {
 			}
 		}
 	}
-	return ImageMissing, "could not check: " + err.Error()
+	return ImageUnreachable, "could not reach the registry: " + err.Error()
 }

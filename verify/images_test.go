@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log"
 	"net/http"
@@ -163,5 +164,40 @@ spec:
 	rep, err = verify.Images(context.Background(), uses, verify.ImagesOptions{Platforms: []string{"linux/amd64"}})
 	if err == nil || rep.Count(verify.ImageMissing) != 1 || rep.Count(verify.ImageOK) != 3 {
 		t.Errorf("amd64 only: %d missing, %d ok, err %v", rep.Count(verify.ImageMissing), rep.Count(verify.ImageOK), err)
+	}
+}
+
+// TestImages_AnUnreachableRegistryIsNotMissing: an image on a registry that
+// cannot be asked is reported as unreachable, apart from missing ones, and
+// the error says it is not the same as missing; reported statuses do not
+// fail the check.
+func TestImages_AnUnreachableRegistryIsNotMissing(t *testing.T) {
+	host, _ := privateRegistry(t)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	down := strings.TrimPrefix(closed.URL, "http://")
+	closed.Close() // nothing listens there now: connection refused
+	uses := []verify.ImageUse{
+		{Provider: "infrastructure-capx", File: "infrastructure-components.yaml", Object: "Deployment capx-system/m", Container: "manager", Image: down + "/capx/manager:v1.0.0"},
+		{Provider: "infrastructure-capx", File: "infrastructure-components.yaml", Object: "Deployment capx-system/m", Container: "sidecar", Image: host + "/capx/not-promoted:v1.0.0"},
+	}
+	rep, err := verify.Images(context.Background(), uses, verify.ImagesOptions{})
+	if got := [2]int{rep.Count(verify.ImageUnreachable), rep.Count(verify.ImageMissing)}; got != [2]int{1, 1} {
+		t.Errorf("unreachable, missing = %v, want [1 1]", got)
+	}
+	var ie *verify.ImagesError
+	if !errors.As(err, &ie) || len(ie.Missing) != 1 || len(ie.Unreachable) != 1 {
+		t.Fatalf("err = %v", err)
+	}
+	for _, s := range []string{"1 of 2 images are not ready for clusterctl init", "not-promoted:v1.0.0: not found in the registry",
+		"1 of 2 images could not be checked, which is not the same as missing", "container manager: image " + down + "/capx/manager:v1.0.0: could not reach the registry"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error lacks %q:\n%v", s, err)
+		}
+	}
+	if _, err := verify.Images(context.Background(), uses[:1], verify.ImagesOptions{Report: []string{verify.ImageUnreachable}}); err != nil {
+		t.Errorf("an unreachable registry, reported: %v", err)
+	}
+	if _, err := verify.Images(context.Background(), uses, verify.ImagesOptions{Report: []string{verify.ImageUnreachable}}); err == nil || !strings.Contains(err.Error(), "not-promoted") {
+		t.Errorf("a missing image among reported unreachable ones: %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package verify
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -64,7 +66,10 @@ type Variable struct {
 	Placeholder bool `json:"placeholder,omitempty"`
 }
 
-// WriteText prints the report for people.
+// WriteText prints the report for people: the components' variables one a
+// line (what clusterctl init asks for), every template file on one line
+// with its count of variables, and the templates' variables once per
+// provider, each with its default; the values substituted are in the JSON.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	for _, p := range r.Providers {
@@ -84,25 +89,63 @@ func (r *Report) WriteText(w io.Writer) error {
 		if !p.TemplatesListed {
 			b.WriteString("  templates:  not listed (remote repository without a file list)\n")
 		}
+		var templateVars [][]Variable
 		for _, t := range p.Flavors {
 			name := t.Name
 			if name == "" {
 				name = "(default)"
 			}
-			fmt.Fprintf(&b, "  flavor %s: %s: %d objects", name, t.File, t.Objects)
+			fmt.Fprintf(&b, "  flavor %s: %s: %d objects%s", name, t.File, t.Objects, variableCount(t.Variables))
 			if len(t.ClusterClasses) > 0 {
 				fmt.Fprintf(&b, ", with ClusterClass %s", strings.Join(t.ClusterClasses, ", "))
 			}
 			b.WriteString("\n")
-			writeVariables(&b, "    ", t.Variables)
+			templateVars = append(templateVars, t.Variables)
 		}
 		for _, t := range p.ClusterClasses {
-			fmt.Fprintf(&b, "  clusterclass %s: %s: %d objects\n", t.Name, t.File, t.Objects)
-			writeVariables(&b, "    ", t.Variables)
+			fmt.Fprintf(&b, "  clusterclass %s: %s: %d objects%s\n", t.Name, t.File, t.Objects, variableCount(t.Variables))
+			templateVars = append(templateVars, t.Variables)
+		}
+		if names := distinctVariables(templateVars); len(names) > 0 {
+			fmt.Fprintf(&b, "  template variables: %s\n", strings.Join(names, ", "))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// variableCount is ", N variables" for a template's line.
+func variableCount(vars []Variable) string {
+	switch len(vars) {
+	case 0:
+		return ""
+	case 1:
+		return ", 1 variable"
+	}
+	return fmt.Sprintf(", %d variables", len(vars))
+}
+
+// distinctVariables lists each variable of the templates once, sorted,
+// with its default (or "required"); one that a file requires and another
+// defaults is listed with both.
+func distinctVariables(sets [][]Variable) []string {
+	seen := map[string][]string{}
+	for _, vars := range sets {
+		for _, v := range vars {
+			d := "required"
+			if !v.Required && v.Default != nil {
+				d = fmt.Sprintf("default %q", *v.Default)
+			}
+			if !slices.Contains(seen[v.Name], d) {
+				seen[v.Name] = append(seen[v.Name], d)
+			}
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(seen)) {
+		out = append(out, fmt.Sprintf("%s (%s)", name, strings.Join(seen[name], "; ")))
+	}
+	return out
 }
 
 func writeVariables(b *strings.Builder, indent string, vars []Variable) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path"
@@ -51,6 +52,10 @@ type Options struct {
 	// real values for template or components variables (they win over the
 	// fixed values and placeholders), and github-token / gitlab-access-token.
 	Variables map[string]string
+	// HTTPClient gives clusterctl's reads over HTTP their waits: those of a
+	// client publish.NewHTTPClient made (--timeout); nil means publish's
+	// defaults. Credentials go only to the provider URLs' hosts either way.
+	HTTPClient *http.Client
 }
 
 // File name patterns clusterctl derives from flavors and class names
@@ -81,11 +86,13 @@ func Repository(ctx context.Context, targets []Repo, opts Options) (*Report, err
 
 	rep := &Report{}
 	var errs []error
-	for _, t := range targets {
-		v := &targetVerifier{t: t, opts: opts, overrides: overrides}
-		rep.Providers = append(rep.Providers, v.run(ctx))
-		errs = append(errs, v.errs...)
-	}
+	throughCapirepoTransport(targets, opts.HTTPClient, func() {
+		for _, t := range targets {
+			v := &targetVerifier{t: t, opts: opts, overrides: overrides}
+			rep.Providers = append(rep.Providers, v.run(ctx))
+			errs = append(errs, v.errs...)
+		}
+	})
 	return rep, errors.Join(errs...)
 }
 

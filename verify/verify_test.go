@@ -131,13 +131,18 @@ func TestDir_GoodReleaseReportsWhatClusterctlRead(t *testing.T) {
 		"    image    ghcr.io/example/capi-example-controller:v0.1.0",
 		`    variable EXAMPLE_B64ENCODED_CREDENTIALS (required) = "Y2FwaXJlcG8tcGxhY2Vob2xkZXI=" placeholder`,
 		`    variable EXAMPLE_LOG_LEVEL (default "2") = "2"`,
-		"  flavor (default): cluster-template.yaml: 4 objects",
-		"  flavor topology: cluster-template-topology.yaml: 4 objects, with ClusterClass capirepo-verify/example-quick-start",
-		"  clusterclass example-quick-start: clusterclass-example-quick-start.yaml: 3 objects",
+		"  flavor (default): cluster-template.yaml: 4 objects, 6 variables",
+		"  flavor topology: cluster-template-topology.yaml: 4 objects, 7 variables, with ClusterClass capirepo-verify/example-quick-start",
+		"  clusterclass example-quick-start: clusterclass-example-quick-start.yaml: 3 objects, 1 variable",
+		// Each template variable once, not once per file.
+		`  template variables: CLUSTER_NAME (required), CONTROL_PLANE_MACHINE_COUNT (required), EXAMPLE_MACHINE_FLAVOR (required), EXAMPLE_REGION (default "local"), KUBERNETES_VERSION (required), NAMESPACE (required), WORKER_MACHINE_COUNT (required)`,
 	} {
 		if !strings.Contains(text.String(), line+"\n") {
 			t.Errorf("text report lacks line %q:\n%s", line, text.String())
 		}
+	}
+	if n := strings.Count(text.String(), "\n"); n != 11 {
+		t.Errorf("text report has %d lines, want 11 (no line per template variable):\n%s", n, text.String())
 	}
 
 	data, err := json.Marshal(rep)

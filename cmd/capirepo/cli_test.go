@@ -60,9 +60,15 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		json           bool // stdout is one JSON document
 	}{
 		{name: "help", args: nil, code: 0, stdout: []string{"Usage:", "Available Commands:"}, stderr: []string{""}},
-		{name: "version", args: []string{"version"}, code: 0, stdout: []string{"capirepo "}, stderr: []string{""}},
-		{name: "version json", args: []string{"version", "-o", "json"}, code: 0, json: true, stderr: []string{""}},
+		// A test binary has no version: stderr says how to get one (TestVersion_*).
+		{name: "version", args: []string{"version"}, code: 0, stdout: []string{"capirepo "}},
+		{name: "version json", args: []string{"version", "-o", "json"}, code: 0, json: true},
 		{name: "unknown command", args: []string{"bulid"}, code: 2, stdout: []string{""}, stderr: []string{`unknown command "bulid" for "capirepo" (did you mean "build"?); see 'capirepo --help'`}},
+		// A mistyped command with the flags of the one meant: the command is the mistake.
+		{name: "unknown command with flags", args: []string{"biuld", "--version", "v1"}, code: 2, stdout: []string{""}, stderr: []string{`unknown command "biuld" for "capirepo" (did you mean "build"?); see 'capirepo --help'`}},
+		{name: "unknown subcommand with flags", args: []string{"publish", "gihub", "--repo", "o/r"}, code: 2, stdout: []string{""}, stderr: []string{`unknown command "gihub" for "capirepo publish" (did you mean "github"?)`}},
+		{name: "mistyped flag", args: []string{"build", "--verison", "v1"}, code: 2, stdout: []string{""}, stderr: []string{"unknown flag: --verison (did you mean --version?); see 'capirepo build --help'"}}, //nolint:misspell // the typo is the test
+		{name: "mistyped global flag", args: []string{"version", "--ouptut", "json"}, code: 2, stdout: []string{""}, stderr: []string{"(did you mean --output?)"}},
 		{name: "unknown subcommand", args: []string{"publish", "gihub"}, code: 2, stdout: []string{""}, stderr: []string{`(did you mean "github"?)`}},
 		{name: "unknown subcommand json", args: []string{"publish", "gihub", "-o", "json"}, code: 2, json: true, stdout: []string{`"exitCode": 2`, `did you mean`}},
 		{name: "help of an unknown command", args: []string{"help", "publish", "gihub"}, code: 2, stdout: []string{""}, stderr: []string{`(did you mean "github"?)`}},
@@ -91,16 +97,17 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "lint stops build", args: []string{"build", lintFails, "--version", "v1.2.0", "--out", out()}, code: 1, stdout: []string{""}, stderr: []string{"CAPI315", "nothing was written"}},
 		{name: "lint stops build json", args: []string{"build", lintFails, "--version", "v1.2.0", "--out", out(), "-o", "json"}, code: 1, json: true, stdout: []string{`"exitCode": 1`, `"rule": "CAPI315"`, "nothing was written"}},
 		{name: "lint dist", args: []string{"lint", dist}, code: 0, stdout: []string{""}, stderr: []string{"0 errors"}},
+		{name: "lint fails", args: []string{"lint", lintFails, "--version", "v1.2.0"}, code: 1, stdout: []string{""}, stderr: []string{"\nError: lint: 1 error, 0 warnings: fix them"}},
 		{name: "lint missing", args: []string{"lint", "/nonexistent"}, code: 2, stderr: []string{"no such file or folder"}},
 		{name: "verify", args: []string{"verify", dist}, code: 0, stdout: []string{"flavor ha"}, stderr: []string{""}},
 		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
 		{name: "publish local old flags", args: []string{"publish", "local", "--from", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"},
-			stderr: []string{"8 uploaded", "Flag --from has been deprecated, pass the built release folder as DIST", "Flag --root has been deprecated, use --out"}},
+			stderr: []string{"8 written (", "Flag --from has been deprecated, pass the built release folder as DIST", "Flag --root has been deprecated, use --out"}},
 		{name: "publish local DIST missing", args: []string{"publish", "local", "/nonexistent", "--out", out()}, code: 2, stderr: []string{"DIST /nonexistent: no such folder"}},
 		{name: "publish configmap DIST", args: []string{"publish", "configmap", dist, "--out", filepath.Join(t.TempDir(), "providers.yaml")}, code: 0},
 		{name: "dev old flags", env: map[string]string{"HOME": t.TempDir()}, args: []string{"dev", "--dir", example, "--root", out()}, code: 0,
 			stdout: []string{"clusterctl init --infrastructure example:"}, stderr: []string{"Flag --dir has been deprecated", "Flag --root has been deprecated, use --out"}},
-		{name: "publish local DIST", args: []string{"publish", "local", dist, "--out", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 uploaded"}},
+		{name: "publish local DIST", args: []string{"publish", "local", dist, "--out", out()}, code: 0, stdout: []string{"providers:", "file://"}, stderr: []string{"8 written ("}},
 		{name: "publish local overrides", env: map[string]string{"HOME": t.TempDir()}, args: []string{"publish", "local", dist, "--overrides"}, code: 0,
 			stdout: []string{"clusterctl init --infrastructure example:v0.1.0\n"}, stderr: []string{"instead of the provider repository's for v0.1.0", "ask for v0.1.0 explicitly"}},
 		{name: "publish local DIST twice", args: []string{"publish", "local", dist, "--from", tree, "--root", out()}, code: 2, stderr: []string{"pass one"}},
@@ -212,8 +219,9 @@ func TestVerify_EveryVersionInDist(t *testing.T) {
 }
 
 // TestRelease_FileProgressListsEachUploadOnceWithSizes: the file:// target's
-// uploads are listed once, with their sizes, in aligned columns, and counts
-// read in the singular when there is one.
+// writes are listed once, with their sizes, in aligned columns, called what
+// they are (written, not uploaded), and counts read in the singular when
+// there is one.
 func TestRelease_FileProgressListsEachUploadOnceWithSizes(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "repo")
 	code, _, stderr := runCmd(t, nil, "release", exampleDir(t), "--version", "v0.1.0", "--out", filepath.Join(t.TempDir(), "dist"), "--publish", "file://"+root, "--skip-image-check")
@@ -222,11 +230,11 @@ func TestRelease_FileProgressListsEachUploadOnceWithSizes(t *testing.T) {
 	}
 	var uploads []string
 	for _, line := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(line, "  uploaded ") {
+		if strings.HasPrefix(line, "  written ") {
 			uploads = append(uploads, line)
 		}
 	}
-	if len(uploads) != 8 {
+	if len(uploads) != 8 || strings.Contains(stderr, "uploaded") {
 		t.Fatalf("%d upload lines, want 8:\n%s", len(uploads), stderr)
 	}
 	for _, l := range uploads {

@@ -228,7 +228,8 @@ func TestAdoptionExamples_ParseAndUseRealFlags(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}
-	cmd := exec.Command("make", "-n", "-f", "examples/adoption/Makefile", "capirepo-release", "CAPIREPO_TAG=v0.1.0")
+	cmd := exec.Command("make", "-n", "-f", "examples/adoption/Makefile", "capirepo-release", "CAPIREPO_TAG=v0.1.0",
+		"CAPIREPO_IMAGE=ghcr.io/acme/controller", "CAPIREPO_PUBLISH=github://acme/provider")
 	cmd.Dir = repoRoot
 	out, err := cmd.CombinedOutput()
 	if err != nil {

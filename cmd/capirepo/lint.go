@@ -87,7 +87,7 @@ with @VERSION; without, the release there before this one).`,
 				return err
 			}
 			if rep.HasErrors() {
-				return fmt.Errorf("lint: %d errors", rep.Count(contract.Error))
+				return fmt.Errorf("lint: %w", &pipeline.LintError{Report: rep})
 			}
 			return nil
 		},
@@ -237,7 +237,7 @@ func configWaivers(cmd *cobra.Command, cfgPath string) ([]contract.Waiver, error
 	}
 	ws := contract.Waivers(cfg.Lint)
 	if len(ws) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d waivers from %s\n", cmd.Name(), len(ws), cfgPath)
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s from %s\n", cmd.Name(), plural(len(ws), "waiver", "waivers"), cfgPath)
 	}
 	return ws, nil
 }

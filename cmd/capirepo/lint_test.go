@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,19 +63,31 @@ func TestLint_AnyReleaseFolder(t *testing.T) {
 		})
 	}
 
-	// A broken metadata.yaml in the download; a config's waiver clears it.
-	if err := os.WriteFile(filepath.Join(download, "metadata.yaml"), []byte("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Nope\nreleaseSeries: [{major: 0, minor: 1, contract: v1beta2}]\n"), 0o644); err != nil {
+	// A manager container renamed in the download; a config's waiver clears it.
+	comps := filepath.Join(download, "infrastructure-components.yaml")
+	data, err := os.ReadFile(comps)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runCmd(t, nil, "lint", download); code != 1 || !strings.Contains(stderr, "CAPI102") {
-		t.Errorf("broken metadata: exit %d: %s", code, stderr)
+	if err := os.WriteFile(comps, bytes.Replace(data, []byte("        name: manager\n"), []byte("        name: controller\n"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, nil, "lint", download); code != 1 || !strings.Contains(stderr, "CAPI204") {
+		t.Errorf("renamed manager: exit %d: %s", code, stderr)
 	}
 	cfg := filepath.Join(tmp, "capirepo.yaml")
-	if err := os.WriteFile(cfg, []byte("providers:\n- name: infrastructure-example\nlint:\n  disable:\n  - rule: CAPI102\n    reason: fixed next release\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("providers:\n- name: infrastructure-example\nlint:\n  disable:\n  - rule: CAPI204\n    reason: fixed next release\n  - rule: CAPI102\n    reason: fixed next release\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := runCmd(t, nil, "lint", "--config", cfg, download); code != 0 || !strings.Contains(stderr, "(waived: fixed next release)") {
 		t.Errorf("--config waiver on a release folder: exit %d: %s", code, stderr)
+	}
+	// A metadata.yaml clusterctl refuses: the waiver does not clear it.
+	if err := os.WriteFile(filepath.Join(download, "metadata.yaml"), []byte("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Nope\nreleaseSeries: [{major: 0, minor: 1, contract: v1beta2}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, nil, "lint", "--config", cfg, download); code != 1 || !strings.Contains(stderr, "waiver CAPI102 (fixed next release) cannot waive") {
+		t.Errorf("refused metadata: exit %d: %s", code, stderr)
 	}
 
 	empty := t.TempDir()

@@ -231,22 +231,21 @@ func TestRun_LintReportsAndExitsOne(t *testing.T) {
 // and by a narrow capirepo.yaml waiver; a waiver that matches nothing is
 // reported.
 func TestRun_BuildDisableWaivesAsLintDoes(t *testing.T) {
-	files := testtree.Minimal(map[string]string{
-		"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Nope\nreleaseSeries: [{major: 1, minor: 2, contract: v1beta2}]\n",
-	})
+	files := testtree.Minimal(nil)
+	files["config/manager/manager.yaml"] = strings.Replace(files["config/manager/manager.yaml"], "sidecar:1.0", "sidecar:latest", 1) // CAPI205
 	dir := testtree.Write(t, files)
 	out := filepath.Join(t.TempDir(), "dist")
 	if code, _, stderr := runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--out", out); code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
-	code, _, stderr := runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--out", out, "--disable", "CAPI102=kind fixed upstream next release")
-	if code != 0 || !strings.Contains(stderr, "(waived: kind fixed upstream next release)") {
+	code, _, stderr := runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--out", out, "--disable", "CAPI205=pinned upstream next release")
+	if code != 0 || !strings.Contains(stderr, "(waived: pinned upstream next release)") {
 		t.Fatalf("build --disable: exit %d: %s", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "infrastructure-test", "v1.2.0", "metadata.yaml")); err != nil {
 		t.Errorf("nothing written after the waiver: %v", err)
 	}
-	files["capirepo.yaml"] = "providers:\n- name: infrastructure-test\nlint:\n  disable:\n  - rule: CAPI102\n    file: metadata.yaml\n    reason: narrow\n  - rule: CAPI504\n    file: cluster-template-none.yaml\n    reason: stale\n"
+	files["capirepo.yaml"] = "providers:\n- name: infrastructure-test\nlint:\n  disable:\n  - rule: CAPI205\n    object: Deployment/*\n    reason: narrow\n  - rule: CAPI504\n    file: cluster-template-none.yaml\n    reason: stale\n"
 	dir = testtree.Write(t, files)
 	code, _, stderr = runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--out", filepath.Join(t.TempDir(), "dist"))
 	if code != 0 || !strings.Contains(stderr, "(waived: narrow)") || !strings.Contains(stderr, "waiver CAPI504 file cluster-template-none.yaml (stale) matched no finding") {
@@ -254,5 +253,57 @@ func TestRun_BuildDisableWaivesAsLintDoes(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, nil, "build", "--dir", dir, "--version", "v1.2.0", "--disable", "CAPI999=x"); code != 2 {
 		t.Errorf("unknown rule: exit %d, want 2: %s", code, stderr)
+	}
+}
+
+// TestRun_BuildRefusedRulesCannotBeWaived: --disable CAPI105 (no release
+// series covers the version) does not build a version clusterctl refuses.
+func TestRun_BuildRefusedRulesCannotBeWaived(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(nil)) // series 1.2 only
+	out := filepath.Join(t.TempDir(), "dist")
+	code, _, stderr := runCmd(t, nil, "build", dir, "--version", "v1.3.0", "--out", out, "--disable", "CAPI105=next release")
+	if code != 1 || !strings.Contains(stderr, "error: waiver CAPI105 (next release) cannot waive CAPI105's errors: clusterctl refuses a release with them") ||
+		!strings.Contains(stderr, "Error: lint: 1 error, 0 warnings: fix them; clusterctl refuses the release with them, no waiver clears them") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s was written: %v", out, err)
+	}
+}
+
+// TestMetadata_OneReadingForEveryCommand: a metadata.yaml with a negative
+// release series is refused alike by build, lint and dev (which reads it for
+// the next version), each naming the field.
+func TestMetadata_OneReadingForEveryCommand(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"metadata.yaml": "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- {major: 1, minor: 2, contract: v1beta2}\n- {major: -1, minor: 3, contract: v1beta2}\n",
+	}))
+	for _, args := range [][]string{
+		{"build", dir, "--version", "v1.2.0", "--out", filepath.Join(t.TempDir(), "dist")},
+		{"lint", dir, "--version", "v1.2.0"},
+		{"dev", dir, "--out", filepath.Join(t.TempDir(), "dev")},
+	} {
+		code, _, stderr := runCmd(t, map[string]string{"HOME": t.TempDir()}, args...)
+		if code != 1 || !strings.Contains(stderr, "releaseSeries[1].major") || !strings.Contains(stderr, "major is -1: a version number cannot be negative") {
+			t.Errorf("%s: exit %d: %s", args[0], code, stderr)
+		}
+	}
+}
+
+// TestRun_BuildWarnsAboutAStagingImage: a tree that names its staging
+// image, built without a config, builds with a CAPI210 warning naming the
+// image and the fix; with image.newName it builds without.
+func TestRun_BuildWarnsAboutAStagingImage(t *testing.T) {
+	files := testtree.Minimal(nil)
+	files["config/manager/manager.yaml"] = strings.Replace(files["config/manager/manager.yaml"], "registry.example.com/test/manager:dev", "gcr.io/k8s-staging-test/manager:dev", 1)
+	dir := testtree.Write(t, files)
+	code, _, stderr := runCmd(t, nil, "build", dir, "--version", "v1.2.0", "--out", filepath.Join(t.TempDir(), "dist"))
+	if code != 0 || !strings.Contains(stderr, "warning CAPI210") || !strings.Contains(stderr, `image "gcr.io/k8s-staging-test/manager:v1.2.0" is a staging registry's`) {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	files["capirepo.yaml"] = "providers:\n- name: infrastructure-test\n  image: {newName: registry.k8s.io/test/manager}\n"
+	code, _, stderr = runCmd(t, nil, "build", testtree.Write(t, files), "--version", "v1.2.0", "--out", filepath.Join(t.TempDir(), "dist"))
+	if code != 0 || strings.Contains(stderr, "CAPI210") {
+		t.Errorf("with image.newName: exit %d: %s", code, stderr)
 	}
 }

@@ -58,7 +58,8 @@ would install.
 --images REGISTRY/PREFIX copies every image the components run (and
 cert-manager's) to REGISTRY/PREFIX/<provider-label>/<name>, all platforms, by
 digest. The clusterctl config for the site (providers:, cert-manager:, images:)
-is printed, or written with --config-out.
+is printed, or written with --config-out; for an oci:// target, which clusterctl
+cannot read, the cluster-api-operator Provider resources instead.
 
 A re-run copies only what is missing. A file that changed upstream under a
 mirrored version is refused (exit 1) unless --replace. At the end clusterctl
@@ -69,7 +70,8 @@ GITLAB_ACCESS_TOKEN or CI_JOB_TOKEN for a GitLab target; registries use the
 docker credential helpers and ~/.docker/config.json (OCI_USERNAME/OCI_PASSWORD
 or OCI_ACCESS_TOKEN for an oci:// target, as publish oci reads them). An oci://
 target holds the artifacts cluster-api-operator reads (see publish oci);
-clusterctl itself reads no registry, so nothing is read back from it.`,
+clusterctl itself reads no registry, so the mirror is read back by the
+operator's rules, then through clusterctl's client from memory.`,
 		Example: `  # The providers a site uses, at the versions clusterctl installs, into GitLab
   GITLAB_ACCESS_TOKEN=... capirepo mirror cluster-api:latest infrastructure-aws:latest \
     --to gitlab://gitlab.example.com/infra/capi-mirror --config-out clusterctl.yaml
@@ -97,7 +99,7 @@ clusterctl itself reads no registry, so nothing is read back from it.`,
 	f.IntVar(&o.concurrency, "concurrency", 4, "providers mirrored at once")
 	f.BoolVar(&o.noVerify, "no-verify", false, "do not read the mirror back through clusterctl")
 	f.BoolVar(&o.certManager, "cert-manager", true, "mirror cert-manager at the version clusterctl would install")
-	f.StringVar(&o.configOut, "config-out", "", "write the site's clusterctl config to this file")
+	f.StringVar(&o.configOut, "config-out", "", "write the site's clusterctl config (for an oci:// target: the operator's Provider resources) to this file")
 	return cmd
 }
 
@@ -187,10 +189,17 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	for _, w := range sum.Warnings {
 		fmt.Fprintf(s.errOut, "warning: %s\n", w)
 	}
+	what := "clusterctl config for the site"
+	if sum.ConfigFor != "" {
+		what = "Provider resources of " + sum.ConfigFor + " for the site (clusterctl cannot install from this mirror)"
+	}
 	if err == nil && o.configOut == "" {
 		fmt.Fprint(s.out, sum.Config)
+		if sum.ConfigFor != "" {
+			fmt.Fprintf(s.errOut, "%s on stdout\n", what)
+		}
 	} else if err == nil {
-		fmt.Fprintf(s.errOut, "clusterctl config for the site written to %s\n", o.configOut)
+		fmt.Fprintf(s.errOut, "%s written to %s\n", what, o.configOut)
 	}
 	return err
 }

@@ -154,3 +154,34 @@ func TestMirror_CLIIntoAnOCIRegistryThenCopiesNothing(t *testing.T) {
 		t.Errorf("components read back from the registry differ from upstream's (%d vs %d bytes)", len(got.Data), len(want))
 	}
 }
+
+// TestMirror_CLIIntoAnOCIRegistryWritesTheOperatorsResources: what a mirror
+// into a registry writes for the site is what the operator reads (the
+// Provider resources, as publish oci prints them), said to be unusable by
+// clusterctl; no clusterctl config pointing at the registry.
+func TestMirror_CLIIntoAnOCIRegistryWritesTheOperatorsResources(t *testing.T) {
+	srv, cfg := mirrorUpstream(t)
+	host := authRegistry(t, "mirror", "s3cret-mirror-pw")
+	env := map[string]string{"GITHUB_API_URL": srv.APIURL(), "OCI_USERNAME": "mirror", "OCI_PASSWORD": "s3cret-mirror-pw"}
+	out := filepath.Join(t.TempDir(), "site.yaml")
+	code, _, stderr := runCmd(t, env, "mirror", "infrastructure-example:v0.1.0", "--to", "oci://"+host+"/capi", "--plain-http",
+		"--clusterctl-config", cfg, "--cert-manager=false", "--config-out", out)
+	if code != 0 || !strings.Contains(stderr, "Provider resources of the operator for the site (clusterctl cannot install from this mirror) written to "+out) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := string(data)
+	for _, want := range []string{"# clusterctl cannot read an OCI registry, so it cannot install from this mirror",
+		"kind: InfrastructureProvider", "name: example", "namespace: capi-example-system", "version: v0.1.0",
+		"oci: http://" + host + "/capi/infrastructure-example:v0.1.0"} {
+		if !strings.Contains(site, want) {
+			t.Errorf("site file lacks %q:\n%s", want, site)
+		}
+	}
+	if strings.Contains(site, "providers:") || strings.Contains(site, "url:") {
+		t.Errorf("site file holds a clusterctl config:\n%s", site)
+	}
+}

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/targets"
-
-	"github.com/spf13/cobra"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/verify"
 )
 
 type publishGitHubOptions struct {
@@ -19,6 +23,8 @@ type publishGitHubOptions struct {
 	concurrency int
 	apiURL      string
 	timeout     time.Duration
+	images      bool
+	platforms   []string
 }
 
 func (o *publishGitHubOptions) validate() (owner, name string, err error) {
@@ -45,7 +51,9 @@ then the release is published (--draft leaves that to a person). A re-run
 resumes an interrupted publish. An immutable release whose assets differ is
 refused before any upload: a new version is the only fix.
 --target creates the tag from COMMITISH when the release is published, so
-the tag and the release appear together.
+the tag and the release appear together. --images first asks the registry
+for every image the components run: publish a draft made before its images
+were promoted (release --github-draft) with it.
 The token comes from GITHUB_TOKEN; GITHUB_API_URL or --github-api-url select
 a GitHub Enterprise server.`,
 		Example: `  # The release in dist, as github.com/my-org/cluster-api-provider-example's release v1.4.0
@@ -75,7 +83,7 @@ a GitHub Enterprise server.`,
 				return err
 			}
 			return publishTo(cmd.Context(), s, g, "github://"+owner+"/"+name,
-				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitHub: gho}, o.load, nil)
+				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitHub: gho}, o.loadChecked(cmd.Context(), s), nil)
 		},
 	}
 	o.bind(cmd, s.errOut)
@@ -88,6 +96,31 @@ a GitHub Enterprise server.`,
 	f.StringVar(&o.apiURL, "github-api-url", "", "GitHub API URL, e.g. https://github.example.com/api/v3/ (default: GITHUB_API_URL, else api.github.com)")
 	deprecatedAlias(s.errOut, f, "api-url", "github-api-url") // the name release uses; the old one stays for a release
 	bindTimeout(cmd, &o.timeout)
+	f.BoolVar(&o.images, "images", false, "first ask the registry for every image the components run, for every --platforms; a missing one stops the run before anything is uploaded or published (a draft made before its images were promoted)")
+	f.StringSliceVar(&o.platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
+}
+
+// loadChecked loads the release and, with --images, checks that every
+// image its components run is in its registry: publishing a draft made
+// before its images were promoted (release --github-draft only reports
+// them) is when the release becomes installable, so this is where their
+// check belongs. A missing image stops the run before anything is uploaded
+// or published.
+func (o *publishGitHubOptions) loadChecked(ctx context.Context, s streams) func() (*release.Release, error) {
+	return func() (*release.Release, error) {
+		rel, err := o.load()
+		if err != nil || !o.images {
+			return rel, err
+		}
+		rep, err := releaseImages(ctx, rel, o.platforms)
+		if rep != nil {
+			_ = rep.WriteText(s.errOut)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("images: %w\nnothing was uploaded or published (a draft stays a draft): publish again once the images are in their registry", err)
+		}
+		return rel, nil
+	}
 }

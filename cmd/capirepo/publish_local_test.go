@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/publish"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,5 +117,62 @@ func TestPublishLocal_UsageErrors(t *testing.T) {
 		if code, _, stderr := runCmd(t, nil, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
 		}
+	}
+}
+
+// TestLockFile_NothingLeftInTheUsersFolders: the lock every writer takes
+// leaves no file behind, in a dist folder, in a repository tree a re-run
+// wrote nothing into, or in the provider tree when it is --out.
+func TestLockFile_NothingLeftInTheUsersFolders(t *testing.T) {
+	tree := testtree.Write(t, testtree.Minimal(nil))
+	dist := filepath.Join(t.TempDir(), "dist")
+	repo := filepath.Join(t.TempDir(), "repo")
+	for _, args := range [][]string{
+		{"build", tree, "--version", "v1.2.0", "--out", dist},
+		{"build", tree, "--version", "v1.2.0", "--out", tree},
+		{"publish", "local", dist, "--out", repo},
+		{"publish", "local", dist, "--out", repo}, // unchanged: writes nothing
+	} {
+		if code, _, stderr := runCmd(t, nil, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	for _, root := range []string{tree, dist, repo} {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Name() == dirlock.FileName {
+				t.Errorf("%s was left behind", p)
+			}
+			return nil
+		})
+	}
+}
+
+// TestPublishLocal_AnInterruptSaysWhatWasDone: a signal that comes while
+// publish local still has folders to write stops it before anything moves
+// into place (exit 1, the root as it was, no staging left); one that comes
+// when nothing was left to do lets it finish, and says so (exit 0).
+func TestPublishLocal_AnInterruptSaysWhatWasDone(t *testing.T) {
+	dist := buildExample(t)
+	root := filepath.Join(t.TempDir(), "repo")
+	interrupted, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("stopped by interrupt"))
+	runInterrupted := func() (int, string) {
+		var out, errOut bytes.Buffer
+		code := run(interrupted, []string{"publish", "local", dist, "--out", root}, &out, &errOut, func(string) string { return "" })
+		return code, errOut.String()
+	}
+	code, stderr := runInterrupted()
+	if code != exitFailure || !strings.Contains(stderr, "stopped by interrupt: stopped before anything was moved into "+root+", which is as it was (nothing published)") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("the root holds %v after a stopped publish", entries)
+	}
+	if code, _, stderr := runCmd(t, nil, "publish", "local", dist, "--out", root); code != 0 {
+		t.Fatalf("publish: exit %d: %s", code, stderr)
+	}
+	code, stderr = runInterrupted()
+	if code != exitOK || !strings.Contains(stderr, "capirepo: stopped by interrupt after the run had done its work: it finished, nothing was cut short") {
+		t.Errorf("exit %d: %s", code, stderr)
 	}
 }

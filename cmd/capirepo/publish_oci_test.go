@@ -208,3 +208,22 @@ func TestPublishOCI_AccessTokenAsTheOperatorReadsIt(t *testing.T) {
 		t.Error("the token was printed")
 	}
 }
+
+// TestPublishOCI_APlainHTTPRegistryWithoutTheFlagGetsHTTPReferences: a
+// registry on a loopback address (localhost:5000 in a kind setup) answers
+// plain HTTP, which the client falls back to unasked; the references printed
+// for the operator then carry http:// (or it would fetch over HTTPS), and a
+// warning says why.
+func TestPublishOCI_APlainHTTPRegistryWithoutTheFlagGetsHTTPReferences(t *testing.T) {
+	dist := buildExampleDist(t)
+	host := authRegistry(t, "robot", "pa55-w0rd-xyz")
+	env := map[string]string{"OCI_USERNAME": "robot", "OCI_PASSWORD": "pa55-w0rd-xyz"}
+	code, stdout, stderr := runCmd(t, env, "publish", "oci", "--repo", host+"/capi", dist)
+	ref := "http://" + host + "/capi/infrastructure-example:v0.1.0"
+	if code != 0 || !strings.Contains(stdout, "oci: "+ref+"\n") || !strings.Contains(stderr, "warning: "+host+" answers plain HTTP") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCmd(t, env, "verify", "oci://"+ref); code != 0 {
+		t.Errorf("verify %s: exit %d: %s", ref, code, stderr)
+	}
+}

@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/capirepo/capirepo/image/imagetest"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
@@ -89,5 +94,78 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q: %s", want, stderr)
 		}
+	}
+}
+
+// TestPublish_StalledServerGivesUpAfterTwiceTheTimeout: publish github to a
+// server that never answers gives up after twice --timeout, retries
+// included, and says so.
+func TestPublish_StalledServerGivesUpAfterTwiceTheTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	requests := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests[r.Method+" "+r.URL.String()]++
+		mu.Unlock()
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(stop); srv.Close() })
+	dist := buildExample(t)
+	code, _, stderr := runCmd(t, map[string]string{"GITHUB_TOKEN": "ghp_stall"}, "publish", "github", dist, "--repo", "acme/provider",
+		"--github-api-url", srv.URL+"/", "--timeout", "300ms")
+	if code != 1 || !strings.Contains(stderr, "sent nothing for 300ms") || !strings.Contains(stderr, "one request waits at most 600ms in all, 2 times --timeout") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	// The first attempt waits 300ms; a second would get what the 1s pause
+	// leaves of 600ms, nothing: each request is sent once, not six times.
+	mu.Lock()
+	defer mu.Unlock()
+	for r, n := range requests {
+		if n != 1 {
+			t.Errorf("%s sent %d times, want once", r, n)
+		}
+	}
+}
+
+// TestPublishGitHub_ImagesChecksBeforePublishingADraft: the two-step flow
+// of a provider whose draft is made before its images are promoted:
+// release --github-draft uploads the draft, publish github --images
+// refuses to publish it while the image is missing (nothing uploaded or
+// published), and publishes it once the image is there.
+func TestPublishGitHub_ImagesChecksBeforePublishingADraft(t *testing.T) {
+	const token = "ghp_cli-images-token"
+	srv := fakegh.New(t, fakegh.WithToken(token))
+	srv.AddRepo("acme", "provider-images", false)
+	host := imagetest.NewRegistry(t)
+	image := host + "/acme/controller"
+	env := map[string]string{"GITHUB_TOKEN": token, "GITHUB_API_URL": srv.APIURL()}
+	dist := filepath.Join(t.TempDir(), "dist")
+	code, _, stderr := runCmd(t, env, "release", exampleDir(t), "--version", "v0.1.0", "--out", dist, "--image", image,
+		"--publish", "github://acme/provider-images", "--github-draft")
+	if code != 0 || !strings.Contains(stderr, "1 not in the registry yet: the release stays a draft") {
+		t.Fatalf("release --github-draft: exit %d: %s", code, stderr)
+	}
+	before := srv.Releases("acme", "provider-images")
+	if len(before) != 1 || !before[0].Draft {
+		t.Fatalf("releases %+v, want one draft", before)
+	}
+	args := []string{"publish", "github", dist, "--repo", "acme/provider-images", "--images"}
+	code, _, stderr = runCmd(t, env, args...)
+	if code != 1 || !strings.Contains(stderr, "image "+image+":v0.1.0: not found in the registry") || !strings.Contains(stderr, "nothing was uploaded or published (a draft stays a draft)") {
+		t.Fatalf("publish --images before promotion: exit %d: %s", code, stderr)
+	}
+	if rels := srv.Releases("acme", "provider-images"); !rels[0].Draft {
+		t.Fatal("the draft was published with its image missing")
+	}
+	imagetest.PushIndex(t, image+":v0.1.0", "linux/amd64", "linux/arm64")
+	if code, _, stderr = runCmd(t, env, args...); code != 0 {
+		t.Fatalf("publish --images after promotion: exit %d: %s", code, stderr)
+	}
+	if rels := srv.Releases("acme", "provider-images"); len(rels) != 1 || rels[0].Draft {
+		t.Errorf("releases %+v, want the draft published", rels)
 	}
 }

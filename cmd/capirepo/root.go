@@ -94,7 +94,7 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 	root.SetOut(s.out)
 	root.SetErr(s.errOut)
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json (lint and diff: also sarif); json and sarif are printed on stdout")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{withHelpHint(c, err)} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newVersionCmd(s, g),
 		newBuildCmd(s, g),
@@ -123,6 +123,12 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) 
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(redact.NewContext(ctx, p.secrets))
+	if err == nil && ctx.Err() != nil {
+		// Stopping begins at the next step; a run whose every step was done
+		// by then finished whole, and says so instead of leaving the user to
+		// wonder what "stopping" cut short.
+		fmt.Fprintf(s.errOut, "capirepo: %v after the run had done its work: it finished, nothing was cut short\n", context.Cause(ctx))
+	}
 	code := exitCode(err)
 	if err != nil {
 		fmt.Fprintf(s.errOut, "Error: %v\n", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/capirepo/capirepo/internal/suggest"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -86,6 +87,33 @@ func groupRunE(cmd *cobra.Command, args []string) error {
 		msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 	}
 	return usageError{withHelpHint(cmd, errors.New(msg))}
+}
+
+// flagError explains a flag error, for every command (the root's
+// FlagErrorFunc). On a command that only groups others, an argument before
+// the flag that names no subcommand is the mistake (capirepo biuld --version
+// v1: the flag belongs to the command the user meant), so it is reported
+// with the nearest command; an unknown flag gets the nearest flag the
+// command has.
+func flagError(c *cobra.Command, err error) error {
+	if c.HasSubCommands() {
+		if args := c.Flags().Args(); len(args) > 0 {
+			return groupRunE(c, args)
+		}
+	}
+	var ne *pflag.NotExistError
+	if errors.As(err, &ne) && ne.GetSpecifiedShortnames() == "" {
+		var names []string
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, f.Name)
+			}
+		})
+		if s := suggest.Nearest(ne.GetSpecifiedName(), names); s != "" {
+			err = fmt.Errorf("%w (did you mean --%s?)", err, s)
+		}
+	}
+	return usageError{withHelpHint(c, err)}
 }
 
 // withHelpHint ends err with where to read how the command is used.
@@ -195,4 +223,12 @@ func newHelpCmd() *cobra.Command {
 			return target.Help()
 		},
 	}
+}
+
+// plural writes n and the noun for n: 1 waiver, 2 waivers.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -135,6 +135,12 @@ func verifyImages(ctx context.Context, dir, version string, platforms []string) 
 	if err != nil {
 		return nil, err
 	}
+	return releaseImages(ctx, rel, platforms)
+}
+
+// releaseImages asks the registries for every image rel's components run,
+// for every platform, with the docker config's credentials.
+func releaseImages(ctx context.Context, rel *release.Release, platforms []string) (*verify.ImagesReport, error) {
 	uses, err := verify.ReleaseImages(rel)
 	if err != nil {
 		return nil, err

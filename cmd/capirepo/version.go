@@ -20,10 +20,26 @@ type buildInfo struct {
 	Platform  string `json:"platform"`
 }
 
+// develVersion is what Go records for a main module built without a
+// version: go build or go install from a checkout with -buildvcs=false (or
+// from a git worktree, or an archive with no .git).
+const develVersion = "(devel)"
+
 func readBuildInfo() buildInfo {
-	bi := buildInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		if bi.Version == "" {
+	info, _ := debug.ReadBuildInfo()
+	return buildInfoFrom(version, info)
+}
+
+// buildInfoFrom says which capirepo this is: the release build's version
+// (-X main.version); else the module version Go records, which go install
+// module@v1.2.3 sets to the tag, go install module@COMMIT to a
+// pseudo-version (v0.0.0-20250101120000-abcdef123456), and go build in a
+// git checkout to the tag or pseudo-version of HEAD (+dirty with local
+// changes); else, when Go recorded only the commit, that commit.
+func buildInfoFrom(ldVersion string, info *debug.BuildInfo) buildInfo {
+	bi := buildInfo{Version: ldVersion, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if info != nil {
+		if bi.Version == "" && info.Main.Version != develVersion {
 			bi.Version = info.Main.Version
 		}
 		for _, s := range info.Settings {
@@ -37,10 +53,23 @@ func readBuildInfo() buildInfo {
 			}
 		}
 	}
+	if bi.Version == "" && bi.Commit != "" {
+		bi.Version = develVersion + " " + shortCommit(bi.Commit)
+		if bi.Modified {
+			bi.Version += "+dirty"
+		}
+	}
 	if bi.Version == "" {
-		bi.Version = "(devel)"
+		bi.Version = develVersion
 	}
 	return bi
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }
 
 func newVersionCmd(s streams, g *globalOptions) *cobra.Command {
@@ -60,6 +89,10 @@ func newVersionCmd(s streams, g *globalOptions) *cobra.Command {
 				fmt.Fprintf(s.out, "commit:   %s (modified: %v)\ndate:     %s\n", bi.Commit, bi.Modified, bi.Date)
 			}
 			fmt.Fprintf(s.out, "go:       %s %s\n", bi.GoVersion, bi.Platform)
+			if bi.Version == develVersion {
+				fmt.Fprintln(s.errOut, "capirepo version: built without version information (-buildvcs=false, a git worktree or a source archive);"+
+					" go install github.com/capirepo/capirepo/cmd/capirepo@COMMIT (or @TAG) records the version")
+			}
 			return nil
 		},
 	}

@@ -12,7 +12,7 @@ import (
 // bindTimeout adds --timeout, the bound on each network wait.
 func bindTimeout(cmd *cobra.Command, d *time.Duration) {
 	cmd.Flags().DurationVar(d, "timeout", publish.DefaultTimeout,
-		"longest wait for a server: connecting (at most 30s), its reply, or any pause in a transfer; not a limit on a whole upload")
+		"longest wait for a server: connecting (at most 30s), its reply, or any pause in a transfer; a request and its retries wait at most twice this in all; not a limit on a whole upload")
 }
 
 // bindLockTimeout adds --lock-timeout, the bound on waiting for another

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -89,5 +92,86 @@ func TestReleaseLetsTheNextOneIn(t *testing.T) {
 		if err := l.Release(); err != nil {
 			t.Fatalf("second Release: %v", err)
 		}
+	}
+}
+
+// TestReleaseLeavesNothingBehind: the lock file goes when the lock is
+// released; a root Acquire made and the run left empty goes too, a root
+// that holds something stays.
+func TestReleaseLeavesNothingBehind(t *testing.T) {
+	parent := t.TempDir()
+	empty := filepath.Join(parent, "made", "out")
+	l, err := Acquire(context.Background(), empty, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(empty, FileName)); err != nil {
+		t.Fatalf("no lock file while held: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("left in %s: %v", parent, entries)
+	}
+
+	written := filepath.Join(parent, "written")
+	if l, err = Acquire(context.Background(), written, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(written, "a.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(written); len(entries) != 1 || entries[0].Name() != "a.yaml" {
+		t.Errorf("left in %s: %v, want a.yaml only", written, entries)
+	}
+
+	existing := t.TempDir() // the user's folder: never removed
+	if l, err = Acquire(context.Background(), existing, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Release()
+	if _, err := os.Stat(existing); err != nil {
+		t.Errorf("the existing root was removed: %v", err)
+	}
+}
+
+// TestRemovingTheFileKeepsTheLockExclusive: writers that wait while the
+// holder removes the lock file never hold the lock at once.
+func TestRemovingTheFileKeepsTheLockExclusive(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "out")
+	var holders, most atomic.Int32
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for range 25 {
+				l, err := Acquire(context.Background(), root, Options{poll: time.Millisecond})
+				if err != nil {
+					errs <- err
+					return
+				}
+				n := holders.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(100 * time.Microsecond)
+				holders.Add(-1)
+				if err := l.Release(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d writers held the lock at once", m)
 	}
 }

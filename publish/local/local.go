@@ -161,9 +161,18 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 			}
 		}
 	}()
+	// A signal stops the run before anything moves into place (the staged
+	// folders are removed); once folders move, all of them do, so the root
+	// never holds some providers of the release and not the others.
+	stopped := func() error {
+		if ctx.Err() == nil || len(writes) == 0 {
+			return nil
+		}
+		return fmt.Errorf("%w: stopped before anything was moved into %s, which is as it was (nothing published)", context.Cause(ctx), root)
+	}
 	var stagedDirs []string
 	for _, w := range writes {
-		if err := ctx.Err(); err != nil {
+		if err := stopped(); err != nil {
 			return nil, err
 		}
 		if w.staged, err = release.StageDir(filepath.Dir(w.dir), w.p.Version, w.p.Assets()); err != nil {
@@ -173,6 +182,9 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	}
 	if p.staged != nil {
 		p.staged(stagedDirs)
+	}
+	if err := stopped(); err != nil {
+		return nil, err
 	}
 	for _, w := range writes {
 		if err := release.ReplaceDir(w.staged, w.dir); err != nil {

@@ -144,7 +144,7 @@ func (p *Target) Artifacts(rel *release.Release) ([]*Artifact, error) {
 // on one.
 func (p *Target) Reference(a *Artifact) string {
 	ref := a.Repository + ":" + a.Tag
-	if p.o.PlainHTTP {
+	if p.o.PlainHTTP || p.c.answeredPlain.Load() {
 		return "http://" + ref
 	}
 	return ref
@@ -200,6 +200,11 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	}
 	sum := &publish.Summary{Kind: "oci", Logged: true, URL: p.o.Repository, Version: rel.Version,
 		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}, Digests: map[string]string{}}
+	if !p.o.PlainHTTP && p.c.answeredPlain.Load() {
+		w := fmt.Sprintf("%s answers plain HTTP (go-containerregistry falls back to it for localhost and private addresses): the references carry http://, so the operator fetches over plain HTTP too; pass --plain-http to say so", registryOf(p.o.Repository))
+		sum.Warnings = append(sum.Warnings, w)
+		p.progress("warning: %s", w)
+	}
 	for _, pl := range plans {
 		ps, err := p.act(ctx, pl, sum)
 		if err != nil {
@@ -383,3 +388,9 @@ func KeychainFromEnv(getenv func(string) string) (authn.Keychain, []string) {
 type staticKeychain struct{ a authn.Authenticator }
 
 func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.a, nil }
+
+// registryOf is the registry host of REGISTRY/PATH.
+func registryOf(repo string) string {
+	host, _, _ := strings.Cut(repo, "/")
+	return host
+}

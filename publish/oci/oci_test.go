@@ -223,7 +223,13 @@ func TestPublishOCI_OperatorLayoutWithRealMediaTypesAndAnnotations(t *testing.T)
 	if diff := cmp.Diff(want, titles); diff != "" {
 		t.Errorf("layer titles (-want +got)\n%s", diff)
 	}
-	if len(sum.Providers) != 1 || sum.Providers[0].URL != reg.host+"/capi/infrastructure-example:v0.1.0" ||
+	// Not told --plain-http, the client fell back to it (a loopback
+	// address): the reference says http://, as the operator needs, and a
+	// warning says why.
+	if len(sum.Warnings) != 1 || !strings.Contains(sum.Warnings[0], reg.host+" answers plain HTTP") {
+		t.Errorf("warnings %q", sum.Warnings)
+	}
+	if len(sum.Providers) != 1 || sum.Providers[0].URL != "http://"+reg.host+"/capi/infrastructure-example:v0.1.0" ||
 		sum.Digests[sum.Providers[0].URL] != "sha256:"+digestOf(raw).Hex {
 		t.Errorf("summary providers = %+v, manifest digest sha256:%s", sum.Providers, digestOf(raw).Hex)
 	}
@@ -482,7 +488,7 @@ func TestPublishOCI_SingleArtifactForAMonorepoRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := reg.host + "/capi:v0.1.0"
+	ref := "http://" + reg.host + "/capi:v0.1.0" // the test registry is plain HTTP
 	for _, pu := range sum.Providers {
 		if pu.URL != ref {
 			t.Errorf("%s: reference %s, want %s", pu.Name, pu.URL, ref)

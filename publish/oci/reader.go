@@ -101,13 +101,18 @@ func (p *Target) open(ctx context.Context, ref publish.Ref) (*artifactFiles, err
 }
 
 // ReadReference reads every provider an artifact holds, given as the
-// operator takes it (REGISTRY/PATH/NAME:TAG) or pinned by digest: one
+// operator takes it (REGISTRY/PATH/NAME:TAG, with http:// in front for a
+// plain-HTTP registry) or pinned by digest: one
 // provider for an artifact named after its label or carrying the proposal's
 // provider annotations, each provider with versioned file names for an
 // artifact of several. The version is the tag, else the manifest's
 // org.opencontainers.image.version.
 func (p *Target) ReadReference(ctx context.Context, reference string) ([]*release.Provider, error) {
-	ref, err := name.ParseReference(reference, p.c.nameOptions()...)
+	opts := p.c.nameOptions()
+	if r, ok := strings.CutPrefix(reference, "http://"); ok { // the operator's plain-HTTP form, as Reference prints it
+		reference, opts = r, []name.Option{name.Insecure}
+	}
+	ref, err := name.ParseReference(reference, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%q: want REGISTRY/PATH/NAME:VERSION: %w", reference, err)
 	}

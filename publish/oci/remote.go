@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -26,6 +27,11 @@ type client struct {
 	retry     publish.Retry
 	plainHTTP bool
 	secrets   []string
+	// answeredPlain is set once the registry answered a plain-HTTP
+	// request: go-containerregistry falls back to HTTP for localhost and
+	// private addresses without being told, so a registry reached without
+	// --plain-http may be plain-HTTP all the same.
+	answeredPlain atomic.Bool
 }
 
 // statusTransport turns the replies worth another try (429, 408, 5xx) into
@@ -35,12 +41,16 @@ type client struct {
 type statusTransport struct {
 	inner http.RoundTripper
 	now   func() time.Time
+	plain *atomic.Bool // set when a plain-HTTP request got an answer
 }
 
 func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.inner.RoundTrip(req)
 	if err != nil {
 		return nil, err
+	}
+	if req.URL.Scheme == "http" && t.plain != nil {
+		t.plain.Store(true)
 	}
 	s := resp.StatusCode
 	if s == http.StatusTooManyRequests || s == http.StatusRequestTimeout || s >= 500 {
@@ -80,7 +90,7 @@ func newClient(keychain authn.Keychain, base http.RoundTripper, r *publish.Retry
 	if now == nil {
 		now = time.Now
 	}
-	c.transport = &statusTransport{inner: base, now: now}
+	c.transport = &statusTransport{inner: base, now: now, plain: &c.answeredPlain}
 	return c
 }
 
