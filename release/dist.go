@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,6 +77,76 @@ func WriteContext(ctx context.Context, out string, r *Release, o WriteOptions) e
 		}
 		staged[i] = ""
 	}
+	return writeFlat(out, r)
+}
+
+// FlatDir is the folder of a dist that holds, for a release of several
+// providers, what its flat set (Release.Flat: a GitHub release) has beyond
+// the providers' folders: FlatDir/<version>/ with that set's checksums.txt
+// and its attached files (provenance, signatures).
+const FlatDir = "flat"
+
+// writeFlat writes the flat set's checksums.txt and attached files, or
+// removes what an earlier write left there when the release has none.
+func writeFlat(out string, r *Release) error {
+	dir := filepath.Join(out, FlatDir, r.Version)
+	if len(r.Providers) < 2 || len(r.Attached) == 0 || r.Version == "" {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove %s, left by an earlier write: %w", dir, err)
+		}
+		return nil
+	}
+	listed, err := r.FlatListed()
+	if err != nil {
+		return err
+	}
+	files := append([]File{listed[len(listed)-1]}, r.Attached...) // checksums.txt and the attached
+	tmp, err := StageDir(filepath.Dir(dir), r.Version, files)
+	if err != nil {
+		return err
+	}
+	if err := ReplaceDir(tmp, dir); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	return nil
+}
+
+// loadFlat reads what writeFlat wrote for r, when it was written for the
+// same files: a flat folder whose checksums.txt differs from the flat set's
+// is stale (the providers were written again since) and is left out.
+func loadFlat(root string, r *Release) error {
+	dir := filepath.Join(root, FlatDir, r.Version)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	listed, err := r.FlatListed()
+	if err != nil {
+		return nil // not a flat release; the publisher that needs one says why
+	}
+	sums, err := os.ReadFile(filepath.Join(dir, ChecksumsFile))
+	if err != nil || !bytes.Equal(sums, listed[len(listed)-1].Data) {
+		return nil
+	}
+	var attached []File
+	for _, e := range entries {
+		if !IsAttached(e.Name()) {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			return fmt.Errorf("%s: %s is not a regular file", dir, e.Name())
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		attached = insertSorted(attached, File{Name: e.Name(), Data: data})
+	}
+	r.Attached = attached
 	return nil
 }
 
@@ -186,6 +257,11 @@ func Load(root, version string) (*Release, error) {
 		}
 		return strings.Compare(a.Label(), b.Label())
 	})
+	if len(r.Providers) > 1 {
+		if err := loadFlat(root, r); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -246,6 +322,10 @@ func LoadProvider(dir string) (*Provider, error) {
 		}
 		if e.Name() == ChecksumsFile {
 			sums = data
+			continue
+		}
+		if IsAttached(e.Name()) {
+			p.Attached = insertSorted(p.Attached, File{Name: e.Name(), Data: data})
 			continue
 		}
 		if err := p.Add(e.Name(), data); err != nil {

@@ -231,11 +231,9 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	}
 
 	if g.o.Provenance {
-		pf, err := publish.Provenance(files, publish.ProvenanceSource{Repository: fmt.Sprintf("%s/%s/%s", g.web, g.o.Owner, g.o.Repo), Version: tag})
-		if err != nil {
+		if files, err = publish.AddProvenance(files, publish.ProvenanceSource{Repository: fmt.Sprintf("%s/%s/%s", g.web, g.o.Owner, g.o.Repo), Version: tag}); err != nil {
 			return nil, err
 		}
-		files = append(files, pf)
 	}
 
 	r, err := g.find(ctx, tag)
@@ -257,7 +255,7 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 		if _, has := r.assets[publish.ProvenanceFile]; g.o.Provenance && !has && !r.draft && (!g.o.Replace || r.immutable) {
 			// Published before capirepo wrote provenance: adding an asset
 			// changes a published release, and an immutable one refuses it.
-			files = slices.DeleteFunc(files, func(f release.File) bool { return f.Name == publish.ProvenanceFile })
+			files = publish.WithoutProvenance(files)
 			if r.immutable {
 				g.warn(sum, "release %s was published without %s and is immutable; it stays without", tag, publish.ProvenanceFile)
 			} else {
