@@ -262,7 +262,7 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 				g.warn(sum, "release %s was published without %s; it is not added (re-run with --replace to add it)", tag, publish.ProvenanceFile)
 			}
 		}
-		if d, err = publish.Compare(ctx, files, remotes(r), g.hashFunc(r)); err != nil {
+		if d, err = publish.Compare(ctx, files, remotes(r), g.fetchFunc(r)); err != nil {
 			return nil, fmt.Errorf("github release %s: %w", tag, err)
 		}
 		if err := g.check(r, d); err != nil {
@@ -809,7 +809,7 @@ func (g *Target) verify(ctx context.Context, r *ghRelease, files []release.File)
 	if err := g.listAssets(ctx, r); err != nil {
 		return err
 	}
-	d, err := publish.Compare(ctx, files, remotes(r), g.hashFunc(r))
+	d, err := publish.Compare(ctx, files, remotes(r), g.fetchFunc(r))
 	if err != nil {
 		return fmt.Errorf("check release %s after upload: %w", r.tag, err)
 	}
@@ -873,9 +873,9 @@ func remotes(r *ghRelease) map[string]publish.Remote {
 	return out
 }
 
-func (g *Target) hashFunc(r *ghRelease) func(ctx context.Context, name string) (string, error) {
-	return func(ctx context.Context, name string) (string, error) {
-		return g.download(ctx, r.assets[name])
+func (g *Target) fetchFunc(r *ghRelease) func(ctx context.Context, name string) ([]byte, error) {
+	return func(ctx context.Context, name string) ([]byte, error) {
+		return g.downloadBytes(ctx, r.assets[name])
 	}
 }
 

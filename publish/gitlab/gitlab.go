@@ -399,14 +399,8 @@ func (g *Target) plan(ctx context.Context, pk *glPackage) error {
 		newest := cs[len(cs)-1] // what clusterctl downloads
 		have[name] = publish.Remote{Name: name, Size: newest.Size, SHA256: newest.FileSHA256}
 	}
-	hash := func(ctx context.Context, name string) (string, error) {
-		data, err := g.download(ctx, pk, name)
-		if err != nil {
-			return "", err
-		}
-		return (release.File{Data: data}).SHA256(), nil
-	}
-	if pk.diff, err = publish.Compare(ctx, pk.files, have, hash); err != nil {
+	fetch := func(ctx context.Context, name string) ([]byte, error) { return g.download(ctx, pk, name) }
+	if pk.diff, err = publish.Compare(ctx, pk.files, have, fetch); err != nil {
 		return fmt.Errorf("gitlab package %s %s of project %s: %w", pk.name, pk.version, g.projectName(), err)
 	}
 	if len(copies) > 0 {
