@@ -38,6 +38,8 @@ type Options struct {
 	// ImageRemote holds options for the image check's registry calls (auth,
 	// transport); nil means Build.Keychain's credentials.
 	ImageRemote []remote.Option
+	// Sign, when set, signs the release after it is written (pipeline/sign.go).
+	Sign *SignOptions
 
 	// Variables are clusterctl config values for reading targets back
 	// (github-token, gitlab-access-token). They are never printed.
@@ -75,6 +77,8 @@ type Summary struct {
 	// Findings and Waived are the lint step's, once it ran.
 	Findings []contract.Finding       `json:"findings"`
 	Waived   []contract.WaivedFinding `json:"waived"`
+	// Signed is what the sign step signed, once it ran.
+	Signed *SignSummary `json:"signed,omitempty"`
 	// Error is why the run failed, for a summary printed as JSON.
 	Error string `json:"error,omitempty"`
 }
@@ -108,6 +112,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
 	steps := []step{{"build", r.build}, {"lint", r.lint}, {"images", r.images}, {"write", r.write}}
+	if o.Sign != nil {
+		steps = append(steps, step{"sign", r.sign})
+	}
 	for i, loc := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
 		steps = append(steps,
@@ -126,6 +133,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				}
 				if n := len(ps.Warnings); n > 0 {
 					d += fmt.Sprintf("; %d warnings", n)
+				}
+				if o.Sign != nil { // an OCI artifact is signed once pushed: by its digest
+					sd, err := r.signPublished(ctx, opened[i], ps)
+					if err != nil {
+						return "", false, err
+					}
+					if sd != "" {
+						d += "; " + sd
+					}
 				}
 				return d, false, nil
 			}},
