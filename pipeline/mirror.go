@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/sign"
 )
 
 // MirrorOptions say what one mirror run copies, from where, to where.
@@ -53,6 +55,10 @@ type MirrorOptions struct {
 	Images string
 	// ImageOptions authenticate and route the image copies (keychain, transport).
 	ImageOptions []remote.Option
+
+	// RequireSignatures, when set, refuses to copy anything unless every
+	// version is signed upstream for this verifier (mirror_signatures.go).
+	RequireSignatures *sign.Verifier
 
 	// Concurrency bounds how many providers are mirrored at once; 0 means 4.
 	Concurrency int
@@ -154,6 +160,11 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	// nothing written.
 	if err := m.each(ctx, provs, m.resolveProvider); err != nil {
 		return m.sum, err
+	}
+	if o.RequireSignatures != nil {
+		if err := m.each(ctx, provs, m.requireSignatures); err != nil {
+			return m.sum, err
+		}
 	}
 	for _, p := range provs {
 		m.total += len(p.resolved)
@@ -314,6 +325,17 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 		}
 		return nil, nil
 	}
+	// The signatures and SBOMs upstream holds are copied too.
+	wantX, err := extras(ctx, p.reader, p.ref(v))
+	if err != nil {
+		return nil, err
+	}
+	haveX, err := extras(ctx, m.o.Target, p.ref(v))
+	if err != nil {
+		return nil, nil
+	}
+	maps.Copy(want, wantX)
+	maps.Copy(have, haveX)
 	if len(want) != len(have) {
 		return nil, nil
 	}
@@ -324,7 +346,9 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 			return nil, nil
 		}
 		mv.Skipped = append(mv.Skipped, p.Label+"/"+name)
-		mv.files = append(mv.files, name)
+		if !isMirrorExtra(name) {
+			mv.files = append(mv.files, name)
+		}
 	}
 	slices.Sort(mv.Skipped)
 	slices.Sort(mv.files)
@@ -346,6 +370,9 @@ func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) 
 	m.mu.Unlock()
 	rp, err := publish.Read(ctx, p.reader, p.ref(version), have...)
 	if err != nil {
+		return nil, err
+	}
+	if err := addExtras(ctx, p.reader, p.ref(version), rp); err != nil {
 		return nil, err
 	}
 	p.read[version] = rp
@@ -496,7 +523,9 @@ func (m *mirror) version(ctx context.Context, p *MirroredProvider, v string) (*M
 		}
 	}
 	for _, f := range rp.Files {
-		mv.files = append(mv.files, f.Name)
+		if !isMirrorExtra(f.Name) {
+			mv.files = append(mv.files, f.Name)
+		}
 	}
 	m.mu.Lock()
 	p.Versions = append(p.Versions, mv)

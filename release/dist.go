@@ -117,7 +117,7 @@ func writeFlat(out string, r *Release) error {
 // is stale (the providers were written again since) and is left out.
 func loadFlat(root string, r *Release) error {
 	dir := filepath.Join(root, FlatDir, r.Version)
-	entries, err := os.ReadDir(dir)
+	files, err := ReadFolder(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -128,23 +128,18 @@ func loadFlat(root string, r *Release) error {
 	if err != nil {
 		return nil // not a flat release; the publisher that needs one says why
 	}
-	sums, err := os.ReadFile(filepath.Join(dir, ChecksumsFile))
-	if err != nil || !bytes.Equal(sums, listed[len(listed)-1].Data) {
-		return nil
-	}
 	var attached []File
-	for _, e := range entries {
-		if !IsAttached(e.Name()) {
-			continue
+	fresh := false
+	for _, f := range files {
+		switch {
+		case f.Name == ChecksumsFile:
+			fresh = bytes.Equal(f.Data, listed[len(listed)-1].Data)
+		case IsAttached(f.Name):
+			attached = insertSorted(attached, f)
 		}
-		if !e.Type().IsRegular() {
-			return fmt.Errorf("%s: %s is not a regular file", dir, e.Name())
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return err
-		}
-		attached = insertSorted(attached, File{Name: e.Name(), Data: data})
+	}
+	if !fresh {
+		return nil // stale: made for other files
 	}
 	r.Attached = attached
 	return nil
@@ -265,6 +260,45 @@ func Load(root, version string) (*Release, error) {
 	return r, nil
 }
 
+// ProviderDirs returns the <label>/<version> folders of a dist folder or
+// repository tree (or root itself, when it is one), of the version or of
+// every version for "".
+func ProviderDirs(root, version string) ([]string, error) {
+	dirs, err := versionDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	if version == "" {
+		return dirs, nil
+	}
+	dirs = slices.DeleteFunc(dirs, func(d string) bool { return filepath.Base(d) != version })
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%s holds no provider folder for version %s", root, version)
+	}
+	return dirs, nil
+}
+
+// ReadFolder reads every file of a folder, as it is (nothing checked but
+// that each is a regular file).
+func ReadFolder(dir string) ([]File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			return nil, fmt.Errorf("%s: %s is not a regular file", dir, e.Name())
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Name: e.Name(), Data: data})
+	}
+	return out, nil
+}
+
 // versionDirs finds <label>/<version> folders: root itself, or below it.
 func versionDirs(root string) ([]string, error) {
 	if _, err := provider.ParseVersion(filepath.Base(root)); err == nil {
@@ -307,29 +341,21 @@ func LoadProvider(dir string) (*Provider, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	p := &Provider{ID: id, Version: filepath.Base(dir)}
-	entries, err := os.ReadDir(dir)
+	files, err := ReadFolder(dir)
 	if err != nil {
 		return nil, err
 	}
 	var sums []byte
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			return nil, fmt.Errorf("%s: %s is not a regular file", dir, e.Name())
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		if e.Name() == ChecksumsFile {
-			sums = data
-			continue
-		}
-		if IsAttached(e.Name()) {
-			p.Attached = insertSorted(p.Attached, File{Name: e.Name(), Data: data})
-			continue
-		}
-		if err := p.Add(e.Name(), data); err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
+	for _, f := range files {
+		switch {
+		case f.Name == ChecksumsFile:
+			sums = f.Data
+		case IsAttached(f.Name):
+			p.Attached = insertSorted(p.Attached, f)
+		default:
+			if err := p.Add(f.Name, f.Data); err != nil {
+				return nil, fmt.Errorf("%s: %w", dir, err)
+			}
 		}
 	}
 	if sums == nil {
@@ -348,15 +374,33 @@ func LoadProvider(dir string) (*Provider, error) {
 	return p, nil
 }
 
-func checkSums(dir string, sums []byte, files []File) error {
+// ParseChecksums reads checksums.txt (sha256sum's format) into sha256 by name.
+func ParseChecksums(sums []byte) (map[string]string, error) {
 	want := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(sums))
 	for sc.Scan() {
 		sum, name, ok := strings.Cut(sc.Text(), "  ")
 		if !ok {
-			return fmt.Errorf("%s: %s: malformed line %q", dir, ChecksumsFile, sc.Text())
+			return nil, fmt.Errorf("malformed line %q", sc.Text())
 		}
-		want[name] = sum
+		want[strings.TrimPrefix(name, "*")] = sum
+	}
+	return want, sc.Err()
+}
+
+func checkSums(dir string, sums []byte, files []File) error {
+	return CheckChecksums(dir, sums, files, false)
+}
+
+// CheckChecksums checks files against checksums.txt: each listed with its
+// sha256 and, unless partial, each listed one there (a mirror holds only
+// some of what an upstream checksums.txt lists). Attached files and
+// checksums.txt itself are not looked at.
+func CheckChecksums(dir string, sums []byte, files []File, partial bool) error {
+	files = slices.DeleteFunc(slices.Clone(files), func(f File) bool { return f.Name == ChecksumsFile || IsAttached(f.Name) })
+	want, err := ParseChecksums(sums)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", dir, ChecksumsFile, err)
 	}
 	var errs []error
 	for _, f := range files {
@@ -370,7 +414,9 @@ func checkSums(dir string, sums []byte, files []File) error {
 		delete(want, f.Name)
 	}
 	for name := range want {
-		errs = append(errs, fmt.Errorf("%s: %s lists %s, which is missing", dir, ChecksumsFile, name))
+		if !partial {
+			errs = append(errs, fmt.Errorf("%s: %s lists %s, which is missing", dir, ChecksumsFile, name))
+		}
 	}
 	return errors.Join(errs...)
 }

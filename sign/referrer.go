@@ -238,7 +238,7 @@ func readReferrer(ref name.Digest, opts []remote.Option) (*Referrer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("referrer %s: %w", ref, err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	if r.Data, err = io.ReadAll(io.LimitReader(rc, maxReferrerLayer)); err != nil {
 		return nil, fmt.Errorf("referrer %s: %w", ref, err)
 	}
@@ -279,4 +279,50 @@ func VerifyImage(ctx context.Context, v *Verifier, ref name.Digest, opts ...remo
 		return nil, fmt.Errorf("%s: no signature checks out for %s: %w", ref, v, errors.Join(errs...))
 	}
 	return ok, nil
+}
+
+// CopyReferrers copies every referrer of src (signatures, SBOMs,
+// attestations) to the repository dst, by digest, so they refer to the copy
+// of src there (same digest); those already there are skipped. It returns
+// how many it copied.
+func CopyReferrers(ctx context.Context, src name.Digest, dst name.Repository, opts ...remote.Option) (int, error) {
+	opts = append([]remote.Option{remote.WithContext(ctx)}, opts...)
+	idx, err := remote.Referrers(src, opts...)
+	if err != nil {
+		return 0, fmt.Errorf("referrers of %s: %w", src, err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return 0, fmt.Errorf("referrers of %s: %w", src, err)
+	}
+	n := 0
+	for _, d := range im.Manifests {
+		to := dst.Digest(d.Digest.String())
+		if _, err := remote.Head(to, opts...); err == nil {
+			continue
+		}
+		desc, err := remote.Get(src.Context().Digest(d.Digest.String()), opts...)
+		if err != nil {
+			return n, fmt.Errorf("referrer %s of %s: %w", d.Digest, src, err)
+		}
+		if desc.MediaType.IsIndex() {
+			ii, err := desc.ImageIndex()
+			if err == nil {
+				err = remote.WriteIndex(to, ii, opts...)
+			}
+			if err != nil {
+				return n, fmt.Errorf("copy referrer %s of %s: %w", d.Digest, src, err)
+			}
+		} else {
+			img, err := desc.Image()
+			if err == nil {
+				err = remote.Write(to, img, opts...)
+			}
+			if err != nil {
+				return n, fmt.Errorf("copy referrer %s of %s: %w", d.Digest, src, err)
+			}
+		}
+		n++
+	}
+	return n, nil
 }

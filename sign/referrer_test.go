@@ -3,6 +3,8 @@ package sign_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -40,7 +42,7 @@ func pushRandom(t *testing.T, host, repo string) name.Digest {
 func TestSignImage_ReferrerAsCosignWritesIt(t *testing.T) {
 	for _, referrersAPI := range []bool{true, false} {
 		t.Run(map[bool]string{true: "referrers API", false: "referrers tag"}[referrersAPI], func(t *testing.T) {
-			srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(referrersAPI)))
+			srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(referrersAPI), registry.Logger(log.New(io.Discard, "", 0))))
 			t.Cleanup(srv.Close)
 			host := strings.TrimPrefix(srv.URL, "http://")
 			img := pushRandom(t, host, "capi/manager")

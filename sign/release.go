@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -69,7 +71,7 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 			}
 			sd := Signed{File: path.Join(dir, f.Name), Bundle: BundleName(f.Name), Signature: sig}
 			out = append(out, sd)
-			fmt.Fprintf(o.Log, "  signed %s as %s%s\n", sd.File, sig.Identity, logLine(sig))
+			fmt.Fprintf(o.Log, "  signed %s %s\n", sd.File, sig)
 		}
 		return nil
 	}
@@ -102,18 +104,6 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 		rel.Attached = attached
 	}
 	return out, nil
-}
-
-// logLine is how a signature's log entries are printed after its identity.
-func logLine(sig *Signature) string {
-	if len(sig.Log) == 0 {
-		return "; no transparency log"
-	}
-	parts := make([]string, len(sig.Log))
-	for i, e := range sig.Log {
-		parts[i] = e.String()
-	}
-	return "; transparency log " + strings.Join(parts, ", ")
 }
 
 // Checked is what VerifyFiles found in one set of files.
@@ -238,4 +228,65 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// VerifyDir checks the signatures of every provider version folder of a
+// dist folder or repository tree (of version, or of every version for ""):
+// VerifyFiles on each, all files required; and the flat set of a release of
+// several providers where root holds one (flat/<version>). Each problem
+// names its file; all are reported, joined.
+func VerifyDir(v *Verifier, root, version string) ([]*Checked, error) {
+	dirs, err := release.ProviderDirs(root, version)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Checked
+	var errs []error
+	byVersion := map[string][]release.File{}
+	for _, dir := range dirs {
+		files, err := release.ReadFolder(dir)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ver := filepath.Base(dir)
+		name := path.Join(filepath.Base(filepath.Dir(dir)), ver)
+		c, err := VerifyFiles(v, name, files, VerifyFilesOptions{})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, c)
+		for _, f := range files {
+			if f.Name != release.ChecksumsFile && !release.IsAttached(f.Name) {
+				byVersion[ver] = append(byVersion[ver], f)
+			}
+		}
+	}
+	for _, ver := range sortedKeys(byVersion) {
+		flat, err := release.ReadFolder(filepath.Join(root, release.FlatDir, ver))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		// The flat set lists each file once; a monorepo's shared files are
+		// the same in every folder (or the folders' own checks failed).
+		seen := map[string]bool{}
+		for _, f := range byVersion[ver] {
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				flat = append(flat, f)
+			}
+		}
+		c, err := VerifyFiles(v, path.Join(release.FlatDir, ver), flat, VerifyFilesOptions{})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, errors.Join(errs...)
 }

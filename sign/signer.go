@@ -81,6 +81,19 @@ type Signature struct {
 	Timestamps int `json:"timestamps,omitempty"`
 }
 
+// String says who made the signature and where it was logged, as it is
+// printed: "as IDENTITY; transparency log entry N in URL at TIME".
+func (s *Signature) String() string {
+	if len(s.Log) == 0 {
+		return "as " + s.Identity.String() + "; no transparency log"
+	}
+	parts := make([]string, len(s.Log))
+	for i, e := range s.Log {
+		parts[i] = e.String()
+	}
+	return "as " + s.Identity.String() + "; transparency log " + strings.Join(parts, ", ")
+}
+
 // TokenSource returns an OIDC identity token for Fulcio. It is called for
 // each certificate, so a source that fetches one (GitHub Actions') gives a
 // fresh token when a long run needs a second certificate.
@@ -252,6 +265,9 @@ func (s *Signer) bundle(ctx context.Context, content sign.Content) (*Signature, 
 	if err != nil {
 		return nil, err
 	}
+	if s.certs == nil {
+		sig.Identity = s.identity // the fingerprint, where the bundle has a hint
+	}
 	for i := range sig.Log {
 		if i < len(s.svc.LogURLs) {
 			sig.Log[i].Log = s.svc.LogURLs[i]
@@ -286,7 +302,7 @@ func Describe(raw []byte) (*Signature, error) {
 	vm := b.GetVerificationMaterial()
 	switch {
 	case vm.GetPublicKey() != nil:
-		sig.Identity.Key = "hint " + string(vm.GetPublicKey().GetHint())
+		sig.Identity.Key = "hint " + vm.GetPublicKey().GetHint()
 	default:
 		var der []byte
 		if c := vm.GetCertificate(); c != nil {

@@ -41,6 +41,10 @@ type Verifier struct {
 	v      *verify.Verifier
 	policy verify.PolicyOption
 	desc   string
+	// key is the fingerprint of the key, when it checks for one.
+	key string
+	// logs names the trusted logs by their ID (hex), for the entries printed.
+	logs map[string]string
 }
 
 // NewVerifier checks the options and makes the verifier.
@@ -75,7 +79,7 @@ func NewVerifier(o VerifyOptions) (*Verifier, error) {
 		return nil, err
 	}
 	desc := "identity " + orRegexp(o.Identity, o.IdentityRegexp) + " from issuer " + orRegexp(o.Issuer, o.IssuerRegexp)
-	return &Verifier{v: v, policy: verify.WithCertificateIdentity(id), desc: desc}, nil
+	return &Verifier{v: v, policy: verify.WithCertificateIdentity(id), desc: desc, logs: logNames(o.TrustedRoot)}, nil
 }
 
 func orRegexp(exact, re string) string {
@@ -122,7 +126,39 @@ func keyVerifier(o VerifyOptions) (*Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Verifier{v: v, policy: verify.WithKey(), desc: "key " + fp}, nil
+	return &Verifier{v: v, policy: verify.WithKey(), desc: "key " + fp, key: fp, logs: logNames(o.TrustedRoot)}, nil
+}
+
+// logNames maps each log of a trusted root to its URL.
+func logNames(tm root.TrustedMaterial) map[string]string {
+	out := map[string]string{}
+	if tm == nil {
+		return out
+	}
+	for id, l := range tm.RekorLogs() {
+		if l.BaseURL != "" {
+			out[id] = l.BaseURL
+		}
+	}
+	return out
+}
+
+// describe says what a verified bundle holds, with the key's fingerprint
+// and the logs' URLs where the verifier knows them.
+func (v *Verifier) describe(raw []byte) (*Signature, error) {
+	sig, err := Describe(raw)
+	if err != nil {
+		return nil, err
+	}
+	if v.key != "" {
+		sig.Identity = Identity{Key: v.key}
+	}
+	for i, e := range sig.Log {
+		if u, ok := v.logs[e.Log]; ok {
+			sig.Log[i].Log = u
+		}
+	}
+	return sig, nil
 }
 
 // keyWithRoot is a trusted root whose public key is the given one.
@@ -157,7 +193,7 @@ func (v *Verifier) VerifyStatement(bundleJSON []byte, sha256 []byte) (*Signature
 	if err != nil {
 		return nil, "", err
 	}
-	sig, err := Describe(bundleJSON)
+	sig, err := v.describe(bundleJSON)
 	if err != nil {
 		return nil, "", err
 	}
@@ -172,7 +208,7 @@ func (v *Verifier) check(bundleJSON []byte, artifact verify.ArtifactPolicyOption
 	if _, err := v.v.Verify(b, verify.NewPolicy(artifact, v.policy)); err != nil {
 		return nil, err
 	}
-	return Describe(bundleJSON)
+	return v.describe(bundleJSON)
 }
 
 func loadBundle(raw []byte) (*bundle.Bundle, error) {

@@ -104,6 +104,7 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 		newReleaseCmd(s, g),
 		newDevCmd(s, g),
 		newMirrorCmd(s, g),
+		newSignCmd(s, g),
 	)
 	root.SetHelpCommand(newHelpCmd())
 	checkUsage(root)
