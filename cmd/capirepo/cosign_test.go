@@ -59,6 +59,16 @@ func cosignBinary(t *testing.T) string {
 	return bin
 }
 
+// flagValue is the value of a flag in a command line, "" without it.
+func flagValue(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
@@ -68,9 +78,16 @@ func lastLines(s string, n int) string {
 // user's) and says whether it succeeded, with its output.
 func cosign(t *testing.T, bin string, args ...string) (bool, string) {
 	t.Helper()
+	return cosignIn(t, "", bin, args...)
+}
+
+// cosignIn runs cosign in dir.
+func cosignIn(t *testing.T, dir, bin string, args ...string) (bool, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
 	home := t.TempDir()
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TUF_ROOT=" + filepath.Join(home, ".sigstore")}
 	out, err := cmd.CombinedOutput()
@@ -167,6 +184,49 @@ func TestCosign_VerifiesWhatCapirepoSigns(t *testing.T) {
 			t.Errorf("capirepo refused cosign's bundle: %s", stderr)
 		}
 	})
+
+	// The cosign verify-blob lines of docs/signing.md, as they are, on a
+	// dist signed as they say (the identity and issuer they name, or a key),
+	// with the in-memory instance's trusted root.
+	for _, args := range docCommands(t, "docs/signing.md", "cosign") {
+		if args[1] != "verify-blob" {
+			continue
+		}
+		t.Run("docs: "+strings.Join(args, " "), func(t *testing.T) {
+			dist := buildExample(t)
+			dir := filepath.Join(dist, "infrastructure-example", "v0.1.0")
+			extra := []string{"--trusted-root", tr, "--insecure-ignore-sct"}
+			var code int
+			var stderr string
+			switch id, issuer := flagValue(args, "--certificate-identity"), flagValue(args, "--certificate-oidc-issuer"); {
+			case flagValue(args, "--key") != "":
+				priv, pub, err := cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(), cryptoutils.StaticPasswordFunc([]byte("pw")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				keyFile := filepath.Join(t.TempDir(), "cosign.key")
+				if err := os.WriteFile(keyFile, priv, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				code, _, stderr = runCmd(t, map[string]string{"COSIGN_PASSWORD": "pw"}, "sign", dist, "--key", keyFile)
+				// The public key beside the files, as a user saves it.
+				if err := os.WriteFile(filepath.Join(dir, flagValue(args, "--key")), pub, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				extra = nil
+			case id != "" && issuer != "":
+				code, _, stderr = runCmd(t, map[string]string{"SIGSTORE_ID_TOKEN": signtest.Token(id, issuer)}, "sign", dist, "--signing-config", sc, "--trusted-root", tr)
+			default:
+				t.Fatalf("neither a key nor an identity with its issuer: %v", args)
+			}
+			if code != 0 {
+				t.Fatalf("sign: %s", stderr)
+			}
+			if ok, out := cosignIn(t, dir, bin, append(args[1:], extra...)...); !ok {
+				t.Errorf("cosign refused:\n%s", out)
+			}
+		})
+	}
 
 	t.Run("image signature referrer, verify", func(t *testing.T) {
 		srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
