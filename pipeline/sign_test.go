@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,17 +26,7 @@ const signIdentity = "https://github.com/example/cluster-api-provider-example/.g
 
 func keyless(t *testing.T, ss *signtest.Sigstore) *sign.Signer {
 	t.Helper()
-	svc, err := sign.ServicesFor(ss.SigningConfig(t), sign.ServiceOptions{Keyless: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sign.NewKeylessSigner(func(context.Context) (string, error) {
-		return signtest.Token(signIdentity, signtest.GitHubIssuer), nil
-	}, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return ss.Signer(t, signIdentity, signtest.GitHubIssuer)
 }
 
 // TestRun_SignPublishesBundlesSBOMsAndReferrers releases the example with
@@ -151,19 +140,11 @@ func TestRun_SignPublishesBundlesSBOMsAndReferrers(t *testing.T) {
 
 func readFolder(t *testing.T, dir string) []release.File {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	files, err := release.ReadFolder(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []release.File
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, release.File{Name: e.Name(), Data: data})
-	}
-	return out
+	return files
 }
 
 func fileData(files []release.File, name string) []byte {

@@ -18,17 +18,7 @@ import (
 func TestSameSignature(t *testing.T) {
 	ctx := context.Background()
 	ss := signtest.New(t)
-	keyless := func(id string) *sign.Signer {
-		svc, err := sign.ServicesFor(ss.SigningConfig(t), sign.ServiceOptions{Keyless: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := sign.NewKeylessSigner(func(context.Context) (string, error) { return signtest.Token(id, signtest.GitHubIssuer), nil }, svc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	keyless := func(id string) *sign.Signer { return ss.Signer(t, id, signtest.GitHubIssuer) }
 	withKey := func() *sign.Signer {
 		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {

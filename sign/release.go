@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
@@ -177,7 +178,7 @@ func VerifyFiles(v *Verifier, dir string, files []release.File, o VerifyFilesOpt
 		}
 	}
 	if !o.Partial {
-		for _, name := range sortedKeys(listed) {
+		for _, name := range slices.Sorted(maps.Keys(listed)) {
 			if _, ok := byName[name]; !ok {
 				errs = append(errs, fmt.Errorf("%s is listed in the signed %s and missing", at(name), release.ChecksumsFile))
 			}
@@ -221,15 +222,6 @@ func checkProvenance(data []byte, files map[string]release.File, partial bool) e
 	return errors.Join(errs...)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // VerifyDir checks the signatures of every provider version folder of a
 // dist folder or repository tree (of version, or of every version for ""):
 // VerifyFiles on each, all files required; and the flat set of a release of
@@ -263,7 +255,7 @@ func VerifyDir(v *Verifier, root, version string) ([]*Checked, error) {
 			}
 		}
 	}
-	for _, ver := range sortedKeys(byVersion) {
+	for _, ver := range slices.Sorted(maps.Keys(byVersion)) {
 		flat, err := release.ReadFolder(filepath.Join(root, release.FlatDir, ver))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

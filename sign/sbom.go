@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -174,7 +175,7 @@ func newBOM(o SBOMOptions, main cdx.Component) *cdx.BOM {
 func setComponents(bom *cdx.BOM, comps []cdx.Component, deps map[string][]string) {
 	bom.Components = &comps
 	all := []cdx.Dependency{}
-	for _, r := range sortedKeys(deps) {
+	for _, r := range slices.Sorted(maps.Keys(deps)) {
 		on := slices.Clone(deps[r])
 		slices.Sort(on)
 		all = append(all, cdx.Dependency{Ref: r, Dependencies: &on})

@@ -17,22 +17,10 @@ const (
 	password = "correct horse battery staple"
 )
 
-// keylessSigner signs through the in-memory Fulcio and Rekor, picked from
-// their signing config as a real run picks the public instance's.
+// keylessSigner signs as id through the in-memory Fulcio and Rekor.
 func keylessSigner(t *testing.T, ss *signtest.Sigstore, id string) *sign.Signer {
 	t.Helper()
-	svc, err := sign.ServicesFor(ss.SigningConfig(t), sign.ServiceOptions{Keyless: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.TrustedRoot = ss.TrustedRoot(t)
-	s, err := sign.NewKeylessSigner(func(context.Context) (string, error) {
-		return signtest.Token(id, signtest.GitHubIssuer), nil
-	}, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return ss.Signer(t, id, signtest.GitHubIssuer)
 }
 
 // generateKey makes a cosign-format key pair (ENCRYPTED SIGSTORE PRIVATE KEY).

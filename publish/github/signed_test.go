@@ -17,16 +17,7 @@ import (
 func TestPublishGitHub_SignedReleaseAgainUploadsNothing(t *testing.T) {
 	ss := signtest.New(t)
 	signed := func() *release.Release {
-		svc, err := sign.ServicesFor(ss.SigningConfig(t), sign.ServiceOptions{Keyless: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := sign.NewKeylessSigner(func(context.Context) (string, error) {
-			return signtest.Token("release@example.com", signtest.GitHubIssuer), nil
-		}, svc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := ss.Signer(t, "release@example.com", signtest.GitHubIssuer)
 		rel := fixture(t, "v3.1.0")
 		if _, err := sign.SignRelease(context.Background(), s, rel, sign.ReleaseOptions{Provenance: true, Source: "https://github.com/capi/example"}); err != nil {
 			t.Fatal(err)

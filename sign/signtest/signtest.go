@@ -42,6 +42,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/tlog"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/capirepo/capirepo/sign"
 )
 
 // GitHubIssuer is the OIDC issuer of GitHub Actions' tokens.
@@ -326,4 +328,21 @@ func (s *Sigstore) WriteFiles(t testing.TB, dir string) (signingConfig, trustedR
 		t.Fatal(err)
 	}
 	return signingConfig, trustedRoot
+}
+
+// Signer signs keylessly as identity from issuer through this instance's
+// Fulcio and Rekor, picked from its signing config as a real run picks the
+// public instance's.
+func (s *Sigstore) Signer(t testing.TB, identity, issuer string) *sign.Signer {
+	t.Helper()
+	svc, err := sign.ServicesFor(s.SigningConfig(t), sign.ServiceOptions{Keyless: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.TrustedRoot = s.TrustedRoot(t)
+	signer, err := sign.NewKeylessSigner(func(context.Context) (string, error) { return Token(identity, issuer), nil }, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer
 }
