@@ -156,6 +156,12 @@ func TestSign_KeyFromTheEnvironment(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("verify exit %d: %s", code, stderr)
 	}
+	// A signed dist is still a release every command reads.
+	for _, args := range [][]string{{"lint", dist}, {"lint", filepath.Join(dist, "infrastructure-example", "v0.1.0")}, {"publish", "local", dist, "--out", t.TempDir()}} {
+		if code, _, stderr := runCmd(t, nil, args...); code != 0 {
+			t.Errorf("%v on a signed dist: exit %d: %s", args, code, stderr)
+		}
+	}
 	mustContain(t, "verify stdout", stdout, "signed: checksums.txt as key "+sum.Files[0].Identity.Key+"; no transparency log")
 
 	env["COSIGN_PASSWORD"] = "not the password"
