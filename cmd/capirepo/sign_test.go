@@ -14,6 +14,9 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
+	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/sign/signtest"
 )
 
@@ -265,5 +268,58 @@ func TestPublishOCI_SignThenVerifySignatures(t *testing.T) {
 	code, _, stderr = runCmd(t, env, "verify", ref, "--plain-http", "--signatures", "--key", otherPub)
 	if code != 1 || !strings.Contains(stderr, "no signature checks out for key SHA256:") {
 		t.Errorf("another key: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestSign_ClusterAPIMonorepoAndItsGitHubRelease signs cluster-api v1.14.2's
+// three providers: each version folder, and the flat set its one GitHub
+// release holds (dist/flat/v1.14.2), which publish github then uploads; the
+// folders verify, and the release's assets verify as a user downloads them.
+func TestSign_ClusterAPIMonorepoAndItsGitHubRelease(t *testing.T) {
+	if _, err := os.Stat(clusterAPIDir); err != nil {
+		t.Skipf("cluster-api v1.14.2 not in the module cache (go mod download sigs.k8s.io/cluster-api@v1.14.2): %v", err)
+	}
+	ss, sc, tr := sigstoreFiles(t)
+	dist := filepath.Join(t.TempDir(), "dist")
+	if code, _, stderr := runCmd(t, nil, "build", clusterAPIDir, "--version", "v1.14.2", "--out", dist,
+		"--config", filepath.Join(repoRoot, "docs", "configs", "cluster-api.capirepo.yaml")); code != 0 {
+		t.Fatalf("build exit %d: %s", code, stderr)
+	}
+	env := map[string]string{"SIGSTORE_ID_TOKEN": signtest.Token(signID, signIssuer)}
+	code, stdout, stderr := runCmd(t, env, "sign", dist, "--signing-config", sc, "--trusted-root", tr)
+	if code != 0 {
+		t.Fatalf("sign exit %d: %s", code, stderr)
+	}
+	for _, dir := range []string{"cluster-api", "bootstrap-kubeadm", "control-plane-kubeadm", "flat"} {
+		mustContain(t, "sign stdout", stdout, dir+"/v1.14.2/checksums.txt\t", dir+"/v1.14.2/provenance.intoto.json\t")
+	}
+	if ss.Entries() != 8 {
+		t.Errorf("%d log entries, want 8 (4 sets of 2)", ss.Entries())
+	}
+	code, stdout, stderr = runCmd(t, nil, "verify", dist, "--signatures", "--certificate-identity", signID, "--certificate-oidc-issuer", signIssuer, "--trusted-root", tr)
+	if code != 0 {
+		t.Fatalf("verify exit %d: %s", code, stderr)
+	}
+	mustContain(t, "verify stdout", stdout, "flat/v1.14.2: ", "cluster-api/v1.14.2: ", "control-plane-kubeadm/v1.14.2: ")
+
+	const token = "ghp_cli-sign-token"
+	gh := fakegh.New(t, fakegh.WithToken(token))
+	gh.AddRepo("kubernetes-sigs", "cluster-api", false)
+	if code, _, stderr := runCmd(t, map[string]string{"GITHUB_TOKEN": token, "GITHUB_API_URL": gh.APIURL()},
+		"publish", "github", "--repo", "kubernetes-sigs/cluster-api", dist); code != 0 {
+		t.Fatalf("publish github exit %d: %s", code, stderr)
+	}
+	var assets []release.File
+	for _, a := range gh.Releases("kubernetes-sigs", "cluster-api")[0].Assets {
+		assets = append(assets, release.File{Name: a.Name, Data: a.Data})
+	}
+	v, err := sign.NewVerifier(sign.VerifyOptions{Identity: signID, Issuer: signIssuer, TrustedRoot: ss.TrustedRoot(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := sign.VerifyFiles(v, "the GitHub release", assets, sign.VerifyFilesOptions{}); err != nil {
+		t.Errorf("the GitHub release's assets: %v", err)
+	} else if c.Files < 4 {
+		t.Errorf("%d files checked", c.Files)
 	}
 }
