@@ -16,6 +16,27 @@ import (
 // between runs ("" keeps nothing); client makes the requests, so every
 // wait is bounded.
 func PublicInstance(ctx context.Context, cacheDir string, client *http.Client) (*root.SigningConfig, *root.TrustedRoot, error) {
+	// The TUF client's requests do not stop with the context (the client's
+	// timeouts bound them): a stopped run returns at once.
+	type result struct {
+		sc  *root.SigningConfig
+		tr  *root.TrustedRoot
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sc, tr, err := publicInstance(ctx, cacheDir, client)
+		done <- result{sc, tr, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, nil, context.Cause(ctx)
+	case r := <-done:
+		return r.sc, r.tr, r.err
+	}
+}
+
+func publicInstance(ctx context.Context, cacheDir string, client *http.Client) (*root.SigningConfig, *root.TrustedRoot, error) {
 	opts := tuf.DefaultOptions().WithContext(ctx).WithFetcher(fetcher.NewDefaultFetcher().NewFetcherWithHTTPClient(client))
 	if cacheDir == "" {
 		opts = opts.WithDisableLocalCache()

@@ -3,8 +3,12 @@ package sign_test
 import (
 	"context"
 	"crypto/elliptic"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
@@ -187,5 +191,26 @@ func TestLoadPrivateKey_Errors(t *testing.T) {
 				t.Errorf("the error holds the password: %v", err)
 			}
 		})
+	}
+}
+
+// TestSign_StopsWithTheContext: a Fulcio that never answers does not hold a
+// stopped run (sigstore-go's client does not take the context).
+func TestSign_StopsWithTheContext(t *testing.T) {
+	ss := signtest.New(t)
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hang }))
+	t.Cleanup(func() { close(hang); srv.Close() })
+	ss.FulcioURL = srv.URL
+	s := ss.Signer(t, identity, signtest.GitHubIssuer)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("stopped by interrupt")) })
+	start := time.Now()
+	_, err := s.SignBlob(ctx, []byte("data"))
+	if err == nil || err.Error() != "stopped by interrupt" {
+		t.Errorf("err = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stopped after %s", d)
 	}
 }

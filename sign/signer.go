@@ -253,9 +253,28 @@ func (s *Signer) bundle(ctx context.Context, content sign.Content) (*Signature, 
 	if s.certs != nil {
 		opts.CertificateProvider = s.certs
 	}
-	pb, err := sign.Bundle(content, s.kp, opts)
-	if err != nil {
-		return nil, redactToken(err)
+	// sigstore-go's Fulcio and timestamp clients do not stop with the
+	// context (their waits are bounded by the services' timeout): a stopped
+	// run returns at once and leaves the call to end on its own, its result
+	// unused.
+	type result struct {
+		pb  *protobundle.Bundle
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		pb, err := sign.Bundle(content, s.kp, opts)
+		done <- result{pb, err}
+	}()
+	var pb *protobundle.Bundle
+	select {
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case r := <-done:
+		if r.err != nil {
+			return nil, redactToken(r.err)
+		}
+		pb = r.pb
 	}
 	raw, err := MarshalBundle(pb)
 	if err != nil {
