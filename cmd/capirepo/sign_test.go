@@ -1,20 +1,30 @@
 package main
 
 import (
+	"context"
 	"crypto/elliptic"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/sign/signtest"
@@ -321,5 +331,57 @@ func TestSign_ClusterAPIMonorepoAndItsGitHubRelease(t *testing.T) {
 		t.Errorf("the GitHub release's assets: %v", err)
 	} else if c.Files < 4 {
 		t.Errorf("%d files checked", c.Files)
+	}
+}
+
+// TestVerifySignatures_ImagesOfTheComponents: verify DIR --signatures
+// --images also wants a signature of every image the components run: the
+// image sign --image signed checks out, an unsigned one is refused, named
+// by object and container.
+func TestVerifySignatures_ImagesOfTheComponents(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	repo := host + "/example/manager"
+	img, err := random.Image(128, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, _ := name.NewTag(repo + ":v0.1.0")
+	if err := remote.Write(tag, img); err != nil {
+		t.Fatal(err)
+	}
+	dist := filepath.Join(t.TempDir(), "dist")
+	if code, _, stderr := runCmd(t, nil, "build", exampleDir(t), "--version", "v0.1.0", "--out", dist, "--image", repo); code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	_, sc, tr := sigstoreFiles(t)
+	env := map[string]string{"SIGSTORE_ID_TOKEN": signtest.Token(signID, signIssuer)}
+	s := streams{out: io.Discard, errOut: io.Discard, getenv: func(string) string { return "" }, secrets: &redact.Set{}}
+	trusted, err := root.NewTrustedRootFromPath(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := sign.NewVerifier(sign.VerifyOptions{Identity: signID, Issuer: signIssuer, TrustedRoot: trusted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Signed files, unsigned image.
+	if code, _, stderr := runCmd(t, env, "sign", dist, "--signing-config", sc, "--trusted-root", tr); code != 0 {
+		t.Fatalf("sign: %s", stderr)
+	}
+	_, err = verifyDirSignatures(context.Background(), s, v, dist, "", true, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "container manager: "+repo+":v0.1.0") || !strings.Contains(err.Error(), "is not signed") {
+		t.Errorf("an unsigned image: %v", err)
+	}
+	if code, _, stderr := runCmd(t, env, "sign", dist, "--image", repo+":v0.1.0", "--signing-config", sc, "--trusted-root", tr); code != 0 {
+		t.Fatalf("sign --image: %s", stderr)
+	}
+	rep, err := verifyDirSignatures(context.Background(), s, v, dist, "", true, time.Minute)
+	if err != nil {
+		t.Fatalf("signed: %v", err)
+	}
+	if sigs := rep.Images[repo+":v0.1.0"]; len(sigs) != 1 || sigs[0].Identity.Subject != signID {
+		t.Errorf("image signatures %+v", rep.Images)
 	}
 }
