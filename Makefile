@@ -20,7 +20,7 @@ test:
 	$(GO) test ./...
 	$(GO) test -race -run '$(RACE_TESTS)' ./builder/
 	$(GO) test -race -run 'ClusterAPIProvidersHaveNoErrors|ParseObjects' ./contract/
-	$(GO) test -race ./release/ ./publish/ ./publish/github/ ./publish/gitlab/ ./publish/local/
+	$(GO) test -race ./release/ ./publish/ ./publish/github/ ./publish/gitlab/ ./publish/local/ ./sign/
 
 # What capirepo signs (blob bundles, image signature referrers) verifies
 # with the cosign CLI (v3). The test builds cosign through the Go module
