@@ -166,7 +166,11 @@ func readProvider(dir string, id provider.ID, version string) (*release.Provider
 	p := &release.Provider{ID: id, Version: version}
 	names := make([]string, 0, len(files))
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		if err := p.Add(name, files[name]); err != nil {
+		add := p.Add
+		if release.IsAttached(name) { // a signed release's provenance and bundles
+			add = p.Attach
+		}
+		if err := add(name, files[name]); err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		names = append(names, name)

@@ -183,6 +183,12 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 			img.Components = o.Image + "@" + img.Digest
 		}
 	}
+	if len(b.Artifacts.Binaries) > 0 {
+		created, _ := time.Parse(time.RFC3339, date)
+		if err := sbomFiles(ctx, b, &o, created, log); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 

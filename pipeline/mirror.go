@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/sign"
 )
 
 // MirrorOptions say what one mirror run copies, from where, to where.
@@ -53,6 +55,10 @@ type MirrorOptions struct {
 	Images string
 	// ImageOptions authenticate and route the image copies (keychain, transport).
 	ImageOptions []remote.Option
+
+	// RequireSignatures, when set, refuses to copy anything unless every
+	// version is signed upstream for this verifier (mirror_signatures.go).
+	RequireSignatures *sign.Verifier
 
 	// Concurrency bounds how many providers are mirrored at once; 0 means 4.
 	Concurrency int
@@ -159,6 +165,11 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	// nothing written.
 	if err := m.each(ctx, provs, m.resolveProvider); err != nil {
 		return m.sum, err
+	}
+	if o.RequireSignatures != nil {
+		if err := m.each(ctx, provs, m.requireSignatures); err != nil {
+			return m.sum, err
+		}
 	}
 	for _, p := range provs {
 		m.total += len(p.resolved)
@@ -326,6 +337,12 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 	if err != nil {
 		return nil, err
 	}
+	// The signatures and SBOMs upstream holds are copied too.
+	extra, err := extras(ctx, p.reader, p.ref(v))
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(want, extra)
 	mv := &MirroredVersion{Version: v, Uploaded: []string{}, Replaced: []string{}}
 	for name, w := range want {
 		h, ok := have[name]
@@ -333,7 +350,9 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 			return nil, nil
 		}
 		mv.Skipped = append(mv.Skipped, p.Label+"/"+name)
-		mv.files = append(mv.files, name)
+		if !isMirrorExtra(name) {
+			mv.files = append(mv.files, name)
+		}
 	}
 	slices.Sort(mv.Skipped)
 	slices.Sort(mv.files)
@@ -356,6 +375,9 @@ func (m *mirror) read(ctx context.Context, p *MirroredProvider, version string) 
 	// The files clusterctl reads, and the release's other assets as they are.
 	rp, err := publish.ReadRelease(ctx, p.reader, p.ref(version), have...)
 	if err != nil {
+		return nil, err
+	}
+	if err := addExtras(ctx, p.reader, p.ref(version), rp); err != nil {
 		return nil, err
 	}
 	p.read[version] = rp
@@ -506,7 +528,9 @@ func (m *mirror) version(ctx context.Context, p *MirroredProvider, v string) (*M
 		}
 	}
 	for _, f := range rp.Files {
-		mv.files = append(mv.files, f.Name)
+		if !isMirrorExtra(f.Name) {
+			mv.files = append(mv.files, f.Name)
+		}
 	}
 	m.mu.Lock()
 	p.Versions = append(p.Versions, mv)

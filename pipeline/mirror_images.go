@@ -16,6 +16,7 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/sign"
 )
 
 // MirroredImage is one image copied (or found already there) at the mirror.
@@ -26,6 +27,8 @@ type MirroredImage struct {
 	Copy     string `json:"target"` // the copy at the mirror
 	Digest   string `json:"digest"`
 	Copied   bool   `json:"copied"`
+	// Referrers counts the referrers (signatures, SBOMs) copied with it.
+	Referrers int `json:"referrers,omitempty"`
 }
 
 // ComponentImages lists the images a components file runs, as `clusterctl
@@ -192,7 +195,7 @@ func copyImage(ctx context.Context, img *MirroredImage, opts []remote.Option) er
 	}
 	img.Digest = desc.Digest.String()
 	if have, err := remote.Head(dst, opts...); err == nil && have.Digest == desc.Digest {
-		return nil
+		return copyReferrers(ctx, src, dst, desc.Digest.String(), img, opts)
 	}
 	switch {
 	case desc.MediaType.IsIndex():
@@ -216,5 +219,16 @@ func copyImage(ctx context.Context, img *MirroredImage, opts []remote.Option) er
 		return fmt.Errorf("media type %s is neither an image nor an index", desc.MediaType)
 	}
 	img.Copied = true
+	return copyReferrers(ctx, src, dst, desc.Digest.String(), img, opts)
+}
+
+// copyReferrers copies the image's signatures, SBOMs and other referrers
+// with it.
+func copyReferrers(ctx context.Context, src, dst name.Reference, digest string, img *MirroredImage, opts []remote.Option) error {
+	n, err := sign.CopyReferrers(ctx, src.Context().Digest(digest), dst.Context(), opts...)
+	img.Referrers += n
+	if err != nil {
+		return fmt.Errorf("copy its referrers: %w", err)
+	}
 	return nil
 }

@@ -44,6 +44,8 @@ type Options struct {
 	// pipeline/upgrade.go) is skipped. In a dry run the step still reads the
 	// targets, without requiring credentials.
 	SkipUpgradeCheck string
+	// Sign, when set, signs the release after it is written (pipeline/sign.go).
+	Sign *SignOptions
 
 	// Variables are clusterctl config values for reading targets back
 	// (github-token, gitlab-access-token). They are never printed.
@@ -82,6 +84,8 @@ type Summary struct {
 	// they ran.
 	Findings []contract.Finding       `json:"findings"`
 	Waived   []contract.WaivedFinding `json:"waived"`
+	// Signed is what the sign step signed, once it ran.
+	Signed *SignSummary `json:"signed,omitempty"`
 	// Error is why the run failed, for a summary printed as JSON.
 	Error string `json:"error,omitempty"`
 }
@@ -119,6 +123,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	steps := []step{{"build", r.build}, {"lint", r.lint},
 		{"upgrade", func(ctx context.Context) (string, bool, error) { return r.upgrade(ctx, opened) }},
 		{"images", r.images}, {"write", r.write}}
+	if o.Sign != nil {
+		steps = append(steps, step{"sign", r.sign})
+	}
 	for i, loc := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
 		steps = append(steps,
@@ -137,6 +144,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				}
 				if n := len(ps.Warnings); n > 0 {
 					d += fmt.Sprintf("; %d warnings", n)
+				}
+				if o.Sign != nil { // an OCI artifact is signed once pushed: by its digest
+					sd, err := r.signPublished(ctx, opened[i], ps)
+					if err != nil {
+						return "", false, err
+					}
+					if sd != "" {
+						d += "; " + sd
+					}
 				}
 				return d, false, nil
 			}},

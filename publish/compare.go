@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -48,38 +49,50 @@ func FileNames(files []release.File) string {
 }
 
 // Compare compares want with what the target holds. A remote file of the
-// same size without a digest is hashed with hash (usually a download); a
-// different size needs no download to be known different.
+// same size without a digest is downloaded with fetch and hashed; a
+// different size needs no download to be known different. A Sigstore
+// bundle that differs is downloaded too, and counts as the same when it
+// signs the same content for the same signer (SameSignature): signing
+// again makes new bytes for unchanged files.
 func Compare(ctx context.Context, want []release.File, have map[string]Remote,
-	hash func(ctx context.Context, name string) (string, error)) (Diff, error) {
+	fetch func(ctx context.Context, name string) ([]byte, error)) (Diff, error) {
 	var d Diff
 	for _, f := range want {
 		r, ok := have[f.Name]
-		switch {
-		case !ok:
+		if !ok {
 			d.Missing = append(d.Missing, f)
 			continue
-		case r.Size != int64(len(f.Data)):
-			d.Changed = append(d.Changed, f)
-			continue
 		}
-		sum := r.SHA256
-		if sum == "" {
-			if hash == nil {
-				return Diff{}, fmt.Errorf("%s: the target reports no sha256 and cannot be downloaded to compare", f.Name)
-			}
-			var err error
-			if sum, err = hash(ctx, f.Name); err != nil {
-				return Diff{}, fmt.Errorf("download %s to compare it: %w", f.Name, err)
-			}
+		same, err := sameFile(ctx, f, r, fetch)
+		if err != nil {
+			return Diff{}, err
 		}
-		if sum == f.SHA256() {
+		if same {
 			d.Same = append(d.Same, f)
 		} else {
 			d.Changed = append(d.Changed, f)
 		}
 	}
 	return d, nil
+}
+
+func sameFile(ctx context.Context, f release.File, r Remote, fetch func(ctx context.Context, name string) ([]byte, error)) (bool, error) {
+	sizeOK := r.Size == int64(len(f.Data))
+	switch {
+	case sizeOK && r.SHA256 == f.SHA256():
+		return true, nil
+	case !isBundle(f.Name) && (!sizeOK || r.SHA256 != ""):
+		return false, nil // known different without a download
+	case fetch == nil && r.SHA256 != "":
+		return false, nil // a bundle that differs, and no way to read it
+	case fetch == nil:
+		return false, fmt.Errorf("%s: the target reports no sha256 and cannot be downloaded to compare", f.Name)
+	}
+	data, err := fetch(ctx, f.Name)
+	if err != nil {
+		return false, fmt.Errorf("download %s to compare it: %w", f.Name, err)
+	}
+	return bytes.Equal(data, f.Data) || isBundle(f.Name) && SameSignature(data, f.Data), nil
 }
 
 // ShortSum shortens a hex digest for messages.

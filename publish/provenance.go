@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	provenancev1 "github.com/in-toto/attestation/go/predicates/provenance/v1"
 	intotov1 "github.com/in-toto/attestation/go/v1"
@@ -14,7 +15,29 @@ import (
 )
 
 // ProvenanceFile is the asset that holds the release's provenance.
-const ProvenanceFile = "provenance.intoto.json"
+const ProvenanceFile = release.ProvenanceFile
+
+// AddProvenance returns files with ProvenanceFile naming those of them that
+// are not attached (the release files and checksums.txt), unless files hold
+// one already: a signed release carries the provenance it was signed with.
+func AddProvenance(files []release.File, src ProvenanceSource) ([]release.File, error) {
+	if slices.ContainsFunc(files, func(f release.File) bool { return f.Name == ProvenanceFile }) {
+		return files, nil
+	}
+	listed := slices.DeleteFunc(slices.Clone(files), func(f release.File) bool { return release.IsAttached(f.Name) })
+	pf, err := Provenance(listed, src)
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(files), pf), nil
+}
+
+// WithoutProvenance returns files without the provenance and its bundle.
+func WithoutProvenance(files []release.File) []release.File {
+	return slices.DeleteFunc(files, func(f release.File) bool {
+		return f.Name == ProvenanceFile || f.Name == ProvenanceFile+release.BundleSuffix
+	})
+}
 
 // Provenance identifiers. The build type names what capirepo does (render
 // the provider's config with kustomize, write the clusterctl files); the

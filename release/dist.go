@@ -1,10 +1,12 @@
 package release
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,6 +76,71 @@ func WriteContext(ctx context.Context, out string, r *Release, o WriteOptions) e
 		}
 		staged[i] = ""
 	}
+	return writeFlat(out, r)
+}
+
+// FlatDir is the folder of a dist that holds, for a release of several
+// providers, what its flat set (Release.Flat: a GitHub release) has beyond
+// the providers' folders: FlatDir/<version>/ with that set's checksums.txt
+// and its attached files (provenance, signatures).
+const FlatDir = "flat"
+
+// writeFlat writes the flat set's checksums.txt and attached files, or
+// removes what an earlier write left there when the release has none.
+func writeFlat(out string, r *Release) error {
+	dir := filepath.Join(out, FlatDir, r.Version)
+	if len(r.Providers) < 2 || len(r.Attached) == 0 || r.Version == "" {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove %s, left by an earlier write: %w", dir, err)
+		}
+		return nil
+	}
+	listed, err := r.FlatListed()
+	if err != nil {
+		return err
+	}
+	files := append([]File{listed[len(listed)-1]}, r.Attached...) // checksums.txt and the attached
+	tmp, err := StageDir(filepath.Dir(dir), r.Version, files)
+	if err != nil {
+		return err
+	}
+	if err := ReplaceDir(tmp, dir); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	return nil
+}
+
+// loadFlat reads what writeFlat wrote for r, when it was written for the
+// same files: a flat folder whose checksums.txt differs from the flat set's
+// is stale (the providers were written again since) and is left out.
+func loadFlat(root string, r *Release) error {
+	dir := filepath.Join(root, FlatDir, r.Version)
+	files, err := ReadFolder(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	listed, err := r.FlatListed()
+	if err != nil {
+		return nil // not a flat release; the publisher that needs one says why
+	}
+	var attached []File
+	fresh := false
+	for _, f := range files {
+		switch {
+		case f.Name == ChecksumsFile:
+			fresh = bytes.Equal(f.Data, listed[len(listed)-1].Data)
+		case IsAttached(f.Name):
+			attached = insertSorted(attached, f)
+		}
+	}
+	if !fresh {
+		return nil // stale: made for other files
+	}
+	r.Attached = attached
 	return nil
 }
 
@@ -184,7 +251,51 @@ func Load(root, version string) (*Release, error) {
 		}
 		return strings.Compare(a.Label(), b.Label())
 	})
+	if len(r.Providers) > 1 {
+		if err := loadFlat(root, r); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
+}
+
+// ProviderDirs returns the <label>/<version> folders of a dist folder or
+// repository tree (or root itself, when it is one), of the version or of
+// every version for "".
+func ProviderDirs(root, version string) ([]string, error) {
+	dirs, err := versionDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	if version == "" {
+		return dirs, nil
+	}
+	dirs = slices.DeleteFunc(dirs, func(d string) bool { return filepath.Base(d) != version })
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%s holds no provider folder for version %s", root, version)
+	}
+	return dirs, nil
+}
+
+// ReadFolder reads every file of a folder, as it is (nothing checked but
+// that each is a regular file).
+func ReadFolder(dir string) ([]File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			return nil, fmt.Errorf("%s: %s is not a regular file", dir, e.Name())
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Name: e.Name(), Data: data})
+	}
+	return out, nil
 }
 
 // versionDirs finds <label>/<version> folders: root itself, or below it.
@@ -229,25 +340,21 @@ func LoadProvider(dir string) (*Provider, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	p := &Provider{ID: id, Version: filepath.Base(dir)}
-	entries, err := os.ReadDir(dir)
+	files, err := ReadFolder(dir)
 	if err != nil {
 		return nil, err
 	}
 	var sums []byte
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			return nil, fmt.Errorf("%s: %s is not a regular file", dir, e.Name())
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		if e.Name() == ChecksumsFile {
-			sums = data
-			continue
-		}
-		if err := p.Add(e.Name(), data); err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
+	for _, f := range files {
+		switch {
+		case f.Name == ChecksumsFile:
+			sums = f.Data
+		case IsAttached(f.Name):
+			p.Attached = insertSorted(p.Attached, f)
+		default:
+			if err := p.Add(f.Name, f.Data); err != nil {
+				return nil, fmt.Errorf("%s: %w", dir, err)
+			}
 		}
 	}
 	if sums == nil {
@@ -267,6 +374,15 @@ func LoadProvider(dir string) (*Provider, error) {
 }
 
 func checkSums(dir string, sums []byte, files []File) error {
+	return CheckChecksums(dir, sums, files, false)
+}
+
+// CheckChecksums checks files against checksums.txt: each listed with its
+// sha256 and, unless partial, each listed one there (a mirror holds only
+// some of what an upstream checksums.txt lists). Attached files and
+// checksums.txt itself are not looked at.
+func CheckChecksums(dir string, sums []byte, files []File, partial bool) error {
+	files = slices.DeleteFunc(slices.Clone(files), func(f File) bool { return f.Name == ChecksumsFile || IsAttached(f.Name) })
 	want, err := ParseChecksums(sums)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", dir, ChecksumsFile, err)
@@ -283,7 +399,9 @@ func checkSums(dir string, sums []byte, files []File) error {
 		delete(want, f.Name)
 	}
 	for name := range want {
-		errs = append(errs, fmt.Errorf("%s: %s lists %s, which is missing", dir, ChecksumsFile, name))
+		if !partial {
+			errs = append(errs, fmt.Errorf("%s: %s lists %s, which is missing", dir, ChecksumsFile, name))
+		}
 	}
 	return errors.Join(errs...)
 }

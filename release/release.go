@@ -14,10 +14,31 @@ import (
 // ChecksumsFile is written into every provider version folder.
 const ChecksumsFile = "checksums.txt"
 
+// Files about the release's files, made after checksums.txt and so not
+// listed in it (Provider.Attached).
+const (
+	// ProvenanceFile holds the release's provenance: an in-toto statement
+	// naming every file and checksums.txt with its sha256.
+	ProvenanceFile = "provenance.intoto.json"
+	// BundleSuffix ends the name of a Sigstore bundle: NAME.sigstore.json
+	// signs NAME.
+	BundleSuffix = ".sigstore.json"
+)
+
+// IsAttached says whether a file of that name belongs in Attached: the
+// provenance and the Sigstore bundles.
+func IsAttached(name string) bool {
+	return name == ProvenanceFile || strings.HasSuffix(name, BundleSuffix)
+}
+
 // Release is one version of one or more providers.
 type Release struct {
 	Version   string
 	Providers []*Provider
+	// Attached are what Flat publishes after its one checksums.txt when the
+	// release holds several providers (with one, the provider's own
+	// Attached serve): the provenance and the bundles of that flat set.
+	Attached []File
 }
 
 // Provider is one provider's files for one version.
@@ -31,6 +52,12 @@ type Provider struct {
 	// holds only the files upstream published (clusterctl reads no
 	// checksums.txt, and a file it does not expect confuses its lookup).
 	NoChecksums bool
+	// Attached are files published after checksums.txt and not listed in
+	// it: provenance.intoto.json and the Sigstore bundles
+	// (NAME.sigstore.json) that sign checksums.txt and the provenance, so
+	// made after them. A mirrored release holds upstream's checksums.txt
+	// here too, as it was published.
+	Attached []File
 }
 
 // File is one release asset.
@@ -72,12 +99,10 @@ func (p *Provider) Add(name string, data []byte) error {
 	if name == ChecksumsFile {
 		return fmt.Errorf("%s is written by capirepo", ChecksumsFile)
 	}
-	i, found := slices.BinarySearchFunc(p.Files, name, func(f File, n string) int { return strings.Compare(f.Name, n) })
-	if found {
-		p.Files[i].Data = data
-		return nil
+	if IsAttached(name) {
+		return fmt.Errorf("%s is made after %s and cannot be listed in it: attach it", name, ChecksumsFile)
 	}
-	p.Files = slices.Insert(p.Files, i, File{Name: name, Data: data})
+	p.Files = insertSorted(p.Files, File{Name: name, Data: data})
 	return nil
 }
 
@@ -103,6 +128,37 @@ func IsFlavor(name string) bool {
 // topology Cluster's class: clusterclass-<class>.yaml.
 func IsClusterClass(name string) bool {
 	return strings.HasPrefix(name, clusterClassPrefix) && strings.HasSuffix(name, ".yaml")
+}
+
+// Attach adds or replaces a file published after checksums.txt (see
+// Attached), keeping Attached sorted.
+func (p *Provider) Attach(name string, data []byte) error {
+	if err := provider.CheckFileName("file name", name); err != nil {
+		return err
+	}
+	if _, ok := p.File(name); ok {
+		return fmt.Errorf("%s is a release file, listed in %s: it cannot be attached too", name, ChecksumsFile)
+	}
+	p.Attached = insertSorted(p.Attached, File{Name: name, Data: data})
+	return nil
+}
+
+// AttachedFile returns the named attached file.
+func (p *Provider) AttachedFile(name string) (File, bool) {
+	i := slices.IndexFunc(p.Attached, func(f File) bool { return f.Name == name })
+	if i < 0 {
+		return File{}, false
+	}
+	return p.Attached[i], true
+}
+
+func insertSorted(files []File, f File) []File {
+	i, found := slices.BinarySearchFunc(files, f.Name, func(f File, n string) int { return strings.Compare(f.Name, n) })
+	if found {
+		files[i].Data = f.Data
+		return files
+	}
+	return slices.Insert(files, i, f)
 }
 
 // Checksums returns checksums.txt in sha256sum's format for files.
@@ -131,23 +187,50 @@ func ParseChecksums(data []byte) (sums map[string]string, err error) {
 			}
 			continue
 		}
-		sums[name] = sum
+		sums[strings.TrimPrefix(name, "*")] = sum // sha256sum -b marks binary files
 	}
 	return sums, err
 }
 
-// Assets returns the files with checksums.txt, as written to the folder.
-func (p *Provider) Assets() []File {
+// Listed returns the files with checksums.txt, without the attached ones:
+// what a provenance names.
+func (p *Provider) Listed() []File {
 	if p.NoChecksums {
 		return slices.Clone(p.Files)
 	}
 	return append(slices.Clone(p.Files), File{Name: ChecksumsFile, Data: Checksums(p.Files)})
 }
 
+// Assets returns the files with checksums.txt and the attached files, as
+// written to the folder.
+func (p *Provider) Assets() []File {
+	return append(p.Listed(), p.Attached...)
+}
+
 // Flat returns every provider's files as one flat set, as a GitHub release
 // carries them: files of the same name must be identical (a monorepo's shared
-// metadata.yaml), and one checksums.txt covers them all.
+// metadata.yaml), and one checksums.txt covers them all; then the attached
+// files of that set (FlatAttached).
 func (r *Release) Flat() ([]File, error) {
+	out, err := r.FlatListed()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, r.FlatAttached()...), nil
+}
+
+// FlatAttached returns the files attached to the flat set: the only
+// provider's, or the release's own for several.
+func (r *Release) FlatAttached() []File {
+	if len(r.Providers) == 1 {
+		return slices.Clone(r.Providers[0].Attached)
+	}
+	return slices.Clone(r.Attached)
+}
+
+// FlatListed returns the flat set's files and its checksums.txt, without
+// the attached files: what the flat set's provenance names.
+func (r *Release) FlatListed() ([]File, error) {
 	byName := map[string]File{}
 	owner := map[string]string{}
 	var out []File

@@ -178,3 +178,86 @@ func TestWrite_FailureLeavesPreviousVersion(t *testing.T) {
 		t.Errorf("leftover folders: %v", entries)
 	}
 }
+
+// TestAttached_WrittenLoadedAndFlat: files attached after checksums.txt
+// (provenance, bundles) are written beside the files, loaded back as
+// attached (not listed in checksums.txt, so the folder still checks out),
+// and published by Flat after its checksums.txt: the provider's own for
+// one provider, the release's for several, written to flat/<version> and
+// dropped when the providers were written again without them.
+func TestAttached_WrittenLoadedAndFlat(t *testing.T) {
+	out := t.TempDir()
+	rel := testRelease(t)
+	core := rel.Providers[0]
+	if err := core.Attach("checksums.txt.sigstore.json", []byte(`{"core":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.Attach("metadata.yaml", []byte("x")); err == nil {
+		t.Error("a release file was attached too")
+	}
+	if err := core.Add("provenance.intoto.json", []byte("x")); err == nil {
+		t.Error("an attached file was added to the checksummed files")
+	}
+	rel.Attached = []File{{Name: "checksums.txt.sigstore.json", Data: []byte(`{"flat":1}`)}}
+	if err := Write(out, rel); err != nil {
+		t.Fatal(err)
+	}
+	sums, _ := os.ReadFile(filepath.Join(out, "cluster-api", "v1.0.0", ChecksumsFile))
+	if strings.Contains(string(sums), "sigstore") {
+		t.Errorf("checksums.txt lists the bundle:\n%s", sums)
+	}
+	got, err := Load(out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotCore, _ := got.Provider("cluster-api")
+	if diff := cmp.Diff(core.Attached, gotCore.Attached); diff != "" {
+		t.Errorf("core attached (-written +loaded):\n%s", diff)
+	}
+	if diff := cmp.Diff(rel.Attached, got.Attached); diff != "" {
+		t.Errorf("flat attached (-written +loaded):\n%s", diff)
+	}
+	flat, err := got.Flat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := flat[len(flat)-1]
+	if last.Name != "checksums.txt.sigstore.json" || string(last.Data) != `{"flat":1}` || flat[len(flat)-2].Name != ChecksumsFile {
+		t.Errorf("flat ends with %s %s", flat[len(flat)-2].Name, last.Data)
+	}
+
+	// One provider: its own attached files are the flat set's.
+	one := &Release{Version: "v1.0.0", Providers: []*Provider{core}}
+	flat, _ = one.Flat()
+	if last := flat[len(flat)-1]; string(last.Data) != `{"core":1}` {
+		t.Errorf("one provider's flat set ends with %s", last.Data)
+	}
+
+	// Written again with other files: the flat folder no longer matches.
+	rel.Providers[1].Files[0].Data = []byte("bootstrap v2")
+	if err := Write(out, &Release{Version: rel.Version, Providers: rel.Providers}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, FlatDir, "v1.0.0")); !os.IsNotExist(err) {
+		t.Errorf("the flat folder of an unsigned write is still there: %v", err)
+	}
+	rel.Attached = []File{{Name: "checksums.txt.sigstore.json", Data: []byte(`{"flat":1}`)}}
+	if err := Write(out, rel); err != nil {
+		t.Fatal(err)
+	}
+	rel.Providers[1].Files[0].Data = []byte("bootstrap v3")
+	if err := Write(out, &Release{Version: rel.Version, Providers: rel.Providers, Attached: rel.Attached}); err != nil {
+		t.Fatal(err)
+	}
+	// Stale on disk (made for other files): a hand-written flat folder.
+	if err := os.WriteFile(filepath.Join(out, FlatDir, "v1.0.0", ChecksumsFile), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = Load(out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Attached != nil {
+		t.Errorf("a stale flat folder was loaded: %v", got.Attached)
+	}
+}

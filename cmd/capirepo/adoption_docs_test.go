@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/sign/signtest"
+
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/image/imagetest"
@@ -114,6 +116,21 @@ func (d *docs) capirepo(args []string) (int, string, string) {
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), args, &out, &errOut, func(k string) string { return d.env[k] })
 	return code, out.String(), errOut.String()
+}
+
+// signing sets the job's OIDC token for identity (what GitHub Actions and
+// GitLab CI hand a job) and points --sign at an in-memory Sigstore: the
+// command as written, with the two flags that name another instance than
+// the public one (cosign's own), which the test cannot reach.
+func (d *docs) signing(line, identity, issuer string) string {
+	d.t.Helper()
+	if !strings.Contains(line, "--sign") {
+		d.t.Fatalf("%s: no --sign", line)
+	}
+	ss := signtest.New(d.t)
+	sc, tr := ss.WriteFiles(d.t, d.t.TempDir())
+	d.env["SIGSTORE_ID_TOKEN"] = signtest.Token(identity, issuer)
+	return line + " --signing-config " + sc + " --trusted-root " + tr
 }
 
 // runs runs every capirepo call of a command line and wants each to succeed.
@@ -238,7 +255,9 @@ func TestAdoptionDocs_EveryExampleRuns(t *testing.T) {
 			t.Errorf("make ran capirepo %q", calls)
 		}
 		rels := gh.Releases("acme", "provider-make")
-		if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v1.4.0" || len(rels[0].Assets) != 9 {
+		// The 8 release files, provenance.intoto.json and the SBOMs of the two
+		// manager binaries and the image.
+		if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v1.4.0" || len(rels[0].Assets) != 12 || assetData(t, rels, "manager-image.cdx.json") == nil {
 			t.Errorf("releases %+v", rels)
 		}
 		if !strings.Contains(string(assetData(t, rels, "infrastructure-components.yaml")), "image: gcr.io/provider/provider-controller@sha256:") {
@@ -330,7 +349,7 @@ func TestAdoptionDocs_EveryExampleRuns(t *testing.T) {
 		}
 		d.env["GITHUB_REF_NAME"], d.env["GITHUB_REPOSITORY"] = "v1.4.1", "acme/Provider-Actions"
 		notes := gh.Calls(fakegh.RouteGenerateNotes)
-		calls := d.runs(step)
+		calls := d.runs(d.signing(step, "https://github.com/acme/Provider-Actions/.github/workflows/release.yaml@refs/tags/v1.4.1", signtest.GitHubIssuer))
 		if !slices.Contains(calls[0], "ghcr.io/acme/provider-actions-controller") {
 			t.Errorf("the workflow ran capirepo %q", calls)
 		}
@@ -347,8 +366,14 @@ func TestAdoptionDocs_EveryExampleRuns(t *testing.T) {
 		gl.AddProject(7, "acme/provider-gitlab", false)
 		gl.AddToken("glpat-adoption-docs", fakegl.AccessToken)
 		gl.AddTag("acme/provider-gitlab", "v1.4.2", "main") // the job runs on the pushed tag
-		before := http.DefaultTransport
-		http.DefaultTransport = gl.Transport("gitlab.example.com")
+		// gitlab.example.com is the fake; the in-memory Sigstore is on loopback.
+		before, toGitLab := http.DefaultTransport, gl.Transport("gitlab.example.com")
+		http.DefaultTransport = roundTripper(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "gitlab.example.com" {
+				return toGitLab.RoundTrip(r)
+			}
+			return before.RoundTrip(r)
+		})
 		t.Cleanup(func() { http.DefaultTransport = before })
 		job := gitlabCI["release"].(map[string]any)
 		var script string
@@ -364,7 +389,7 @@ func TestAdoptionDocs_EveryExampleRuns(t *testing.T) {
 			"CI_REGISTRY_IMAGE": "registry.gitlab.example.com/acme/provider-gitlab", "GITLAB_ACCESS_TOKEN": "glpat-adoption-docs"} {
 			d.env[k] = v
 		}
-		d.runs(script)
+		d.runs(d.signing(script, "https://gitlab.com/acme/provider-gitlab//.gitlab-ci.yml@refs/tags/v1.4.2", "https://gitlab.com"))
 		if files := gl.Files("acme/provider-gitlab", "infrastructure-example", "v1.4.2"); len(files) < 8 {
 			t.Errorf("the package holds %d files", len(files))
 		}
@@ -385,3 +410,7 @@ func assetData(t *testing.T, rels []fakegh.Release, name string) []byte {
 	t.Fatalf("no asset %s", name)
 	return nil
 }
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

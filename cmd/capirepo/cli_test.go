@@ -138,6 +138,15 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "release skips the upgrade check with a reason", args: []string{"release", brokenTree, "--version", "v0.2.0", "--out", out(), "--dry-run", "--publish", repo, "--skip-image-check", "--skip-upgrade-check", "0.1 was a preview"}, code: 0,
 			stderr: []string{"upgrade check skipped: 0.1 was a preview"}},
 		{name: "release skip without a reason", args: []string{"release", brokenTree, "--version", "v0.2.0", "--dry-run", "--skip-upgrade-check", " "}, code: 2, stderr: []string{"--skip-upgrade-check needs a reason"}},
+		{name: "sign without a token", args: []string{"sign", dist}, code: 2, stdout: []string{""}, stderr: []string{"keyless signing needs an OIDC token: set SIGSTORE_ID_TOKEN"}},
+		{name: "sign with a missing key", args: []string{"sign", dist, "--key", "/nonexistent/cosign.key"}, code: 2, stderr: []string{"--key: open /nonexistent/cosign.key"}},
+		{name: "sign tlog-upload without key", env: map[string]string{"SIGSTORE_ID_TOKEN": "a.b.c"}, args: []string{"sign", dist, "--tlog-upload"}, code: 2, stderr: []string{"--tlog-upload goes with --key"}},
+		{name: "sign json", args: []string{"sign", dist, "-o", "json"}, code: 2, json: true, stdout: []string{`"exitCode": 2`}},
+		{name: "verify signatures for nobody", args: []string{"verify", dist, "--signatures"}, code: 2, stderr: []string{"--signatures needs --key, or --certificate-identity with --certificate-oidc-issuer"}},
+		{name: "verify identity without signatures", args: []string{"verify", dist, "--certificate-identity", "a@b.c"}, code: 2, stderr: []string{"go with --signatures"}},
+		{name: "verify signatures of configmaps", args: []string{"verify", "--configmaps", "x.yaml", "--signatures", "--key", "/dev/null"}, code: 2},
+		{name: "release key without sign", args: []string{"release", example, "--version", "v0.1.0", "--dry-run", "--key", "cosign.key"}, code: 2, stderr: []string{"go with --sign"}},
+		{name: "mirror identity without require", args: []string{"mirror", "cluster-api", "--to", "file://" + out(), "--certificate-identity", "a@b.c"}, code: 2, stderr: []string{"go with --require-signatures"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,6 +34,7 @@ type mirrorOptions struct {
 	configOut        string
 	plainHTTP        bool
 	timeout          time.Duration
+	signatures       verifyFlags
 }
 
 func newMirrorCmd(s streams, g *globalOptions) *cobra.Command {
@@ -49,17 +50,24 @@ PROVIDER is a provider label (cluster-api, bootstrap-kubeadm,
 infrastructure-aws, ...) from clusterctl's provider list and the providers: of
 the clusterctl config. VERSION is vX.Y.Z, latest (the version clusterctl
 installs) or latest-N (latest and the N published versions before it).
-Drafts and tags without a release are never mirrored. Only metadata.yaml, the
+Drafts and tags without a release are never mirrored. metadata.yaml, the
 components file and the cluster-template*.yaml and clusterclass-*.yaml files
 are copied, with the other files the release's checksums.txt names (a variables
-file, a script), as they are. cert-manager is mirrored at the version clusterctl
-would install.
+file, a script), as they are, and the signatures and SBOMs (below).
+cert-manager is mirrored at the version clusterctl would install.
 
 --images REGISTRY/PREFIX copies every image the components run (and
 cert-manager's) to REGISTRY/PREFIX/<provider-label>/<name>, all platforms, by
 digest. The clusterctl config for the site (providers:, cert-manager:, images:)
 is printed, or written with --config-out; for an oci:// target, which clusterctl
 cannot read, the cluster-api-operator Provider resources instead.
+
+Upstream's signed checksums.txt, its provenance and their Sigstore bundles
+and the SBOMs are copied with the files, and an image's signatures and
+SBOMs (its OCI referrers) with the image, so the mirror can be checked as
+upstream can. --require-signatures copies nothing unless every version's
+signatures check out for --key or --certificate-identity with
+--certificate-oidc-issuer (cosign's names).
 
 A re-run copies only what is missing. A file that changed upstream under a
 mirrored version is refused (exit 1) unless --replace. At the end clusterctl
@@ -100,6 +108,7 @@ operator's rules, then through clusterctl's client from memory.`,
 	f.BoolVar(&o.noVerify, "no-verify", false, "do not read the mirror back through clusterctl")
 	f.BoolVar(&o.certManager, "cert-manager", true, "mirror cert-manager at the version clusterctl would install")
 	f.StringVar(&o.configOut, "config-out", "", "write the site's clusterctl config (for an oci:// target: the operator's Provider resources) to this file")
+	o.signatures.bind(cmd, "require-signatures", "copy nothing unless every version is signed upstream (its checksums.txt and provenance, as capirepo sign makes them) for --key or --certificate-identity with --certificate-oidc-issuer")
 	return cmd
 }
 
@@ -119,6 +128,10 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	loc, err := targets.Parse(o.to)
 	if err != nil {
 		return usagef("--to %v", err)
+	}
+	required, err := o.signatures.verifier(ctx, s, o.timeout)
+	if err != nil {
+		return err
 	}
 	tt, err := checkTokenType(o.gitlabTokenType)
 	if err != nil {
@@ -154,7 +167,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		To: loc, Target: t,
 		Sources: targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, o.timeout), GitHub: github.Options{APIURL: o.githubAPI}},
 		Images:  o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(registryTransport())},
-		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars,
+		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars, RequireSignatures: required,
 		Log: log, Progress: progress,
 	})
 	bars.Close()

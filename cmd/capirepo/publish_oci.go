@@ -15,6 +15,7 @@ import (
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/sign"
 )
 
 // ociFlags are the flags of every command that talks to an OCI registry.
@@ -49,6 +50,8 @@ type publishOCIOptions struct {
 	repo      string
 	replace   bool
 	namespace string
+	sign      bool
+	signing   signFlags
 }
 
 func newPublishOCICmd(s streams, g *globalOptions) *cobra.Command {
@@ -74,6 +77,9 @@ the Provider resources (on stdout) that install it.
 clusterctl (one tar+gzip layer). cluster-api-operator CANNOT read it: it never
 unpacks a layer.
 
+--sign signs each artifact pushed as cosign sign does (see capirepo sign):
+a signature referrer of its digest, keyless in CI or with --key.
+
 Credentials: OCI_USERNAME/OCI_PASSWORD, OCI_ACCESS_TOKEN or OCI_REFRESH_TOKEN
 (the variables the operator reads from its configSecret), else the docker
 config and its credential helpers (docker login). They are never printed.`,
@@ -91,8 +97,25 @@ config and its credential helpers (docker login). They are never printed.`,
 			if err != nil {
 				return err
 			}
+			var signer *sign.Signer
+			if o.sign {
+				if signer, err = o.signing.signer(cmd.Context(), s, o.timeout); err != nil {
+					return err
+				}
+			} else if err := o.signing.unused("sign"); err != nil {
+				return err
+			}
 			return publishTo(cmd.Context(), s, g, "oci://"+o.repo, targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), OCI: opts}, o.load,
 				func(t publish.Target, rel *release.Release, sum *publish.Summary) error {
+					if signer != nil {
+						refs, ropts, err := t.(*oci.Target).Published(cmd.Context(), sum)
+						if err != nil {
+							return err
+						}
+						if _, err := pipeline.SignImages(cmd.Context(), signer, refs, opts.Meta.Created, s.errOut, ropts...); err != nil {
+							return err
+						}
+					}
 					if err := printSummary(s, g, sum, t.Clusterctl()); err != nil || g.output == "json" {
 						return err
 					}
@@ -107,6 +130,8 @@ config and its credential helpers (docker login). They are never printed.`,
 	f.StringVar(&o.repo, "repo", "", "registry and path, e.g. registry.example.com/capi (each provider goes to REPO/<label>)")
 	f.BoolVar(&o.replace, "replace", false, "move a tag that holds other content to the new artifact")
 	f.StringVar(&o.namespace, "namespace", "", "namespace of the printed Provider resources (default: the namespace each provider's components create)")
+	f.BoolVar(&o.sign, "sign", false, "sign each artifact pushed: a signature referrer of its digest (see capirepo sign)")
+	o.signing.bind(cmd)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }

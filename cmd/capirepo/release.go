@@ -37,6 +37,9 @@ type releaseOptions struct {
 	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
 	gitlabTokenType string
 	oci             ociFlags
+	// sign signs the release (--sign) with signing's flags (sign.go).
+	sign    bool
+	signing signFlags
 	// opened are the targets the run opened, in the order of --publish: the
 	// summaries' providers: entries and Provider resources print from them.
 	opened []publish.Target
@@ -64,13 +67,21 @@ prints the reason.
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
-oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
+oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).
+
+--sign signs the release after it is written, as capirepo sign does
+(keyless in CI, or --key): Sigstore bundles for each provider's
+checksums.txt and provenance, published with the files by every target; the
+pushed manager image and the OCI artifacts as signature referrers.`,
 		Example: `  # Everything but publishing, e.g. for a pull request
   capirepo release --version v1.4.0 --dry-run
 
   # Build the manager image, then publish to GitHub and read the release back
   GITHUB_TOKEN=... capirepo release --version v1.4.0 --binaries \
-    --image ghcr.io/example/manager --image-push --publish github://my-org/cluster-api-provider-example`,
+    --image ghcr.io/example/manager --image-push --publish github://my-org/cluster-api-provider-example
+
+  # The same, signed keylessly in GitHub Actions (permissions: id-token: write)
+  capirepo release --version v1.4.0 --sign --publish github://my-org/cluster-api-provider-example`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.build.validate(cmd, args); err != nil {
@@ -97,6 +108,8 @@ oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 	bindTimeout(cmd, &o.timeout)
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
 	o.oci.bind(cmd, true, "oci-")
+	f.BoolVar(&o.sign, "sign", false, "sign the release: Sigstore bundles for checksums.txt and the provenance, the image and OCI artifacts as referrers (see capirepo sign)")
+	o.signing.bind(cmd)
 	return cmd
 }
 
@@ -131,7 +144,12 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if err != nil {
 		return err
 	}
+	signOpts, err := o.signOptions(ctx, rs)
+	if err != nil {
+		return err
+	}
 	sum, err := pipeline.Run(ctx, pipeline.Options{
+		Sign:          signOpts,
 		Build:         o.build.pipelineOptions(rs),
 		Targets:       locs,
 		TargetOptions: to,
@@ -199,6 +217,19 @@ func (o *releaseOptions) targetOptions(ctx context.Context, s streams) (targets.
 		return targets.Options{}, err
 	}
 	return to, nil
+}
+
+// signOptions make the signer of --sign, before anything is built, so a
+// missing token or key fails first.
+func (o *releaseOptions) signOptions(ctx context.Context, s streams) (*pipeline.SignOptions, error) {
+	if !o.sign {
+		return nil, o.signing.unused("sign")
+	}
+	signer, err := o.signing.signer(ctx, s, o.timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.SignOptions{Signer: signer, Provenance: o.notes.provenance}, nil
 }
 
 // printOCIResources prints the operator's Provider resources for each

@@ -105,6 +105,7 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 		newDevCmd(s, g),
 		newMirrorCmd(s, g),
 		newDiffCmd(s, g),
+		newSignCmd(s, g),
 	)
 	root.SetHelpCommand(newHelpCmd())
 	checkUsage(root)

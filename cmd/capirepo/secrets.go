@@ -16,11 +16,14 @@ var secretEnvVars = []string{
 	"CI_REGISTRY_PASSWORD", "REGISTRY_PASSWORD", "DOCKER_PASSWORD", "DOCKER_AUTH_CONFIG",
 	"ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
 	"OCI_PASSWORD", "OCI_ACCESS_TOKEN", "OCI_REFRESH_TOKEN",
+	// Signing: the private key's password, a private key given in the
+	// environment (--key env://COSIGN_PRIVATE_KEY), an OIDC token.
+	"COSIGN_PASSWORD", "COSIGN_PRIVATE_KEY", "SIGSTORE_ID_TOKEN",
 }
 
 // isSecretName says whether a variable's name marks its value as a secret.
 func isSecretName(name string) bool {
-	for _, s := range []string{"TOKEN", "PASSWORD", "SECRET", "_AUTH", "CREDENTIAL"} {
+	for _, s := range []string{"TOKEN", "PASSWORD", "SECRET", "_AUTH", "CREDENTIAL", "PRIVATE_KEY"} {
 		if strings.Contains(strings.ToUpper(name), s) {
 			return true
 		}
@@ -42,13 +45,13 @@ type protected struct {
 func protect(args []string, out, errOut io.Writer, getenv env) *protected {
 	set := &redact.Set{}
 	for _, name := range secretEnvVars {
-		set.Add(getenv(name))
+		addKeySecret(set, getenv(name))
 	}
 	p := &protected{secrets: set, out: redact.NewWriter(out, set), errOut: redact.NewWriter(errOut, set)}
 	p.getenv = func(name string) string {
 		v := getenv(name)
 		if isSecretName(name) {
-			set.Add(v)
+			addKeySecret(set, v)
 		}
 		if strings.HasSuffix(name, "_URL") {
 			set.AddURL(v)

@@ -12,18 +12,21 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/verify"
 )
 
 func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
 	var version, k8s, configMaps string
 	var of ociFlags
+	var vf verifyFlags
 	var images bool
 	var platforms []string
 	cmd := &cobra.Command{
@@ -46,7 +49,15 @@ printed on stdout.
 
 --images also asks the registry for every image the components run, for
 every --platforms, and names the missing ones by object and container
-(credentials: docker config).`,
+(credentials: docker config).
+
+--signatures checks what capirepo sign (or release --sign) signed, for
+--key or --certificate-identity with --certificate-oidc-issuer (cosign's
+names): each version folder's checksums.txt.sigstore.json signs its
+checksums.txt, every file matches its sha256 there, and the provenance is
+signed and names the same files; with --images, every image the components
+run carries a signature that checks out; for oci://, the artifact does.
+Each file that fails is named; the command fails.`,
 		Example: `  # Everything build wrote into dist
   capirepo verify dist
 
@@ -54,20 +65,40 @@ every --platforms, and names the missing ones by object and container
   capirepo verify /srv/capi-repo --version v1.4.0 --kubernetes-version v1.33.0
 
   # An artifact pushed with publish oci, as cluster-api-operator reads it
-  capirepo verify oci://registry.example.com/capi/infrastructure-example:v1.4.0`,
+  capirepo verify oci://registry.example.com/capi/infrastructure-example:v1.4.0
+
+  # The signatures of a dist folder or repository tree signed in GitHub Actions
+  capirepo verify dist --signatures \
+    --certificate-identity https://github.com/my-org/cluster-api-provider-example/.github/workflows/release.yaml@refs/tags/v1.4.0 \
+    --certificate-oidc-issuer https://token.actions.githubusercontent.com`,
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkVersionFlag(version); err != nil {
 				return err
 			}
 			opts := verify.Options{Version: version, KubernetesVersion: k8s, Variables: tokenVariables(s.getenv)}
+			sv, err := vf.verifier(cmd.Context(), s, of.timeout)
+			if err != nil {
+				return err
+			}
+			var sigs *signatureReport
 			switch {
 			case configMaps != "" && len(args) == 0:
+				if sv != nil {
+					return usagef("--signatures checks a folder or an oci:// artifact; ConfigMaps carry no signatures")
+				}
 				rep, err := verifyConfigMaps(cmd.Context(), configMaps, opts)
-				return printVerify(s, g, rep, err)
+				return printVerify(s, g, rep, nil, err)
 			case len(args) == 1 && configMaps == "" && strings.HasPrefix(args[0], "oci://"):
 				rep, err := verifyOCI(cmd.Context(), s, args[0], of, opts)
-				return printVerify(s, g, rep, err)
+				if sv != nil && err == nil {
+					sigs = &signatureReport{Verifier: sv.String()}
+					var found []*sign.Signature
+					kc, _ := oci.KeychainFromEnv(s.getenv)
+					found, err = verifyImageSignature(cmd.Context(), s, sv, ociRef(args[0]), kc, of.nameOptions(args[0]), of.timeout)
+					sigs.Images = map[string][]*sign.Signature{ociRef(args[0]): found}
+				}
+				return printVerify(s, g, rep, sigs, err)
 			case len(args) == 1 && configMaps == "":
 				if err := checkDirFlag("verify", args[0]); err != nil {
 					return err
@@ -80,7 +111,12 @@ every --platforms, and names the missing ones by object and container
 					}
 					err = errors.Join(err, ierr)
 				}
-				return printVerify(s, g, rep, err)
+				if sv != nil {
+					var serr error
+					sigs, serr = verifyDirSignatures(cmd.Context(), s, sv, args[0], version, images, of.timeout)
+					err = errors.Join(err, serr)
+				}
+				return printVerify(s, g, rep, sigs, err)
 			default:
 				return usagef("verify takes one DIR or oci:// reference, or --configmaps FILE; see 'capirepo verify --help'")
 			}
@@ -92,6 +128,8 @@ every --platforms, and names the missing ones by object and container
 	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+verify.KubernetesVersion+")")
 	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
 	of.bind(cmd, false, "")
+	vf.bind(cmd, "signatures", "also check the Sigstore signatures of the files (and with --images, of the images; of an oci:// artifact): for --key or --certificate-identity")
+	bindTimeout(cmd, &of.timeout)
 	return cmd
 }
 
@@ -115,6 +153,20 @@ func verifyOCI(ctx context.Context, s streams, arg string, f ociFlags, opts veri
 		return nil, usagef("%s holds version %s, not %s", arg, provs[0].Version, opts.Version)
 	}
 	return verify.Providers(ctx, provs, arg, opts)
+}
+
+// ociRef is an oci:// argument as a registry reference.
+func ociRef(arg string) string {
+	ref := strings.TrimPrefix(arg, "oci://")
+	return strings.TrimPrefix(ref, "http://")
+}
+
+// nameOptions are how a reference of an oci:// argument is parsed.
+func (f ociFlags) nameOptions(arg string) []name.Option {
+	if f.plainHTTP || strings.HasPrefix(strings.TrimPrefix(arg, "oci://"), "http://") {
+		return []name.Option{name.Insecure}
+	}
+	return nil
 }
 
 // tokenVariables passes the tokens clusterctl reads to its config, only when set.
@@ -188,20 +240,24 @@ func verifyDirVersions(ctx context.Context, s streams, dir string, opts verify.O
 
 // printVerify prints a verify report on stdout (with the error in JSON
 // when it failed) and returns the error.
-func printVerify(s streams, g *globalOptions, rep *verify.Report, err error) error {
+func printVerify(s streams, g *globalOptions, rep *verify.Report, sigs *signatureReport, err error) error {
 	var werr error
 	if rep != nil && (len(rep.Providers) > 0 || err == nil) {
 		if g.output == "json" {
 			doc := struct {
 				*verify.Report
-				Error string `json:"error,omitempty"`
-			}{Report: rep}
+				Signatures *signatureReport `json:"signatures,omitempty"`
+				Error      string           `json:"error,omitempty"`
+			}{Report: rep, Signatures: sigs}
 			if err != nil {
 				doc.Error = err.Error()
 			}
 			werr = printJSON(s.out, doc)
 		} else {
 			werr = rep.WriteText(s.out)
+			if sigs != nil {
+				sigs.writeText(s.out)
+			}
 		}
 	}
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,29 @@ func TestContext(t *testing.T) {
 	Add(context.Background(), "ignored-without-a-set")
 	if got := s.String("registry-password"); got != Mask {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestSigningSecrets: an OIDC token (a JWT, echoed in a Bearer header or a
+// JSON error) and a key's password with spaces and signs (quoted in JSON,
+// or in a URL) are masked in every form.
+func TestSigningSecrets(t *testing.T) {
+	const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJodHRwczovL2dpdGxhYi5jb20iLCJzdWIiOiJwcm9qZWN0X3BhdGg6YS9iIn0.c2lnbmF0dXJlLW5vdC1jaGVja2Vk"
+	const password = `pa55 "word"/with+signs&more`
+	var s Set
+	s.Add(jwt, password)
+	jj, _ := json.Marshal(map[string]string{"error": "Fulcio returned 401: Authorization: Bearer " + jwt})
+	pj, _ := json.Marshal(map[string]string{"path": "/keys/" + password})
+	for _, in := range []string{
+		"Authorization: Bearer " + jwt,
+		string(jj),
+		string(pj),
+		"https://x/?p=" + url.QueryEscape(password),
+		"open /" + url.PathEscape(password) + ": no such file",
+	} {
+		out := s.String(in)
+		if strings.Contains(out, "c2lnbmF0dXJl") || strings.Contains(out, "pa55") || !strings.Contains(out, Mask) {
+			t.Errorf("String(%q) = %q", in, out)
+		}
 	}
 }

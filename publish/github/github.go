@@ -231,11 +231,9 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	}
 
 	if g.o.Provenance {
-		pf, err := publish.Provenance(files, publish.ProvenanceSource{Repository: fmt.Sprintf("%s/%s/%s", g.web, g.o.Owner, g.o.Repo), Version: tag})
-		if err != nil {
+		if files, err = publish.AddProvenance(files, publish.ProvenanceSource{Repository: fmt.Sprintf("%s/%s/%s", g.web, g.o.Owner, g.o.Repo), Version: tag}); err != nil {
 			return nil, err
 		}
-		files = append(files, pf)
 	}
 
 	r, err := g.find(ctx, tag)
@@ -257,14 +255,14 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 		if _, has := r.assets[publish.ProvenanceFile]; g.o.Provenance && !has && !r.draft && (!g.o.Replace || r.immutable) {
 			// Published before capirepo wrote provenance: adding an asset
 			// changes a published release, and an immutable one refuses it.
-			files = slices.DeleteFunc(files, func(f release.File) bool { return f.Name == publish.ProvenanceFile })
+			files = publish.WithoutProvenance(files)
 			if r.immutable {
 				g.warn(sum, "release %s was published without %s and is immutable; it stays without", tag, publish.ProvenanceFile)
 			} else {
 				g.warn(sum, "release %s was published without %s; it is not added (re-run with --replace to add it)", tag, publish.ProvenanceFile)
 			}
 		}
-		if d, err = publish.Compare(ctx, files, remotes(r), g.hashFunc(r)); err != nil {
+		if d, err = publish.Compare(ctx, files, remotes(r), g.fetchFunc(r)); err != nil {
 			return nil, fmt.Errorf("github release %s: %w", tag, err)
 		}
 		if err := g.check(r, d); err != nil {
@@ -811,7 +809,7 @@ func (g *Target) verify(ctx context.Context, r *ghRelease, files []release.File)
 	if err := g.listAssets(ctx, r); err != nil {
 		return err
 	}
-	d, err := publish.Compare(ctx, files, remotes(r), g.hashFunc(r))
+	d, err := publish.Compare(ctx, files, remotes(r), g.fetchFunc(r))
 	if err != nil {
 		return fmt.Errorf("check release %s after upload: %w", r.tag, err)
 	}
@@ -875,9 +873,9 @@ func remotes(r *ghRelease) map[string]publish.Remote {
 	return out
 }
 
-func (g *Target) hashFunc(r *ghRelease) func(ctx context.Context, name string) (string, error) {
-	return func(ctx context.Context, name string) (string, error) {
-		return g.download(ctx, r.assets[name])
+func (g *Target) fetchFunc(r *ghRelease) func(ctx context.Context, name string) ([]byte, error) {
+	return func(ctx context.Context, name string) ([]byte, error) {
+		return g.downloadBytes(ctx, r.assets[name])
 	}
 }
 

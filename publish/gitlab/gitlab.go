@@ -318,14 +318,14 @@ func (g *Target) packages(rel *release.Release) ([]*glPackage, error) {
 		if _, ok := p.File(p.ComponentsFile); !ok {
 			return nil, fmt.Errorf("gitlab: provider %s %s has no components file %q in the release", p.Label(), version, p.ComponentsFile)
 		}
-		files := uploadOrder(p)
+		files := p.Assets()
 		if g.o.Provenance {
-			pf, err := publish.Provenance(p.Assets(), publish.ProvenanceSource{Repository: g.projectURL(), Version: version})
-			if err != nil {
+			var err error
+			if files, err = publish.AddProvenance(files, publish.ProvenanceSource{Repository: g.projectURL(), Version: version}); err != nil {
 				return nil, err
 			}
-			files = append([]release.File{pf}, files...) // metadata.yaml stays last
 		}
+		files = uploadOrder(files, p.ComponentsFile)
 		out = append(out, &glPackage{prov: p, name: name, version: version, files: files})
 	}
 	return out, nil
@@ -335,19 +335,19 @@ func (g *Target) packages(rel *release.Release) ([]*glPackage, error) {
 // reads metadata.yaml first, so a package whose upload stopped half-way
 // fails to install with "metadata.yaml not found" instead of installing a
 // mix of old and new files.
-func uploadOrder(p *release.Provider) []release.File {
+func uploadOrder(files []release.File, components string) []release.File {
 	rank := func(name string) int {
 		switch name {
 		case "metadata.yaml":
 			return 3
-		case p.ComponentsFile:
+		case components:
 			return 2
 		case release.ChecksumsFile:
 			return 1
 		}
 		return 0
 	}
-	files := p.Assets()
+	files = slices.Clone(files)
 	slices.SortStableFunc(files, func(a, b release.File) int {
 		if d := rank(a.Name) - rank(b.Name); d != 0 {
 			return d
@@ -390,7 +390,7 @@ func (g *Target) plan(ctx context.Context, pk *glPackage) error {
 	if g.o.Provenance && !g.o.Replace && len(copies[publish.ProvenanceFile]) == 0 && len(copies["metadata.yaml"]) > 0 {
 		// A package clusterctl already reads, published before capirepo
 		// wrote provenance: adding a file changes a published version.
-		pk.files = slices.DeleteFunc(pk.files, func(f release.File) bool { return f.Name == publish.ProvenanceFile })
+		pk.files = publish.WithoutProvenance(pk.files)
 		pk.warning = fmt.Sprintf("package %s %s was published without %s; it is not added (re-run with --replace to add it)", pk.name, pk.version, publish.ProvenanceFile)
 		g.progress("warning: %s", pk.warning)
 	}
@@ -399,14 +399,8 @@ func (g *Target) plan(ctx context.Context, pk *glPackage) error {
 		newest := cs[len(cs)-1] // what clusterctl downloads
 		have[name] = publish.Remote{Name: name, Size: newest.Size, SHA256: newest.FileSHA256}
 	}
-	hash := func(ctx context.Context, name string) (string, error) {
-		data, err := g.download(ctx, pk, name)
-		if err != nil {
-			return "", err
-		}
-		return (release.File{Data: data}).SHA256(), nil
-	}
-	if pk.diff, err = publish.Compare(ctx, pk.files, have, hash); err != nil {
+	fetch := func(ctx context.Context, name string) ([]byte, error) { return g.download(ctx, pk, name) }
+	if pk.diff, err = publish.Compare(ctx, pk.files, have, fetch); err != nil {
 		return fmt.Errorf("gitlab package %s %s of project %s: %w", pk.name, pk.version, g.projectName(), err)
 	}
 	if len(copies) > 0 {

@@ -276,7 +276,7 @@ func diffDir(dir string, want []release.File) (dirDiff, error) {
 		if err != nil {
 			return d, fmt.Errorf("read %s: %w", filepath.Join(dir, f.Name), err)
 		}
-		if bytes.Equal(data, f.Data) {
+		if bytes.Equal(data, f.Data) || strings.HasSuffix(f.Name, release.BundleSuffix) && publish.SameSignature(data, f.Data) {
 			d.same = append(d.same, f.Name)
 		} else {
 			d.changed = append(d.changed, f.Name)

@@ -61,7 +61,25 @@ func (r *Target) List(ctx context.Context, ref publish.Ref) (map[string]publish.
 	if err != nil {
 		return nil, err
 	}
-	if slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == release.ChecksumsFile && e.Type().IsRegular() }) {
+	has := func(name string) bool {
+		return slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name && e.Type().IsRegular() })
+	}
+	switch {
+	case has(release.ChecksumsFile + release.BundleSuffix):
+		// A signed checksums.txt may be upstream's, copied by mirror with
+		// only the files clusterctl reads: the files there must match it.
+		files, err := release.ReadFolder(dir)
+		if err != nil {
+			return nil, err
+		}
+		sums := slices.IndexFunc(files, func(f release.File) bool { return f.Name == release.ChecksumsFile })
+		if sums < 0 {
+			return nil, fmt.Errorf("%s: a signature of %s, and no %s", dir, release.ChecksumsFile, release.ChecksumsFile)
+		}
+		if err := release.CheckChecksums(dir, files[sums].Data, files, true); err != nil {
+			return nil, err
+		}
+	case has(release.ChecksumsFile):
 		if _, err := release.LoadProvider(dir); err != nil {
 			return nil, err
 		}

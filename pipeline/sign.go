@@ -1,0 +1,224 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/sign"
+)
+
+// SignOptions say how a release run signs what it publishes (Options.Sign).
+type SignOptions struct {
+	// Signer signs: keyless or with a key.
+	Signer *sign.Signer
+	// Provenance writes provenance.intoto.json for each provider and signs
+	// it with checksums.txt.
+	Provenance bool
+	// Source is the repository the provenance names; "" means the build's
+	// source (the first target's repository, else Dir's origin remote).
+	Source string
+}
+
+// SignSummary is what the sign step signed.
+type SignSummary struct {
+	Files []sign.Signed `json:"files"`
+	// Images are the image and artifact signatures, by reference.
+	Images map[string]*sign.Signature `json:"images,omitempty"`
+}
+
+// sign signs each provider's checksums.txt and provenance into bundles the
+// targets publish with the files, writes them into the dist folder beside
+// the files, and signs the manager image the build pushed.
+func (r *run) sign(ctx context.Context) (string, bool, error) {
+	o := r.o.Sign
+	rel := r.b.Result.Release
+	source := o.Source
+	if source == "" {
+		source = r.buildSource(ctx)
+	}
+	fmt.Fprintf(r.o.Log, "  signing as %s\n", signerName(o.Signer))
+	signed, err := sign.SignRelease(ctx, o.Signer, rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: source, Log: r.o.Log})
+	if err != nil {
+		return "", false, err
+	}
+	r.sum.Signed = &SignSummary{Files: signed}
+	if err := release.WriteContext(ctx, r.o.Build.Out, rel, release.WriteOptions{LockTimeout: r.o.Build.LockTimeout, Progress: r.o.Log}); err != nil {
+		return "", false, fmt.Errorf("write the bundles into %s: %w", r.o.Build.Out, err)
+	}
+	d := fmt.Sprintf("%s as %s", plural(len(signed), "bundle", "bundles"), o.Signer.Identity())
+	if img := r.b.Artifacts.Image; img != nil && img.Pushed {
+		ref, err := name.NewDigest(strings.TrimSuffix(img.Tag, ":"+tagOf(img.Tag)) + "@" + img.Digest)
+		if err != nil {
+			return "", false, err
+		}
+		if err := r.signImages(ctx, []name.Digest{ref}, r.imageRemote()); err != nil {
+			return "", false, err
+		}
+		d += "; image " + ref.String()
+	}
+	return d, false, nil
+}
+
+// signPublished signs the OCI artifacts a target published (publish
+// oci): a signature referrer of each artifact's digest. Other targets'
+// files carry their bundles: it says nothing for them.
+func (r *run) signPublished(ctx context.Context, t publish.Target, ps *publish.Summary) (string, error) {
+	reg, ok := t.(Registry)
+	if !ok || ps == nil {
+		return "", nil
+	}
+	refs, opts, err := reg.Published(ctx, ps)
+	if err != nil {
+		return "", err
+	}
+	if err := r.signImages(ctx, refs, opts); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s signed as %s", plural(len(refs), "artifact", "artifacts"), r.o.Sign.Signer.Identity()), nil
+}
+
+// Registry is a target that holds OCI artifacts, which are signed as
+// referrers after they are published.
+type Registry interface {
+	Published(ctx context.Context, sum *publish.Summary) ([]name.Digest, []remote.Option, error)
+}
+
+func (r *run) signImages(ctx context.Context, refs []name.Digest, opts []remote.Option) error {
+	if r.sum.Signed == nil {
+		r.sum.Signed = &SignSummary{}
+	}
+	if r.sum.Signed.Images == nil {
+		r.sum.Signed.Images = map[string]*sign.Signature{}
+	}
+	sigs, err := SignImages(ctx, r.o.Sign.Signer, refs, r.created(), r.o.Log, opts...)
+	for k, v := range sigs {
+		r.sum.Signed.Images[k] = v
+	}
+	return err
+}
+
+// SignImages signs each image or artifact (a signature referrer of its
+// digest, as cosign sign writes it) and says so in log.
+func SignImages(ctx context.Context, s *sign.Signer, refs []name.Digest, created time.Time, log io.Writer, opts ...remote.Option) (map[string]*sign.Signature, error) {
+	out := map[string]*sign.Signature{}
+	for _, ref := range refs {
+		sig, err := sign.SignImage(ctx, s, ref, created, opts...)
+		if err != nil {
+			return out, err
+		}
+		out[ref.String()] = sig
+		fmt.Fprintf(log, "  signed %s %s\n", ref, sig)
+	}
+	return out, nil
+}
+
+func signerName(s *sign.Signer) string {
+	if id := s.Identity(); id != (sign.Identity{}) {
+		return id.String()
+	}
+	return "the identity of the OIDC token (keyless)"
+}
+
+// buildSource is the repository a run's release comes from: the build's
+// source, the first target's repository, or Dir's origin remote.
+func (r *run) buildSource(ctx context.Context) string {
+	if s := r.o.Build.Source; s != "" {
+		return s
+	}
+	for _, loc := range r.o.Targets {
+		if loc.Source != "" {
+			return loc.Source
+		}
+	}
+	return SourceURL(ctx, r.o.Build.Dir)
+}
+
+// imageRemote are the registry options of the build's image push.
+func (r *run) imageRemote() []remote.Option {
+	kc := r.o.Build.Keychain
+	if kc == nil {
+		kc = authn.NewMultiKeychain() // anonymous
+	}
+	return []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}
+}
+
+// created stamps the referrers: $SOURCE_DATE_EPOCH, else now.
+func (r *run) created() time.Time {
+	if n, err := strconv.ParseInt(r.o.Build.SourceDateEpoch, 10, 64); err == nil {
+		return time.Unix(n, 0)
+	}
+	return time.Time{}
+}
+
+func tagOf(ref string) string {
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		return ref[i+1:]
+	}
+	return ""
+}
+
+// sbomFiles makes the SBOM of each manager binary and of the image, adds
+// them to every provider's files (checksums.txt lists them, so the
+// signature covers them), and attaches the image's to the pushed image as
+// a referrer.
+func sbomFiles(ctx context.Context, b *Built, o *BuildOptions, created time.Time, log io.Writer) error {
+	so := sign.SBOMOptions{Created: created}
+	var bins []sign.Binary
+	var files []release.File
+	for _, bin := range b.Artifacts.Binaries {
+		sb := sign.Binary{Path: bin.Path, Platform: bin.Platform.String()}
+		data, err := sign.BinarySBOM(sb, so)
+		if err != nil {
+			return err
+		}
+		bins = append(bins, sb)
+		files = append(files, release.File{Name: filepath.Base(bin.Path) + sign.SBOMSuffix, Data: data})
+	}
+	img := b.Artifacts.Image
+	if img != nil {
+		repo := strings.TrimSuffix(img.Tag, ":"+tagOf(img.Tag))
+		baseName, baseDigest, _ := strings.Cut(img.Base, "@")
+		data, err := sign.ImageSBOM(repo, img.Digest, baseName, baseDigest, bins, so)
+		if err != nil {
+			return err
+		}
+		files = append(files, release.File{Name: sign.ImageSBOMFile, Data: data})
+		if img.Pushed {
+			kc := o.Keychain
+			if kc == nil {
+				kc = authn.NewMultiKeychain()
+			}
+			ref, err := name.NewDigest(repo + "@" + img.Digest)
+			if err != nil {
+				return err
+			}
+			if _, err := sign.Attach(ctx, ref, sign.SBOMArtifactType, data, nil, created,
+				remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")); err != nil {
+				return err
+			}
+			fmt.Fprintf(log, "  attached %s to %s\n", sign.ImageSBOMFile, ref)
+		}
+	}
+	for _, p := range b.Result.Release.Providers {
+		for _, f := range files {
+			if err := p.Add(f.Name, f.Data); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range files {
+		fmt.Fprintf(log, "  SBOM %s (%s)\n", f.Name, humanBytes(int64(len(f.Data))))
+	}
+	return nil
+}

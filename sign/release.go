@@ -1,0 +1,284 @@
+package sign
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/release"
+)
+
+// ReleaseOptions say what SignRelease makes.
+type ReleaseOptions struct {
+	// Provenance writes provenance.intoto.json for each provider (and for
+	// the flat set of several) and signs it too.
+	Provenance bool
+	// Source is the repository the provenance names.
+	Source string
+	// Log hears of each signature: what, by whom, where it was logged.
+	Log io.Writer
+}
+
+// Signed is one bundle SignRelease made.
+type Signed struct {
+	// File is what was signed, as DIR/NAME: <label>/<version>/checksums.txt,
+	// or flat/<version>/checksums.txt for a flat set.
+	File string `json:"file"`
+	// Bundle is the bundle's file name, beside the file.
+	Bundle string `json:"bundle"`
+	*Signature
+}
+
+// SignRelease signs each provider's checksums.txt (which names every
+// release file by sha256) and, with Provenance, its provenance (made here,
+// naming the same files), and attaches the bundles to the provider; for a
+// release of several providers, the flat set a GitHub release holds is
+// signed the same way (Release.Attached). Providers that hold no
+// checksums.txt of capirepo's (a mirrored release) are left as they are.
+func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o ReleaseOptions) ([]Signed, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	var out []Signed
+	signSet := func(dir string, listed []release.File, attach func(string, []byte) error) error {
+		sums := listed[len(listed)-1]
+		todo := []release.File{sums}
+		if o.Provenance {
+			pf, err := publish.Provenance(listed, publish.ProvenanceSource{Repository: o.Source, Version: rel.Version})
+			if err != nil {
+				return err
+			}
+			if err := attach(pf.Name, pf.Data); err != nil {
+				return err
+			}
+			todo = append(todo, pf)
+		}
+		for _, f := range todo {
+			sig, err := s.SignBlob(ctx, f.Data)
+			if err != nil {
+				return fmt.Errorf("sign %s/%s: %w", dir, f.Name, err)
+			}
+			if err := attach(BundleName(f.Name), sig.Bundle); err != nil {
+				return err
+			}
+			sd := Signed{File: path.Join(dir, f.Name), Bundle: BundleName(f.Name), Signature: sig}
+			out = append(out, sd)
+			fmt.Fprintf(o.Log, "  signed %s %s\n", sd.File, sig)
+		}
+		return nil
+	}
+	for _, p := range rel.Providers {
+		if p.NoChecksums {
+			continue
+		}
+		if err := signSet(path.Join(p.Label(), p.Version), p.Listed(), p.Attach); err != nil {
+			return nil, err
+		}
+	}
+	if len(rel.Providers) > 1 {
+		listed, err := rel.FlatListed()
+		if err != nil {
+			// Not one flat set (two providers with different files of one
+			// name): no GitHub release can hold it, so there is nothing to sign.
+			fmt.Fprintf(o.Log, "  the providers' files are not one flat set (%v): no flat checksums.txt signed\n", err)
+			return out, nil
+		}
+		var attached []release.File
+		err = signSet(path.Join(release.FlatDir, rel.Version), listed, func(name string, data []byte) error {
+			attached = slices.DeleteFunc(attached, func(f release.File) bool { return f.Name == name })
+			attached = append(attached, release.File{Name: name, Data: data})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(attached, func(a, b release.File) int { return strings.Compare(a.Name, b.Name) })
+		rel.Attached = attached
+	}
+	return out, nil
+}
+
+// Checked is what VerifyFiles found in one set of files.
+type Checked struct {
+	// Dir names the set: <label>/<version>, flat/<version>, or a URL.
+	Dir string `json:"dir"`
+	// Files counts the files checked against the signed checksums.txt.
+	Files int `json:"files"`
+	// Signatures are the bundles that checked out, by the file they sign.
+	Signatures map[string]*Signature `json:"signatures"`
+}
+
+// VerifyFilesOptions say how strict VerifyFiles is.
+type VerifyFilesOptions struct {
+	// Partial allows files the signed checksums.txt lists to be missing: a
+	// mirror holds only what clusterctl reads, and a GitHub release's
+	// checksums.txt also lists other providers' files.
+	Partial bool
+}
+
+// VerifyFiles checks one set of files (a provider version folder, a
+// release's flat set): checksums.txt is signed for v
+// (checksums.txt.sigstore.json), every other file is listed in it with its
+// sha256, and a provenance.intoto.json is signed too and names those files
+// with the same sha256. Each problem names its file under dir; all are
+// reported, joined.
+func VerifyFiles(v *Verifier, dir string, files []release.File, o VerifyFilesOptions) (*Checked, error) {
+	byName := map[string]release.File{}
+	for _, f := range files {
+		byName[f.Name] = f
+	}
+	at := func(name string) string { return path.Join(dir, name) }
+	res := &Checked{Dir: dir, Signatures: map[string]*Signature{}}
+	sums, ok := byName[release.ChecksumsFile]
+	if !ok {
+		return nil, fmt.Errorf("%s: no %s: nothing the files can be checked against", dir, release.ChecksumsFile)
+	}
+	verifyOne := func(f release.File) error {
+		b, ok := byName[BundleName(f.Name)]
+		if !ok {
+			return fmt.Errorf("%s is not signed: no %s", at(f.Name), BundleName(f.Name))
+		}
+		sig, err := v.VerifyBlob(f.Data, b.Data)
+		if err != nil {
+			return fmt.Errorf("%s does not sign %s for %s: %w", at(b.Name), at(f.Name), v, err)
+		}
+		res.Signatures[f.Name] = sig
+		return nil
+	}
+	if err := verifyOne(sums); err != nil {
+		return nil, err // nothing else can be trusted
+	}
+	listed, err := release.ParseChecksums(sums.Data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", at(release.ChecksumsFile), err)
+	}
+	var errs []error
+	for _, f := range files {
+		if f.Name == release.ChecksumsFile || release.IsAttached(f.Name) {
+			continue
+		}
+		want, ok := listed[f.Name]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("%s is not listed in the signed %s", at(f.Name), release.ChecksumsFile))
+		case want != f.SHA256():
+			errs = append(errs, fmt.Errorf("%s has sha256 %s, the signed %s says %s: the file was changed after it was signed",
+				at(f.Name), publish.ShortSum(f.SHA256()), release.ChecksumsFile, publish.ShortSum(want)))
+		default:
+			res.Files++
+		}
+	}
+	if !o.Partial {
+		for _, name := range slices.Sorted(maps.Keys(listed)) {
+			if _, ok := byName[name]; !ok {
+				errs = append(errs, fmt.Errorf("%s is listed in the signed %s and missing", at(name), release.ChecksumsFile))
+			}
+		}
+	}
+	if pf, ok := byName[release.ProvenanceFile]; ok {
+		if err := verifyOne(pf); err != nil {
+			errs = append(errs, err)
+		} else if err := checkProvenance(pf.Data, byName, o.Partial); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", at(pf.Name), err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkProvenance checks the statement's subjects against the files.
+func checkProvenance(data []byte, files map[string]release.File, partial bool) error {
+	var st struct {
+		Subject []struct {
+			Name   string            `json:"name"`
+			Digest map[string]string `json:"digest"`
+		} `json:"subject"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("not an in-toto statement: %w", err)
+	}
+	var errs []error
+	for _, s := range st.Subject {
+		f, ok := files[s.Name]
+		switch {
+		case !ok && partial:
+		case !ok:
+			errs = append(errs, fmt.Errorf("names %s, which is missing", s.Name))
+		case s.Digest["sha256"] != f.SHA256():
+			errs = append(errs, fmt.Errorf("names %s with sha256 %s, the file has %s", s.Name, publish.ShortSum(s.Digest["sha256"]), publish.ShortSum(f.SHA256())))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// VerifyDir checks the signatures of every provider version folder of a
+// dist folder or repository tree (of version, or of every version for ""):
+// VerifyFiles on each, all files required; and the flat set of a release of
+// several providers where root holds one (flat/<version>). Each problem
+// names its file; all are reported, joined.
+func VerifyDir(v *Verifier, root, version string) ([]*Checked, error) {
+	dirs, err := release.ProviderDirs(root, version)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Checked
+	var errs []error
+	byVersion := map[string][]release.File{}
+	for _, dir := range dirs {
+		files, err := release.ReadFolder(dir)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ver := filepath.Base(dir)
+		name := path.Join(filepath.Base(filepath.Dir(dir)), ver)
+		c, err := VerifyFiles(v, name, files, VerifyFilesOptions{})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, c)
+		for _, f := range files {
+			if f.Name != release.ChecksumsFile && !release.IsAttached(f.Name) {
+				byVersion[ver] = append(byVersion[ver], f)
+			}
+		}
+	}
+	for _, ver := range slices.Sorted(maps.Keys(byVersion)) {
+		flat, err := release.ReadFolder(filepath.Join(root, release.FlatDir, ver))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		// The flat set lists each file once; a monorepo's shared files are
+		// the same in every folder (or the folders' own checks failed).
+		seen := map[string]bool{}
+		for _, f := range byVersion[ver] {
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				flat = append(flat, f)
+			}
+		}
+		c, err := VerifyFiles(v, path.Join(release.FlatDir, ver), flat, VerifyFilesOptions{})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, errors.Join(errs...)
+}
