@@ -20,7 +20,9 @@ import (
 
 // SignOptions say how a release run signs what it publishes (Options.Sign).
 type SignOptions struct {
-	// Signer signs: keyless or with a key.
+	// Signer signs: keyless or with a key; nil in a dry run, which signs
+	// nothing (a keyless signature records a permanent entry in a public
+	// transparency log, and a pull request's run has no OIDC token).
 	Signer *sign.Signer
 	// Provenance writes provenance.intoto.json for each provider and signs
 	// it with checksums.txt.
@@ -42,6 +44,9 @@ type SignSummary struct {
 // the files, and signs the manager image the build pushed.
 func (r *run) sign(ctx context.Context) (string, bool, error) {
 	o := r.o.Sign
+	if r.o.DryRun {
+		return "dry run: nothing signed (a signature is recorded in the transparency log for good)", true, nil
+	}
 	rel := r.b.Result.Release
 	source := o.Source
 	if source == "" {

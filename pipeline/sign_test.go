@@ -155,3 +155,24 @@ func fileData(files []release.File, name string) []byte {
 	}
 	return nil
 }
+
+// TestRun_DryRunSignsNothing: a dry run with --sign skips the sign step
+// (a signature would be recorded in a public transparency log for good, and
+// a pull request's run has no OIDC token) and writes no bundle.
+func TestRun_DryRunSignsNothing(t *testing.T) {
+	var log bytes.Buffer
+	o := exampleRun(t, &log)
+	o.DryRun = true
+	o.Sign = &pipeline.SignOptions{}
+	sum, err := pipeline.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	if s := stepNamed(t, sum, "sign"); s.Status != pipeline.StatusSkipped || !strings.Contains(s.Detail, "dry run: nothing signed") {
+		t.Errorf("sign step %+v", s)
+	}
+	matches, _ := filepath.Glob(filepath.Join(o.Build.Out, "*", "*", "*.sigstore.json"))
+	if len(matches) != 0 || sum.Signed != nil {
+		t.Errorf("a dry run signed: %v %+v", matches, sum.Signed)
+	}
+}

@@ -220,10 +220,14 @@ func (o *releaseOptions) targetOptions(ctx context.Context, s streams) (targets.
 }
 
 // signOptions make the signer of --sign, before anything is built, so a
-// missing token or key fails first.
+// missing token or key fails first; a dry run signs nothing and needs
+// neither.
 func (o *releaseOptions) signOptions(ctx context.Context, s streams) (*pipeline.SignOptions, error) {
 	if !o.sign {
 		return nil, o.signing.unused("sign")
+	}
+	if o.dryRun {
+		return &pipeline.SignOptions{Provenance: o.notes.provenance}, nil
 	}
 	signer, err := o.signing.signer(ctx, s, o.timeout)
 	if err != nil {
