@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/suggest"
+
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
@@ -254,7 +256,7 @@ func checkNode(file string, n *yamlv3.Node, t reflect.Type, path string) error {
 					names[i] = f.name
 				}
 				msg := fmt.Sprintf("unknown field %q", k.Value)
-				if s := nearest(k.Value, names); s != "" {
+				if s := suggest.Nearest(k.Value, names); s != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", s)
 				} else {
 					msg += " (known: " + strings.Join(names, ", ") + ")"
@@ -354,46 +356,6 @@ func describeNode(n *yamlv3.Node) string {
 		return "the boolean " + n.Value
 	}
 	return n.Value
-}
-
-// nearest returns the name closest to s when it is close enough to be a
-// slip (a letter or two, or a different case), else "".
-func nearest(s string, names []string) string {
-	best, bestD := "", 0
-	for _, n := range names {
-		if strings.EqualFold(n, s) {
-			return n
-		}
-		d := levenshtein(strings.ToLower(s), strings.ToLower(n))
-		if best == "" || d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" || bestD > max(2, len(s)/3) {
-		return ""
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur := make([]int, len(rb)+1)
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(rb)]
 }
 
 // lineOf returns the line of a path (providers[0].componentsFile) in a YAML
