@@ -38,6 +38,10 @@ type Options struct {
 	// ImageRemote holds options for the image check's registry calls (auth,
 	// transport); nil means Build.Keychain's credentials.
 	ImageRemote []remote.Option
+	// InstallCheck, when set, applies the release to a Kubernetes API
+	// server (verify.Install) after the dist folder is written and before
+	// anything is published.
+	InstallCheck *InstallCheckOptions
 
 	// Variables are clusterctl config values for reading targets back
 	// (github-token, gitlab-access-token). They are never printed.
@@ -108,6 +112,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
 	steps := []step{{"build", r.build}, {"lint", r.lint}, {"images", r.images}, {"write", r.write}}
+	if o.InstallCheck != nil {
+		steps = append(steps, step{"install check", r.installCheck})
+	}
 	for i, loc := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
 		steps = append(steps,

@@ -40,6 +40,7 @@ type releaseOptions struct {
 	// uploads follows the bytes of GitHub and GitLab uploads (progress bars).
 	uploads publish.UploadProgress
 	timeout time.Duration
+	install installFlags
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -52,6 +53,8 @@ binaries and image first), lints the release against the clusterctl and
 provider contracts, publishes it to every --publish target and reads each
 back through clusterctl. It stops at the first failure and prints what was
 and was not done. --dry-run does everything except publishing.
+--install-check applies the release to the API server of --kubeconfig
+before anything is published (see verify --install).
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
@@ -84,6 +87,7 @@ oci://REGISTRY/PATH (artifacts cluster-api-operator reads; see publish oci).`,
 	bindTimeout(cmd, &o.timeout)
 	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
 	o.oci.bind(cmd, true, "oci-")
+	o.install.bind(cmd, "install-check", "apply the release to a Kubernetes API server (--kubeconfig) before publishing, as clusterctl init and kubectl apply would; stop if it refuses anything")
 	return cmd
 }
 
@@ -92,6 +96,9 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		return err
 	}
 	if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
+		return err
+	}
+	if err := o.install.validate(); err != nil {
 		return err
 	}
 	var locs []targets.Location
@@ -131,6 +138,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		},
 		DryRun:         o.dryRun,
 		SkipImageCheck: o.skipImage,
+		InstallCheck:   o.install.options(rs, o.githubAPI, o.timeout),
 		Variables:      tokenVariables(s.getenv),
 		Log:            rs.errOut,
 		Progress:       pipeline.Lines(rs.errOut, isTerminal(rs.errOut)),

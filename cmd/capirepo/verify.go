@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
@@ -26,6 +27,7 @@ func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
 	var of ociFlags
 	var images bool
 	var platforms []string
+	var inst installFlags
 	cmd := &cobra.Command{
 		Use:   "verify DIR | oci://REGISTRY/PATH/NAME:VERSION | --configmaps FILE",
 		Short: "Read a built or published provider repository back through clusterctl's client",
@@ -46,12 +48,28 @@ printed on stdout.
 
 --images also asks the registry for every image the components run, for
 every --platforms, and names the missing ones by object and container
-(credentials: docker config).`,
+(credentials: docker config).
+
+--install also applies the version to the Kubernetes API server of
+--kubeconfig as clusterctl init and kubectl apply would: cert-manager's
+CRDs (the cluster's, or those of the cert-manager clusterctl installs), then
+each provider's components in clusterctl's order, then every flavor and
+ClusterClass with stand-ins for the required variables. It CREATES the CRDs
+and a few capirepo-install-* namespaces for real and removes them at the
+end; everything else, webhook configurations included, is only dry-run. Use
+a scratch cluster (kind create cluster); a cluster that already has the
+release's CRDs is refused unless --force; --dry-run-only creates nothing and
+lists what it could not check. Every refusal is listed, by file, object and
+field, with the server's message.`,
 		Example: `  # Everything build wrote into dist
   capirepo verify dist
 
   # One version of a local repository tree, with a given Kubernetes version
   capirepo verify /srv/capi-repo --version v1.4.0 --kubernetes-version v1.33.0
+
+  # Also apply it to a kind cluster, as clusterctl init and kubectl apply would
+  kind create cluster --name capirepo-check --kubeconfig kind.kubeconfig
+  capirepo verify dist --install --kubeconfig kind.kubeconfig
 
   # An artifact pushed with publish oci, as cluster-api-operator reads it
   capirepo verify oci://registry.example.com/capi/infrastructure-example:v1.4.0`,
@@ -59,6 +77,12 @@ every --platforms, and names the missing ones by object and container
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkVersionFlag(version); err != nil {
 				return err
+			}
+			if err := inst.validate(); err != nil {
+				return err
+			}
+			if inst.on && (len(args) != 1 || configMaps != "" || strings.HasPrefix(args[0], "oci://")) {
+				return usagef("--install applies a DIR (a dist folder or a local repository tree)")
 			}
 			opts := verify.Options{Version: version, KubernetesVersion: k8s, Variables: tokenVariables(s.getenv)}
 			switch {
@@ -80,6 +104,10 @@ every --platforms, and names the missing ones by object and container
 					}
 					err = errors.Join(err, ierr)
 				}
+				if inst.on {
+					irep, ierr := verifyInstall(cmd.Context(), args[0], version, inst.options(s, "", publish.DefaultTimeout))
+					return printVerifyInstall(s, g, rep, irep, errors.Join(err, ierr))
+				}
 				return printVerify(s, g, rep, err)
 			default:
 				return usagef("verify takes one DIR or oci:// reference, or --configmaps FILE; see 'capirepo verify --help'")
@@ -91,6 +119,7 @@ every --platforms, and names the missing ones by object and container
 	cmd.Flags().StringSliceVar(&platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+verify.KubernetesVersion+")")
 	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
+	inst.bind(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
 	of.bind(cmd, false, "")
 	return cmd
 }
