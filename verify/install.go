@@ -393,7 +393,7 @@ func (in *installer) announce(provs []*installProvider, replaced int) error {
 			}
 		}
 	}
-	msg := fmt.Sprintf("install check on %s: creates %d CustomResourceDefinitions and %d namespaces (%s-*) for real, and removes them at the end; every other object is only dry-run",
+	msg := fmt.Sprintf("install check on %s: creates %d CustomResourceDefinitions (and cert-manager's, if the release needs them and the cluster lacks them) and %d namespaces (%s-*) for real, and removes them at the end; every other object is only dry-run",
 		in.c.host, n, len(provs)+1, in.namespace(""))
 	if replaced > 0 {
 		msg += fmt.Sprintf("; --force: %d CRDs already there are replaced and put back after", replaced)

@@ -21,6 +21,14 @@ const (
 	standInBase64 = "Y2FwaXJlcG8tcGxhY2Vob2xkZXI="         // base64 of Placeholder
 )
 
+// formatStandIns are values of the string formats the server checks.
+var formatStandIns = map[string]string{
+	"uuid": standInUUID, "uuid4": standInUUID, "byte": standInBase64,
+	"date-time": "2026-01-01T00:00:00Z", "date": "2026-01-01", "duration": "1s",
+	"ipv4": "192.0.2.1", "ipv6": "2001:db8::1", "cidr": "10.0.0.0/16", "mac": "02:00:00:00:00:01",
+	"uri": "https://capirepo.invalid", "url": "https://capirepo.invalid", "email": "placeholder@capirepo.invalid",
+}
+
 // genericStandIns are tried, in order, after the name's guess and what the
 // field's schema suggests, for variables inside longer strings too.
 var genericStandIns = []string{
@@ -191,29 +199,8 @@ func schemaStandIns(s *spec.Schema) []string {
 			out = append(out, ex)
 		}
 	}
-	switch s.Format {
-	case "uuid", "uuid4":
-		out = append(out, standInUUID)
-	case "byte":
-		out = append(out, standInBase64)
-	case "date-time":
-		out = append(out, "2026-01-01T00:00:00Z")
-	case "date":
-		out = append(out, "2026-01-01")
-	case "ipv4":
-		out = append(out, "192.0.2.1")
-	case "ipv6":
-		out = append(out, "2001:db8::1")
-	case "cidr":
-		out = append(out, "10.0.0.0/16")
-	case "uri", "url":
-		out = append(out, "https://capirepo.invalid")
-	case "email":
-		out = append(out, "placeholder@capirepo.invalid")
-	case "duration":
-		out = append(out, "1s")
-	case "mac":
-		out = append(out, "02:00:00:00:00:01")
+	if v, ok := formatStandIns[s.Format]; ok {
+		out = append(out, v)
 	}
 	if s.Type.Contains("integer") || s.Type.Contains("number") {
 		if s.Minimum != nil {

@@ -158,6 +158,20 @@ func installCRDs(t *testing.T, cfg *rest.Config, files ...[]byte) []string {
 	return names
 }
 
+// managementCluster starts a server with cluster-api's CRDs installed, and
+// cert-manager's too when asked: a management cluster, as far as the API
+// server is concerned.
+func managementCluster(t *testing.T, withCertManager bool) *rest.Config {
+	t.Helper()
+	cfg := startServer(t)
+	crds := components(realRelease(t, testtree.ClusterAPIModule, "cluster-api.capirepo.yaml", "v1.14.2"))
+	if withCertManager {
+		crds = append(crds, certManager(t).Components().Data)
+	}
+	installCRDs(t, cfg, crds...)
+	return cfg
+}
+
 // components returns every provider's components file of a release.
 func components(rel *release.Release) [][]byte {
 	var out [][]byte

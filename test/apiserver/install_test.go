@@ -183,10 +183,8 @@ func assertNamespacesRemoved(t *testing.T, cfg *rest.Config) {
 // with the right file, object and field; cluster-api's and cert-manager's
 // CRDs are installed, as on a management cluster.
 func TestInstall_BrokenVariantsRefused(t *testing.T) {
-	cfg := startServer(t)
+	cfg := managementCluster(t, true)
 	ctx := context.Background()
-	capi := realRelease(t, testtree.ClusterAPIModule, "cluster-api.capirepo.yaml", "v1.14.2")
-	installCRDs(t, cfg, append(components(capi), certManager(t).Components().Data)...)
 	base := exampleRelease(t)
 	const label, comps, tmpl = "infrastructure-example", "infrastructure-components.yaml", "cluster-template.yaml"
 

@@ -2,9 +2,11 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,7 +14,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/capirepo/capirepo/builder/buildtest"
-	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -22,10 +23,8 @@ import (
 // cluster's CRDs (cluster-api's, cert-manager's) are checked, and no
 // namespace or CRD appears.
 func TestInstall_DryRunOnly(t *testing.T) {
-	cfg := startServer(t)
+	cfg := managementCluster(t, true)
 	ctx := context.Background()
-	capi := realRelease(t, testtree.ClusterAPIModule, "cluster-api.capirepo.yaml", "v1.14.2")
-	installCRDs(t, cfg, append(components(capi), certManager(t).Components().Data)...)
 	crdsBefore := crdNames(t, cfg)
 	nsBefore := namespaces(t, cfg)
 
@@ -73,10 +72,8 @@ func TestInstall_DryRunOnly(t *testing.T) {
 // the release's CRDs (a cluster the provider is installed in) and creates
 // nothing; with Force it replaces them for the check and puts them back.
 func TestInstall_ClusterWithTheReleaseCRDs(t *testing.T) {
-	cfg := startServer(t)
+	cfg := managementCluster(t, true)
 	ctx := context.Background()
-	capi := realRelease(t, testtree.ClusterAPIModule, "cluster-api.capirepo.yaml", "v1.14.2")
-	installCRDs(t, cfg, append(components(capi), certManager(t).Components().Data)...)
 	rel := exampleRelease(t)
 	// The provider as installed: an older description marks the cluster's copy.
 	installed := strings.ReplaceAll(string(rel.Providers[0].Components().Data), "ExampleCluster is the Schema", "INSTALLED ExampleCluster is the Schema")
@@ -120,4 +117,35 @@ func namespaces(t *testing.T, cfg *rest.Config) []string {
 		out = append(out, ns.GetName())
 	}
 	return out
+}
+
+// TestInstall_InterruptedRemovesWhatItCreated cancels a check once its
+// CRDs are in the cluster: it returns at once with the context's error and
+// still removes the CRDs and namespaces it created.
+func TestInstall_InterruptedRemovesWhatItCreated(t *testing.T) {
+	cfg := managementCluster(t, true)
+	before := crdNames(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		dyn := dynamic.NewForConfigOrDie(cfg)
+		for ctx.Err() == nil {
+			if _, err := dyn.Resource(crdGVR).Get(ctx, "exampleclusters.infrastructure.cluster.x-k8s.io", metav1.GetOptions{}); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	rep, err := verify.Install(ctx, exampleRelease(t), verify.InstallOptions{Config: cfg})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want the context's error, got %v\n%s", err, report(rep))
+	}
+	t.Logf("returned %v after the start, removed %v", time.Since(start).Round(time.Millisecond), rep.Removed)
+	if len(rep.Created) == 0 || len(rep.Removed) < len(rep.Created) {
+		t.Errorf("created %v, removed %v", rep.Created, rep.Removed)
+	}
+	assertCRDsGone(t, cfg, before)
+	assertNamespacesRemoved(t, cfg)
 }

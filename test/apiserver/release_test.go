@@ -54,10 +54,8 @@ func certManagerConfig(t *testing.T) string {
 // says (a local mirror here), the step passes for the example, and a
 // release the server refuses stops the run before anything is published.
 func TestRelease_InstallCheckStep(t *testing.T) {
-	cfg := startServer(t)
+	cfg := managementCluster(t, false) // cert-manager's CRDs come from the mirror
 	ctx := context.Background()
-	capi := realRelease(t, testtree.ClusterAPIModule, "cluster-api.capirepo.yaml", "v1.14.2")
-	installCRDs(t, cfg, components(capi)...)
 	check := &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), ClusterctlConfig: certManagerConfig(t)}
 
 	t.Run("passes", func(t *testing.T) {
