@@ -93,6 +93,8 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "verify install dry-run-only and force", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "--dry-run-only", "--force"}, code: 2, stderr: []string{"give one of them"}},
 		{name: "verify install oci", args: []string{"verify", "oci://registry.example.com/p:v1.0.0", "--install", "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--install applies a DIR"}},
 		{name: "verify install no server", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig}, code: 1, stdout: []string{"flavor ha"}, stderr: []string{"install check: cannot reach the API server at https://127.0.0.1:1"}},
+		{name: "verify install no server json", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "-o", "json"}, code: 1, json: true,
+			stdout: []string{`"providers": [`, `"error": "install check: cannot reach the API server at https://127.0.0.1:1`}},
 		{name: "release install-check without kubeconfig", args: []string{"release", example, "--version", "v0.1.0", "--out", out(), "--dry-run", "--install-check"}, code: 2, stderr: []string{"--install-check needs --kubeconfig FILE"}},
 		{name: "publish local old flags", args: []string{"publish", "local", "--from", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"},
 			stderr: []string{"8 uploaded", "Flag --from has been deprecated, pass the built release folder as DIST", "Flag --root has been deprecated, use --out"}},
