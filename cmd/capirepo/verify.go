@@ -105,9 +105,9 @@ field, with the server's message.`,
 					err = errors.Join(err, ierr)
 				}
 				if inst.on {
-					io := inst.options(s, "", publish.DefaultTimeout)
-					io.KubernetesVersion = k8s
-					irep, ierr := verifyInstall(cmd.Context(), args[0], version, io)
+					check := inst.options(s, "", publish.DefaultTimeout)
+					check.KubernetesVersion = k8s
+					irep, ierr := verifyInstall(cmd.Context(), args[0], version, check)
 					return printVerifyInstall(s, g, rep, irep, errors.Join(err, ierr))
 				}
 				return printVerify(s, g, rep, err)
