@@ -40,13 +40,11 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 	if err != nil {
 		return err
 	}
-	file := p.components
-	files, err := publish.ReadFiles(ctx, r, publish.Ref{ID: provider.CertManager, Version: v}, file)
+	rp, err := certManagerRelease(ctx, r, v, p.components)
 	if err != nil {
 		return err
 	}
-	m.certManagerComponents = files[0].Data
-	rp := &release.Provider{ID: provider.CertManager, Version: v, ComponentsFile: file, Files: files, NoChecksums: true}
+	m.certManagerComponents = rp.Components().Data
 	sum, err := m.o.Target.Publish(ctx, &release.Release{Version: v, Providers: []*release.Provider{rp}})
 	if err != nil {
 		return fmt.Errorf("version %s: %w", v, err)

@@ -46,6 +46,10 @@ type Options struct {
 	SkipUpgradeCheck string
 	// Sign, when set, signs the release after it is written (pipeline/sign.go).
 	Sign *SignOptions
+	// InstallCheck, when set, applies the release to a Kubernetes API
+	// server (verify.Install) after the dist folder is written and before
+	// anything is published.
+	InstallCheck *InstallCheckOptions
 
 	// Variables are clusterctl config values for reading targets back
 	// (github-token, gitlab-access-token). They are never printed.
@@ -123,6 +127,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	steps := []step{{"build", r.build}, {"lint", r.lint},
 		{"upgrade", func(ctx context.Context) (string, bool, error) { return r.upgrade(ctx, opened) }},
 		{"images", r.images}, {"write", r.write}}
+	if o.InstallCheck != nil {
+		steps = append(steps, step{"install check", r.installCheck})
+	}
 	if o.Sign != nil {
 		steps = append(steps, step{"sign", r.sign})
 	}

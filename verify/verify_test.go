@@ -82,7 +82,7 @@ func TestDir_GoodReleaseReportsWhatClusterctlRead(t *testing.T) {
 		Versions:       []string{"v0.1.0"},
 		Contract:       "v1beta2",
 		ComponentsFile: "infrastructure-components.yaml",
-		Objects:        7,
+		Objects:        8,
 		Namespace:      "example-system",
 		Images:         []string{"ghcr.io/example/capi-example-controller:v0.1.0"},
 		Variables: []Variable{
@@ -127,7 +127,7 @@ func TestDir_GoodReleaseReportsWhatClusterctlRead(t *testing.T) {
 	for _, line := range []string{
 		"infrastructure-example v0.1.0  (" + rep.Providers[0].URL + ")",
 		"  contract:   v1beta2",
-		"  components: infrastructure-components.yaml: 7 objects, namespace example-system",
+		"  components: infrastructure-components.yaml: 8 objects, namespace example-system",
 		"    image    ghcr.io/example/capi-example-controller:v0.1.0",
 		`    variable EXAMPLE_B64ENCODED_CREDENTIALS (required) = "Y2FwaXJlcG8tcGxhY2Vob2xkZXI=" placeholder`,
 		`    variable EXAMPLE_LOG_LEVEL (default "2") = "2"`,

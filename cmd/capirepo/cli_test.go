@@ -49,6 +49,11 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 	gh := fakegh.New(t, fakegh.WithToken(token))
 	gh.AddRepo("acme", "provider", false)
 	out := func() string { return filepath.Join(t.TempDir(), "out") }
+	// A kubeconfig of a server nobody listens on.
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:1}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: t}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name string
@@ -101,6 +106,15 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "lint missing", args: []string{"lint", "/nonexistent"}, code: 2, stderr: []string{"no such file or folder"}},
 		{name: "verify", args: []string{"verify", dist}, code: 0, stdout: []string{"flavor ha"}, stderr: []string{""}},
 		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
+		{name: "verify kubeconfig without install", args: []string{"verify", dist, "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--kubeconfig, --dry-run-only, --force and --clusterctl-config belong to --install"}},
+		{name: "verify install without kubeconfig", args: []string{"verify", dist, "--install"}, code: 2, stderr: []string{"--install needs --kubeconfig FILE"}},
+		{name: "verify install kubeconfig missing", args: []string{"verify", dist, "--install", "--kubeconfig", "/nonexistent/kubeconfig"}, code: 2, stderr: []string{"--kubeconfig stat /nonexistent/kubeconfig: no such file"}},
+		{name: "verify install dry-run-only and force", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "--dry-run-only", "--force"}, code: 2, stderr: []string{"give one of them"}},
+		{name: "verify install oci", args: []string{"verify", "oci://registry.example.com/p:v1.0.0", "--install", "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--install applies a DIR"}},
+		{name: "verify install no server", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig}, code: 1, stdout: []string{"flavor ha"}, stderr: []string{"install check: cannot reach the API server at https://127.0.0.1:1"}},
+		{name: "verify install no server json", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "-o", "json"}, code: 1, json: true,
+			stdout: []string{`"providers": [`, `"error": "install check: cannot reach the API server at https://127.0.0.1:1`}},
+		{name: "release install-check without kubeconfig", args: []string{"release", example, "--version", "v0.1.0", "--out", out(), "--dry-run", "--install-check"}, code: 2, stderr: []string{"--install-check needs --kubeconfig FILE"}},
 		{name: "publish local old flags", args: []string{"publish", "local", "--from", dist, "--root", out()}, code: 0, stdout: []string{"providers:", "file://"},
 			stderr: []string{"8 written (", "Flag --from has been deprecated, pass the built release folder as DIST", "Flag --root has been deprecated, use --out"}},
 		{name: "publish local DIST missing", args: []string{"publish", "local", "/nonexistent", "--out", out()}, code: 2, stderr: []string{"DIST /nonexistent: no such folder"}},

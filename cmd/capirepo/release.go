@@ -46,6 +46,7 @@ type releaseOptions struct {
 	// uploads follows the bytes of GitHub and GitLab uploads (progress bars).
 	uploads publish.UploadProgress
 	timeout time.Duration
+	install installFlags
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -64,6 +65,8 @@ done. --dry-run does everything except publishing: it still reads the
 targets for the upgrade check, with the tokens that are set (none needed for
 public repositories); --skip-upgrade-check REASON skips that check and
 prints the reason.
+--install-check applies the release to the API server of --kubeconfig
+before anything is published (see verify --install).
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
@@ -110,6 +113,7 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 	o.oci.bind(cmd, true, "oci-")
 	f.BoolVar(&o.sign, "sign", false, "sign the release: Sigstore bundles for checksums.txt and the provenance, the image and OCI artifacts as referrers (see capirepo sign)")
 	o.signing.bind(cmd)
+	o.install.bind(cmd, "install-check", "apply the release to a Kubernetes API server (--kubeconfig) before publishing, as clusterctl init and kubectl apply would; stop if it refuses anything")
 	return cmd
 }
 
@@ -118,6 +122,9 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		return err
 	}
 	if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
+		return err
+	}
+	if err := o.install.validate(); err != nil {
 		return err
 	}
 	var locs []targets.Location
@@ -164,6 +171,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		DryRun:           o.dryRun,
 		SkipImageCheck:   o.skipImage,
 		SkipUpgradeCheck: o.skipUpgrade,
+		InstallCheck:     o.install.options(rs, o.githubAPI, o.timeout),
 		Variables:        tokenVariables(s.getenv),
 		Log:              rs.errOut,
 		Progress:         pipeline.Lines(rs.errOut, isTerminal(rs.errOut)),

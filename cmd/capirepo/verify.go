@@ -29,6 +29,7 @@ func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
 	var vf verifyFlags
 	var images bool
 	var platforms []string
+	var inst installFlags
 	cmd := &cobra.Command{
 		Use:   "verify DIR | oci://REGISTRY/PATH/NAME:VERSION | --configmaps FILE",
 		Short: "Read a built or published provider repository back through clusterctl's client",
@@ -57,12 +58,28 @@ names): each version folder's checksums.txt.sigstore.json signs its
 checksums.txt, every file matches its sha256 there, and the provenance is
 signed and names the same files; with --images, every image the components
 run carries a signature that checks out; for oci://, the artifact does.
-Each file that fails is named; the command fails.`,
+Each file that fails is named; the command fails.
+
+--install also applies the version to the Kubernetes API server of
+--kubeconfig as clusterctl init and kubectl apply would: cert-manager's
+CRDs (the cluster's, or those of the cert-manager clusterctl installs), then
+each provider's components in clusterctl's order, then every flavor and
+ClusterClass with stand-ins for the required variables. It CREATES the CRDs
+and a few capirepo-install-* namespaces for real and removes them at the
+end; everything else, webhook configurations included, is only dry-run. Use
+a scratch cluster (kind create cluster); a cluster that already has the
+release's CRDs is refused unless --force; --dry-run-only creates nothing and
+lists what it could not check. Every refusal is listed, by file, object and
+field, with the server's message.`,
 		Example: `  # Everything build wrote into dist
   capirepo verify dist
 
   # One version of a local repository tree, with a given Kubernetes version
   capirepo verify /srv/capi-repo --version v1.4.0 --kubernetes-version v1.33.0
+
+  # Also apply it to a kind cluster, as clusterctl init and kubectl apply would
+  kind create cluster --name capirepo-check --kubeconfig kind.kubeconfig
+  capirepo verify dist --install --kubeconfig kind.kubeconfig
 
   # An artifact pushed with publish oci, as cluster-api-operator reads it
   capirepo verify oci://registry.example.com/capi/infrastructure-example:v1.4.0
@@ -76,6 +93,12 @@ Each file that fails is named; the command fails.`,
 			if err := checkVersionFlag(version); err != nil {
 				return err
 			}
+			if err := inst.validate(); err != nil {
+				return err
+			}
+			if inst.on && (len(args) != 1 || configMaps != "" || strings.HasPrefix(args[0], "oci://")) {
+				return usagef("--install applies a DIR (a dist folder or a local repository tree)")
+			}
 			opts := verify.Options{Version: version, KubernetesVersion: k8s, Variables: tokenVariables(s.getenv)}
 			sv, err := vf.verifier(cmd.Context(), s, of.timeout)
 			if err != nil {
@@ -88,7 +111,7 @@ Each file that fails is named; the command fails.`,
 					return usagef("--signatures checks a folder or an oci:// artifact; ConfigMaps carry no signatures")
 				}
 				rep, err := verifyConfigMaps(cmd.Context(), configMaps, opts)
-				return printVerify(s, g, rep, nil, err)
+				return printVerify(s, g, rep, nil, nil, err)
 			case len(args) == 1 && configMaps == "" && strings.HasPrefix(args[0], "oci://"):
 				rep, err := verifyOCI(cmd.Context(), s, args[0], of, opts)
 				if sv != nil && err == nil {
@@ -98,7 +121,7 @@ Each file that fails is named; the command fails.`,
 					found, err = verifyImageSignature(cmd.Context(), s, sv, ociRef(args[0]), kc, of.nameOptions(args[0]), of.timeout)
 					sigs.Images = map[string][]*sign.Signature{ociRef(args[0]): found}
 				}
-				return printVerify(s, g, rep, sigs, err)
+				return printVerify(s, g, rep, sigs, nil, err)
 			case len(args) == 1 && configMaps == "":
 				if err := checkDirFlag("verify", args[0]); err != nil {
 					return err
@@ -116,7 +139,15 @@ Each file that fails is named; the command fails.`,
 					sigs, serr = verifyDirSignatures(cmd.Context(), s, sv, args[0], version, images, of.timeout)
 					err = errors.Join(err, serr)
 				}
-				return printVerify(s, g, rep, sigs, err)
+				var inrep *verify.InstallReport
+				if inst.on {
+					check := inst.options(s, "", of.timeout)
+					check.KubernetesVersion = k8s
+					var ierr error
+					inrep, ierr = verifyInstall(cmd.Context(), args[0], version, check)
+					err = errors.Join(err, ierr)
+				}
+				return printVerify(s, g, rep, sigs, inrep, err)
 			default:
 				return usagef("verify takes one DIR or oci:// reference, or --configmaps FILE; see 'capirepo verify --help'")
 			}
@@ -127,6 +158,7 @@ Each file that fails is named; the command fails.`,
 	cmd.Flags().StringSliceVar(&platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+verify.KubernetesVersion+")")
 	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
+	inst.bind(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
 	of.bind(cmd, false, "")
 	vf.bind(cmd, "signatures", "also check the Sigstore signatures of the files (and with --images, of the images; of an oci:// artifact): for --key or --certificate-identity")
 	bindTimeout(cmd, &of.timeout)
@@ -240,24 +272,35 @@ func verifyDirVersions(ctx context.Context, s streams, dir string, opts verify.O
 
 // printVerify prints a verify report on stdout (with the error in JSON
 // when it failed) and returns the error.
-func printVerify(s streams, g *globalOptions, rep *verify.Report, sigs *signatureReport, err error) error {
+func printVerify(s streams, g *globalOptions, rep *verify.Report, sigs *signatureReport, install *verify.InstallReport, err error) error {
+	read := rep != nil && (len(rep.Providers) > 0 || err == nil)
+	if !read && install == nil {
+		return err
+	}
 	var werr error
-	if rep != nil && (len(rep.Providers) > 0 || err == nil) {
-		if g.output == "json" {
-			doc := struct {
-				*verify.Report
-				Signatures *signatureReport `json:"signatures,omitempty"`
-				Error      string           `json:"error,omitempty"`
-			}{Report: rep, Signatures: sigs}
-			if err != nil {
-				doc.Error = err.Error()
-			}
-			werr = printJSON(s.out, doc)
-		} else {
+	if g.output == "json" {
+		doc := struct {
+			*verify.Report
+			Signatures *signatureReport      `json:"signatures,omitempty"`
+			Install    *verify.InstallReport `json:"install,omitempty"`
+			Error      string                `json:"error,omitempty"`
+		}{Report: rep, Signatures: sigs, Install: install}
+		if doc.Report == nil {
+			doc.Report = &verify.Report{}
+		}
+		if err != nil {
+			doc.Error = err.Error()
+		}
+		werr = printJSON(s.out, doc)
+	} else {
+		if read {
 			werr = rep.WriteText(s.out)
-			if sigs != nil {
-				sigs.writeText(s.out)
-			}
+		}
+		if sigs != nil {
+			sigs.writeText(s.out)
+		}
+		if install != nil {
+			werr = errors.Join(werr, install.WriteText(s.out))
 		}
 	}
 	if err != nil {

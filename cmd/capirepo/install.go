@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/targets"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/verify"
+)
+
+// installFlags are the install check's flags, the same on verify
+// (--install) and release (--install-check).
+type installFlags struct {
+	name             string // the flag that turns the check on
+	on               bool
+	kubeconfig       string
+	dryRunOnly       bool
+	force            bool
+	clusterctlConfig string
+}
+
+func (f *installFlags) bind(cmd *cobra.Command, name, usage string) {
+	f.name = name
+	fl := cmd.Flags()
+	fl.BoolVar(&f.on, name, false, usage)
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the API server for --"+name+
+		" (its current context): a scratch cluster such as kind, where CRDs and namespaces are created for real and removed at the end")
+	fl.BoolVar(&f.dryRunOnly, "dry-run-only", false, "--"+name+" creates nothing and sends every object with dryRun=All; objects of the release's own kinds are then not checked")
+	fl.BoolVar(&f.force, "force", false, "--"+name+" on a cluster that already has the release's CRDs: replace them for the check and put them back after")
+	fl.StringVar(&f.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose cert-manager: names the cert-manager --"+name+" takes CRDs from (default clusterctl's own)")
+}
+
+// validate checks the flags go together.
+func (f *installFlags) validate() error {
+	if !f.on {
+		if f.kubeconfig != "" || f.dryRunOnly || f.force || f.clusterctlConfig != "" {
+			return usagef("--kubeconfig, --dry-run-only, --force and --clusterctl-config belong to --%s", f.name)
+		}
+		return nil
+	}
+	if f.kubeconfig == "" {
+		return usagef("--%s needs --kubeconfig FILE: the API server to apply the release to (a scratch cluster such as kind, or any cluster with --dry-run-only)", f.name)
+	}
+	if f.dryRunOnly && f.force {
+		return usagef("--force replaces CRDs for the check; --dry-run-only creates nothing: give one of them")
+	}
+	if _, err := os.Stat(f.kubeconfig); err != nil {
+		return usagef("--kubeconfig %v", err)
+	}
+	return nil
+}
+
+// options are the check's options; nil when it is off. Cert-manager's
+// release is read with the environment's GitHub settings and tokens.
+func (f *installFlags) options(s streams, githubAPI string, timeout time.Duration) *pipeline.InstallCheckOptions {
+	if !f.on {
+		return nil
+	}
+	if githubAPI == "" {
+		githubAPI = s.getenv("GITHUB_API_URL")
+	}
+	return &pipeline.InstallCheckOptions{
+		Kubeconfig: f.kubeconfig, DryRunOnly: f.dryRunOnly, Force: f.force, ClusterctlConfig: f.clusterctlConfig,
+		Sources:   targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, timeout), GitHub: github.Options{APIURL: githubAPI}},
+		Variables: tokenVariables(s.getenv),
+		Log:       s.errOut,
+	}
+}
+
+// verifyInstall runs the install check on the version of dir that verify
+// reads: version, or else the newest.
+func verifyInstall(ctx context.Context, dir, version string, o *pipeline.InstallCheckOptions) (*verify.InstallReport, error) {
+	if version == "" {
+		versions := dirVersions(dir)
+		version = versions[len(versions)-1]
+	}
+	rel, err := release.Load(dir, version)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.InstallCheck(ctx, rel, *o)
+}

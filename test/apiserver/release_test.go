@@ -1,0 +1,118 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish/targets"
+)
+
+// writeKubeconfig writes a kubeconfig file for the server.
+func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, TLSServerName: cfg.ServerName, InsecureSkipTLSVerify: cfg.Insecure}
+	kc.AuthInfos["test"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "test"}
+	kc.CurrentContext = "test"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// certManagerConfig writes cert-manager's release as a local repository
+// tree and a clusterctl config whose cert-manager: points into it, as a
+// site with a mirror has.
+func certManagerConfig(t *testing.T) string {
+	t.Helper()
+	cm := certManager(t)
+	dir := t.TempDir()
+	testtree.WriteInto(t, dir, map[string]string{"repo/cert-manager/" + cm.Version + "/" + cm.ComponentsFile: string(cm.Components().Data)})
+	cfg := filepath.Join(dir, "clusterctl.yaml")
+	url := "file://" + filepath.ToSlash(filepath.Join(dir, "repo", "cert-manager", cm.Version, cm.ComponentsFile))
+	if err := os.WriteFile(cfg, []byte("cert-manager:\n  url: \""+url+"\"\n  version: \""+cm.Version+"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestRelease_InstallCheckStep runs release with --install-check through a
+// kubeconfig: cert-manager's CRDs come from where the clusterctl config
+// says (a local mirror here), the step passes for the example, and a
+// release the server refuses stops the run before anything is published.
+func TestRelease_InstallCheckStep(t *testing.T) {
+	cfg := managementCluster(t, false) // cert-manager's CRDs come from the mirror
+	ctx := context.Background()
+	check := &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), ClusterctlConfig: certManagerConfig(t)}
+
+	t.Run("passes", func(t *testing.T) {
+		var log bytes.Buffer
+		sum, err := pipeline.Run(ctx, pipeline.Options{
+			Build:  pipeline.BuildOptions{Dir: filepath.Join(root, "examples", "infrastructure-example"), Version: "v0.1.0", Out: t.TempDir()},
+			DryRun: true, SkipImageCheck: true, InstallCheck: check, Log: &log,
+		})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		i := slices.IndexFunc(sum.Steps, func(s pipeline.StepResult) bool { return s.Step == "install check" })
+		if i < 0 || sum.Steps[i].Status != pipeline.StatusOK || sum.Steps[i-1].Step != "write" {
+			t.Fatalf("steps %+v", sum.Steps)
+		}
+		for _, want := range []string{"cert-manager: CRDs of " + certManager(t).Version, "creates 6 CustomResourceDefinitions", "0 refused, 0 not checked"} {
+			if !strings.Contains(log.String(), want) {
+				t.Errorf("the log does not say %q:\n%s", want, log.String())
+			}
+		}
+	})
+
+	t.Run("refused stops the release", func(t *testing.T) {
+		tree := testtree.CopyTree(t, filepath.Join(root, "examples", "infrastructure-example"))
+		// A key algorithm cert-manager's CRD does not allow: no lint rule
+		// knows cert-manager's schema, the API server does.
+		cert := filepath.Join(tree, "config", "certmanager", "certificate.yaml")
+		data, err := os.ReadFile(cert)
+		const old = "  secretName: webhook-server-cert"
+		if err != nil || !bytes.Contains(data, []byte(old)) {
+			t.Fatalf("%s: %v", cert, err)
+		}
+		if err := os.WriteFile(cert, bytes.Replace(data, []byte(old), []byte(old+"\n  privateKey:\n    algorithm: DSA"), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		repo := t.TempDir()
+		loc, err := targets.Parse("file://" + repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		sum, err := pipeline.Run(ctx, pipeline.Options{
+			Build:   pipeline.BuildOptions{Dir: tree, Version: "v0.1.0", Out: t.TempDir()},
+			Targets: []targets.Location{loc}, SkipImageCheck: true, InstallCheck: check, Log: &log,
+		})
+		if err == nil || !strings.Contains(err.Error(), `Unsupported value: "DSA"`) {
+			t.Fatalf("want the server's refusal, got %v\n%s", err, log.String())
+		}
+		status := map[string]string{}
+		for _, s := range sum.Steps {
+			status[s.Step] = s.Status
+		}
+		if status["install check"] != pipeline.StatusFailed || status["publish file://"+repo] != pipeline.StatusNotRun {
+			t.Errorf("steps %+v", sum.Steps)
+		}
+		if entries, _ := os.ReadDir(repo); len(entries) > 0 {
+			t.Errorf("published %v after the install check failed", entries)
+		}
+	})
+}

@@ -1,0 +1,187 @@
+package verify
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// InstallReport is what the install check sent to the API server and what
+// the server answered, file by file.
+type InstallReport struct {
+	// Server is the API server's URL.
+	Server string `json:"server"`
+	// DryRunOnly is true when nothing was created.
+	DryRunOnly bool `json:"dryRunOnly"`
+	// CertManager says where cert-manager's CRDs came from: "cluster" (it
+	// had them), the version the check created them from, or "" (not needed
+	// or not available).
+	CertManager string `json:"certManager,omitempty"`
+	// Created lists what was created for real, as Kind/name; Removed what was
+	// deleted again, Restored the CRDs --force replaced and then put back,
+	// and Left what could not be removed (with why).
+	Created  []string `json:"created,omitempty"`
+	Removed  []string `json:"removed,omitempty"`
+	Restored []string `json:"restored,omitempty"`
+	Left     []string `json:"left,omitempty"`
+	// Files holds every file checked, in the order it was sent: cert-manager's,
+	// then each provider's components and templates in clusterctl's order.
+	Files []*InstallFile `json:"files"`
+}
+
+// InstallFile is one file of the release as the API server judged it.
+type InstallFile struct {
+	// Provider is the provider label; File the file name in its version folder.
+	Provider string `json:"provider"`
+	Version  string `json:"version,omitempty"`
+	File     string `json:"file"`
+	// Accepted counts the objects the server accepted (created or dry-run).
+	Accepted int `json:"accepted"`
+	// Refused lists every refusal, in the order the objects were sent.
+	Refused []Refusal `json:"refused,omitempty"`
+	// NotChecked lists objects the server could not judge, with why.
+	NotChecked []NotChecked `json:"notChecked,omitempty"`
+	// Warnings are the server's other warnings (deprecated versions, ...).
+	Warnings []string `json:"warnings,omitempty"`
+	// Variables are the required variables given a stand-in, with the value.
+	Variables []Variable `json:"variables,omitempty"`
+}
+
+// Path is the file as provider/version/name.
+func (f *InstallFile) Path() string {
+	if f.Version == "" {
+		return f.Provider + "/" + f.File
+	}
+	return f.Provider + "/" + f.Version + "/" + f.File
+}
+
+// Refusal is one thing the API server refused about one object.
+type Refusal struct {
+	// Object is Kind/name, as clusterctl would create it.
+	Object string `json:"object"`
+	// Field is the field path the server named; "" when it named none.
+	Field string `json:"field,omitempty"`
+	// Message is the server's own message.
+	Message string `json:"message"`
+	// Reason is the HTTP status and its reason, e.g. "422 Invalid"; for an
+	// unknown field the server reports as a warning, "strict field validation".
+	Reason string `json:"reason,omitempty"`
+}
+
+func (r Refusal) String() string {
+	s := r.Object + ": "
+	if r.Field != "" {
+		s += "field " + r.Field + ": "
+	}
+	s += r.Message
+	if r.Reason != "" {
+		s += " (" + r.Reason + ")"
+	}
+	return s
+}
+
+// NotChecked is an object the server could not judge in this run.
+type NotChecked struct {
+	Object string `json:"object"`
+	Why    string `json:"why"`
+}
+
+// Refusals counts every refusal.
+func (r *InstallReport) Refusals() int {
+	n := 0
+	for _, f := range r.Files {
+		n += len(f.Refused)
+	}
+	return n
+}
+
+// NotCheckedCount counts the objects not judged.
+func (r *InstallReport) NotCheckedCount() int {
+	n := 0
+	for _, f := range r.Files {
+		n += len(f.NotChecked)
+	}
+	return n
+}
+
+// Accepted counts the objects the server accepted.
+func (r *InstallReport) Accepted() int {
+	n := 0
+	for _, f := range r.Files {
+		n += f.Accepted
+	}
+	return n
+}
+
+// refusedError lists every refusal, grouped by file: the error Install
+// returns when the server refused anything.
+func (r *InstallReport) refusedError() error {
+	n := r.Refusals()
+	if n == 0 {
+		return nil
+	}
+	var files int
+	var b strings.Builder
+	for _, f := range r.Files {
+		if len(f.Refused) == 0 {
+			continue
+		}
+		files++
+		fmt.Fprintf(&b, "\n%s:", f.Path())
+		for _, ref := range f.Refused {
+			fmt.Fprintf(&b, "\n  %s", ref)
+		}
+	}
+	return fmt.Errorf("install check: the API server at %s refused objects of the release (refusals: %d, files: %d):%s", r.Server, n, files, b.String())
+}
+
+// WriteText prints the report for people.
+func (r *InstallReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	mode := "CRDs and namespaces created, everything else dry-run"
+	if r.DryRunOnly {
+		mode = "dry-run only: nothing created"
+	}
+	fmt.Fprintf(&b, "install check against %s (%s)\n", r.Server, mode)
+	switch r.CertManager {
+	case "":
+	case "cluster":
+		b.WriteString("  cert-manager: the cluster's CRDs\n")
+	default:
+		fmt.Fprintf(&b, "  cert-manager: CRDs of %s\n", r.CertManager)
+	}
+	for _, f := range r.Files {
+		fmt.Fprintf(&b, "  %s: %d accepted", f.Path(), f.Accepted)
+		if n := len(f.Refused); n > 0 {
+			fmt.Fprintf(&b, ", %d refused", n)
+		}
+		if n := len(f.NotChecked); n > 0 {
+			fmt.Fprintf(&b, ", %d not checked", n)
+		}
+		b.WriteString("\n")
+		for _, v := range f.Variables {
+			fmt.Fprintf(&b, "    variable %s = %q stand-in\n", v.Name, v.Value)
+		}
+		for _, ref := range f.Refused {
+			fmt.Fprintf(&b, "    refused     %s\n", ref)
+		}
+		for _, nc := range f.NotChecked {
+			fmt.Fprintf(&b, "    not checked %s: %s\n", nc.Object, nc.Why)
+		}
+		for _, warn := range f.Warnings {
+			fmt.Fprintf(&b, "    warning     %s\n", warn)
+		}
+	}
+	for _, l := range []struct {
+		name  string
+		items []string
+	}{{"created", r.Created}, {"removed", r.Removed}, {"restored", r.Restored}, {"left behind", r.Left}} {
+		if len(l.items) > 0 {
+			fmt.Fprintf(&b, "  %s: %s\n", l.name, strings.Join(slices.Clone(l.items), ", "))
+		}
+	}
+	fmt.Fprintf(&b, "  %d accepted, %d refused, %d not checked\n", r.Accepted(), r.Refusals(), r.NotCheckedCount())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
