@@ -132,6 +132,17 @@ func TestBuild_RemoteFilesAreRefusedInEveryFieldAndLetterCase(t *testing.T) {
 		{"a patch", "resources:\n- manager.yaml\npatches:\n- path: " + srv.URL + "/p.yaml\n", "field patches[0].path"},
 		{"a strategic-merge patch", "resources:\n- manager.yaml\npatchesStrategicMerge:\n- " + srv.URL + "/p.yaml\n", "field patchesStrategicMerge[0]"},
 		{"a CRD schema", "resources:\n- manager.yaml\ncrds:\n- " + srv.URL + "/c.yaml\n", "field crds[0]"},
+		{"a config map generator's file", "resources:\n- manager.yaml\nconfigMapGenerator:\n- name: c\n  files:\n  - " + srv.URL + "/f.txt\n", "field configMapGenerator[0].files[0]"},
+		{"a config map generator's file under a key", "resources:\n- manager.yaml\nconfigMapGenerator:\n- name: c\n  files:\n  - key=" + srv.URL + "/f.txt\n", "field configMapGenerator[0].files[0]"},
+		{"a secret generator's env file", "resources:\n- manager.yaml\nsecretGenerator:\n- name: s\n  envs:\n  - " + upper + "/f.env\n", "field secretGenerator[0].envs[0]"},
+		{"a generator's deprecated env file", "resources:\n- manager.yaml\nconfigMapGenerator:\n- name: c\n  env: " + srv.URL + "/f.env\n", "field configMapGenerator[0].env"},
+		{"a generator", "resources:\n- manager.yaml\ngenerators:\n- " + srv.URL + "/g.yaml\n", "field generators[0]"},
+		{"a transformer", "resources:\n- manager.yaml\ntransformers:\n- " + srv.URL + "/t.yaml\n", "field transformers[0]"},
+		{"a validator", "resources:\n- manager.yaml\nvalidators:\n- " + srv.URL + "/v.yaml\n", "field validators[0]"},
+		{"a transformer configuration", "resources:\n- manager.yaml\nconfigurations:\n- " + srv.URL + "/c.yaml\n", "field configurations[0]"},
+		{"an OpenAPI schema", "resources:\n- manager.yaml\nopenapi:\n  path: " + srv.URL + "/o.json\n", "field openapi.path"},
+		{"a replacement", "resources:\n- manager.yaml\nreplacements:\n- path: " + srv.URL + "/r.yaml\n", "field replacements[0].path"},
+		{"a JSON 6902 patch", "resources:\n- manager.yaml\npatchesJson6902:\n- target: {group: apps, version: v1, kind: Deployment, name: x}\n  path: " + srv.URL + "/p.yaml\n", "field patchesJson6902[0].path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,5 +153,80 @@ func TestBuild_RemoteFilesAreRefusedInEveryFieldAndLetterCase(t *testing.T) {
 				t.Errorf("fetched %d times", n)
 			}
 		})
+	}
+}
+
+// TestBuild_LocalFilesInEveryFieldBuild: the check for remote files refuses
+// nothing kustomize reads from the tree: generator files and env files
+// (under a key too), a transformer configuration, an OpenAPI schema, a
+// replacement, a JSON 6902 patch and a transformer folder all build.
+func TestBuild_LocalFilesInEveryFieldBuild(t *testing.T) {
+	files := testtree.Minimal(map[string]string{
+		"config/manager/kustomization.yaml": `resources:
+- manager.yaml
+configMapGenerator:
+- name: settings
+  files:
+  - plain.txt
+  - renamed=other.txt
+  envs:
+  - a.env
+secretGenerator:
+- name: creds
+  env: b.env
+generatorOptions:
+  disableNameSuffixHash: true
+configurations:
+- kustomizeconfig.yaml
+openapi:
+  path: schema.json
+replacements:
+- path: replacement.yaml
+patchesJson6902:
+- target: {group: apps, version: v1, kind: Deployment, name: controller-manager}
+  path: json6902.yaml
+transformers:
+- annotate
+`,
+		"config/manager/plain.txt":                   "plain\n",
+		"config/manager/other.txt":                   "other\n",
+		"config/manager/a.env":                       "A=from-env\n",
+		"config/manager/b.env":                       "B=secret\n",
+		"config/manager/kustomizeconfig.yaml":        "nameReference:\n- kind: ConfigMap\n  version: v1\n  fieldSpecs:\n  - kind: Deployment\n    path: spec/template/spec/volumes/configMap/name\n",
+		"config/manager/schema.json":                 `{"definitions": {}}`,
+		"config/manager/replacement.yaml":            "source:\n  kind: ConfigMap\n  name: settings\n  fieldPath: data.A\ntargets:\n- select:\n    kind: Deployment\n  fieldPaths:\n  - metadata.annotations.from-env\n  options:\n    create: true\n",
+		"config/manager/json6902.yaml":               "- op: add\n  path: /spec/minReadySeconds\n  value: 7\n",
+		"config/manager/annotate/kustomization.yaml": "resources:\n- annotations.yaml\n",
+		"config/manager/annotate/annotations.yaml":   "apiVersion: builtin\nkind: AnnotationsTransformer\nmetadata:\n  name: annotate\nannotations:\n  transformed: by-a-folder\nfieldSpecs:\n- path: metadata/annotations\n  create: true\n",
+	})
+	res, err := build(t, testtree.Write(t, files), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(res.Release.Providers[0].Components().Data)
+	for _, want := range []string{"plain.txt: |\n    plain", "renamed: |\n    other", "A: from-env", "B: c2VjcmV0", "from-env: from-env", "minReadySeconds: 7", "transformed: by-a-folder"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("components lack %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestBuild_RemoteEntryInsideATransformerFolderIsRefused: kustomize builds a
+// folder named under transformers: as a kustomization, so the check goes
+// into it and names the file and field of the remote entry there.
+func TestBuild_RemoteEntryInsideATransformerFolderIsRefused(t *testing.T) {
+	var fetched atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		_, _ = w.Write([]byte("apiVersion: builtin\nkind: AnnotationsTransformer\nmetadata:\n  name: a\nannotations:\n  fetched: \"yes\"\nfieldSpecs:\n- path: metadata/annotations\n  create: true\n"))
+	}))
+	defer srv.Close()
+	err := buildErr(t, map[string]string{
+		"config/manager/kustomization.yaml":          "resources:\n- manager.yaml\ntransformers:\n- annotate\n",
+		"config/manager/annotate/kustomization.yaml": "resources:\n- " + srv.URL + "/t.yaml\n",
+	})
+	wantErrParts(t, err, "config/manager/annotate/kustomization.yaml: field resources[0]", "is a remote", "--allow-remote")
+	if n := fetched.Load(); n != 0 {
+		t.Errorf("fetched %d times", n)
 	}
 }

@@ -121,16 +121,16 @@ patches:
 	}
 	f := "/t/kustomization.yaml"
 	want := []Entry{
-		{f, Patches, 0, "q.yaml", File, "/t/q.yaml"},
-		{f, Patches, 2, "r.yaml", Missing, "/t/r.yaml"},
-		{f, Resources, 0, "cm.yaml", File, "/t/cm.yaml"},
-		{f, Resources, 1, "base", Folder, "/t/base"},
-		{f, Resources, 2, "https://example.com/x.yaml", Remote, ""},
-		{f, Bases, 0, "/abs", Absolute, ""},
-		{f, Components, 0, "comp", Folder, "/t/comp"},
-		{f, Crds, 0, "crd.yaml", File, "/t/crd.yaml"},
-		{f, PatchesStrategicMerge, 0, "p.yaml", File, "/t/p.yaml"},
-		{f, PatchesStrategicMerge, 1, "kind: ConfigMap\n", Inline, ""},
+		{f, Patches, 0, "q.yaml", File, "/t/q.yaml", "path"},
+		{f, Patches, 2, "r.yaml", Missing, "/t/r.yaml", "path"},
+		{f, Resources, 0, "cm.yaml", File, "/t/cm.yaml", ""},
+		{f, Resources, 1, "base", Folder, "/t/base", ""},
+		{f, Resources, 2, "https://example.com/x.yaml", Remote, "", ""},
+		{f, Bases, 0, "/abs", Absolute, "", ""},
+		{f, Components, 0, "comp", Folder, "/t/comp", ""},
+		{f, Crds, 0, "crd.yaml", File, "/t/crd.yaml", ""},
+		{f, PatchesStrategicMerge, 0, "p.yaml", File, "/t/p.yaml", ""},
+		{f, PatchesStrategicMerge, 1, "kind: ConfigMap\n", Inline, "", ""},
 	}
 	got := k.Entries(Patches, Resources, Bases, Components, Crds, PatchesStrategicMerge)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -141,6 +141,89 @@ patches:
 		where = append(where, e.Where())
 	}
 	if diff := cmp.Diff([]string{"patches[0].path", "patches[2].path"}, where); diff != "" {
+		t.Errorf("Where (-want +got):\n%s", diff)
+	}
+}
+
+// TestEntries_FileFields: every other field kustomize loads a file from is
+// listed with the place an error names, a generator's "key=path" by its
+// path, and entries that name no file are left out.
+func TestEntries_FileFields(t *testing.T) {
+	fs := memFS(t, map[string]string{
+		"kustomization.yaml": `generators: [gen.yaml]
+transformers:
+- tdir
+- |
+  apiVersion: builtin
+  kind: LabelTransformer
+validators: [https://example.com/v.yaml]
+configurations: [conf.yaml]
+openapi:
+  path: schema.json
+replacements:
+- source: {kind: ConfigMap, fieldPath: data.x}
+  targets: []
+- path: repl.yaml
+patchesJson6902:
+- target: {kind: Deployment, name: x}
+  path: /abs/p.yaml
+configMapGenerator:
+- name: a
+  literals: [k=v]
+- name: b
+  files: [f.txt, key=k.txt, =bad, two=a=b]
+  envs: [a.env]
+  env: b.env
+secretGenerator:
+- name: s
+  files: [HTTPS://example.com/s.txt]
+`,
+		"gen.yaml":                "",
+		"tdir/kustomization.yaml": "",
+		"conf.yaml":               "",
+		"repl.yaml":               "",
+		"f.txt":                   "",
+		"k.txt":                   "",
+		"a.env":                   "",
+	})
+	k := read(fs, "/t")
+	if k.Err != nil {
+		t.Fatal(k.Err)
+	}
+	f := "/t/kustomization.yaml"
+	want := []Entry{
+		{f, Generators, 0, "gen.yaml", File, "/t/gen.yaml", ""},
+		{f, Transformers, 0, "tdir", Folder, "/t/tdir", ""},
+		{f, Transformers, 1, "apiVersion: builtin\nkind: LabelTransformer\n", Inline, "", ""},
+		{f, Validators, 0, "https://example.com/v.yaml", Remote, "", ""},
+		{f, Configurations, 0, "conf.yaml", File, "/t/conf.yaml", ""},
+		{f, OpenAPI, 0, "schema.json", Missing, "/t/schema.json", ""},
+		{f, Replacements, 1, "repl.yaml", File, "/t/repl.yaml", "path"},
+		{f, PatchesJSON6902, 0, "/abs/p.yaml", Absolute, "", "path"},
+		{f, ConfigMapGenerator, 1, "f.txt", File, "/t/f.txt", "files[0]"},
+		{f, ConfigMapGenerator, 1, "k.txt", File, "/t/k.txt", "files[1]"},
+		{f, ConfigMapGenerator, 1, "=bad", Missing, "/t/=bad", "files[2]"},
+		{f, ConfigMapGenerator, 1, "two=a=b", Missing, "/t/two=a=b", "files[3]"},
+		{f, ConfigMapGenerator, 1, "a.env", File, "/t/a.env", "envs[0]"},
+		{f, ConfigMapGenerator, 1, "b.env", Missing, "/t/b.env", "env"},
+		{f, SecretGenerator, 0, "HTTPS://example.com/s.txt", Remote, "", "files[0]"},
+	}
+	got := k.Entries(Generators, Transformers, Validators, Configurations, OpenAPI, Replacements, PatchesJSON6902, ConfigMapGenerator, SecretGenerator)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+	var where []string
+	for _, e := range got {
+		where = append(where, e.Where())
+	}
+	wantWhere := []string{
+		"generators[0]", "transformers[0]", "transformers[1]", "validators[0]", "configurations[0]",
+		"openapi.path", "replacements[1].path", "patchesJson6902[0].path",
+		"configMapGenerator[1].files[0]", "configMapGenerator[1].files[1]", "configMapGenerator[1].files[2]",
+		"configMapGenerator[1].files[3]", "configMapGenerator[1].envs[0]", "configMapGenerator[1].env",
+		"secretGenerator[0].files[0]",
+	}
+	if diff := cmp.Diff(wantWhere, where); diff != "" {
 		t.Errorf("Where (-want +got):\n%s", diff)
 	}
 }
