@@ -72,14 +72,11 @@ func (rd *reader) readFolderSide(s Side) (*release.Release, string, error) {
 	if s.Location != nil {
 		return nil, "", nil
 	}
-	rel, notes, err := contract.ReadRelease(s.Arg, s.Version)
+	rel, notes, err := release.Read(s.Arg, release.ReadOptions{Version: s.Version, Choose: s.Arg + "@VERSION"})
 	if err != nil {
 		return nil, "", err
 	}
 	for _, n := range notes {
-		// The lint's words for a tree's newest version, said of a side.
-		n = strings.Replace(n, ": linting ", ": reading ", 1)
-		n = strings.Replace(n, "(choose one with --version)", "(choose one with "+s.Arg+"@VERSION)", 1)
 		fmt.Fprintf(rd.log, "%s\n", n)
 	}
 	return rel, s.Arg, nil
