@@ -8,5 +8,9 @@
 // It reads the provider tree through a read-only, root-confined filesystem:
 // nothing is ever written under the tree, symlinks may not leave it, files
 // have a size limit and remote kustomize bases are refused unless allowed.
-// Writing the result to disk is the release package's job.
+//
+// It compiles the manager binaries when asked (BuildBinaries), but is not for
+// building their image (image), checking the release against clusterctl's
+// contract (contract), writing it to disk (release) or publishing it
+// (publish).
 package builder

@@ -10,7 +10,8 @@
 // reason, and waived findings are kept and printed with it.
 //
 // The checks are static: they read YAML bytes in memory, never a cluster, the
-// network or the environment. They do not render, build or publish anything,
+// network, the environment or a folder (release.Read reads a release folder
+// that capirepo did not build). They do not render, build or publish anything,
 // and they do not replay clusterctl (package verify does that); they catch
 // what clusterctl would reject, or accept and then fail on, before a release
 // is published.

@@ -1,19 +1,30 @@
-// Package pipeline runs the commands that take several steps: `capirepo
-// release` (Run: build, lint, images, write, publish to each target and
-// read it back, stopping at the first failure), the build behind `capirepo
-// build` (Build: the config's before: commands, manager binaries, image,
-// rendering), `capirepo mirror` (Mirror: upstream providers from their
-// provider URLs into a target) and `capirepo dev` (Dev: builds with the
-// next version into a local repository and a clusterctl config).
+// Package pipeline runs the commands that take several steps:
 //
-// Each step is another package's job (builder, image, contract, release,
-// publish and its targets, verify); this package runs them in order,
-// records what each did, and says which steps were not run after a
-// failure. It knows no kind of target: it opens them through
+//   - `capirepo release` (Run): build, lint, upgrade (the release before
+//     this one at the first target that has one, against this one), images
+//     (every image the components run exists for every platform built),
+//     write the dist folder, install check (applied to a Kubernetes API
+//     server, when asked), sign (when asked), then publish to each target
+//     and read it back as clusterctl does; it stops at the first failure.
+//   - the build behind `capirepo build` (Build: the config's before:
+//     commands, manager binaries, image, rendering) and its lint (Lint);
+//   - `capirepo diff` and lint --against (Diff, Against: an older release,
+//     from a folder or a target, against a newer one);
+//   - `capirepo mirror` (Mirror: upstream providers from their provider URLs
+//     into a target);
+//   - `capirepo dev` (Dev: builds with the next version into a local
+//     repository and a clusterctl config).
+//
+// Each step is another package's job (builder, image, contract, diff,
+// release, verify, sign, publish and its targets); this package runs them
+// in order, records what each did, and says which steps were not run after
+// a failure. It knows no kind of target: it opens them through
 // publish/targets and asks each how clusterctl reads it.
 //
 // It is not a command: it parses no flags and reads no environment. Tokens,
-// the go command's environment and registry credentials arrive as values in
-// the options (targets.Options.Getenv is the caller's), so the caller decides
-// where credentials come from. Secrets are never printed.
+// the go command's environment, registry credentials and signing keys
+// arrive as values in the options (targets.Options.Getenv is the caller's),
+// so the caller decides where credentials come from. Secrets are never
+// printed. Nor does it hold the logic of a step: a rule, a render or an
+// upload added here belongs in the step's package.
 package pipeline

@@ -94,11 +94,17 @@ type Summary struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Run builds (with the binaries and image the build options ask for),
-// lints, writes the dist folder, then publishes to each target and reads it
-// back, in that order; it stops at the first failure. The summary lists
-// every step, those after a failure as not run; the error names the failed
-// step. A nil summary means nothing ran: a publisher could not be made.
+// Run is `capirepo release`. It opens the targets (not in a dry run), then
+// runs the steps in this order and stops at the first failure: build (with
+// the binaries and image the build options ask for), lint, upgrade (the
+// release before this one at the first target that has one, against this
+// one, unless SkipUpgradeCheck), images (unless SkipImageCheck), write the
+// dist folder, install check (with InstallCheck), sign (with Sign), then
+// for each target publish (signing an OCI artifact by its digest once
+// pushed) and verify it read back; a dry run or a run without targets
+// verifies the dist folder instead. The summary lists every step, those
+// after a failure as not run; the error names the failed step. A nil
+// summary means nothing ran: a target could not be opened.
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Log == nil {
 		o.Log = io.Discard

@@ -17,7 +17,8 @@
 // certificate identity and issuer.
 //
 // The package takes values: cmd/capirepo reads the key, its password and
-// the OIDC token from the environment. It signs with
+// the OIDC token from the environment. It does not decide when to sign (the
+// release pipeline does) nor upload what it made (the publish targets do). It signs with
 // github.com/sigstore/sigstore-go and reads keys with
 // github.com/sigstore/sigstore's cryptoutils, not the cosign binary.
 package sign

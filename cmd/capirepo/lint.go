@@ -154,7 +154,7 @@ func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]
 		return contract.LintFiles([]release.File{{Name: filepath.Base(path), Data: data}}, opts), nil
 	}
 	if !isSourceTree(path) {
-		rel, notes, err := contract.ReadRelease(path, o.version)
+		rel, notes, err := release.Read(path, release.ReadOptions{Version: o.version, Doing: "linting"})
 		if err != nil {
 			return contract.Report{}, err
 		}

@@ -1,9 +1,3 @@
-// Package fsafe opens files capirepo reads from a provider tree so that a
-// special file (a FIFO, a device, a socket) where a regular file is expected
-// is refused, naming the path, instead of blocking the run for ever: the
-// file is opened without blocking and checked with fstat before any read.
-// It also writes single files so that a reader sees the old file or the new
-// one, never a part (WriteFileAtomic).
 package fsafe
 
 import (

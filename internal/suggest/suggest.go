@@ -1,6 +1,3 @@
-// Package suggest finds the name a user most likely meant when they typed
-// one that does not exist: a command, a flag, a config key, a provider
-// label. One rule for every "did you mean" capirepo prints.
 package suggest
 
 import "strings"

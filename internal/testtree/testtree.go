@@ -1,6 +1,3 @@
-// Package testtree writes small provider trees for tests: a map of
-// slash-separated paths to file contents, plus a minimal valid provider to
-// start from.
 package testtree
 
 import (

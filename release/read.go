@@ -1,6 +1,7 @@
-package contract
+package release
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,27 +14,43 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/capirepo/capirepo/provider"
-	"github.com/capirepo/capirepo/release"
 )
 
-// Layouts ReadRelease reads, as its error lists them.
+// Layouts Read reads, as its error lists them.
 const releaseLayouts = `a provider repository tree <label>/<version>/ (capirepo build's dist, a clusterctl overrides folder or local repository), ` +
 	`a single version folder, or a flat folder of release assets (a GitHub release download, the kustomize + cp pipeline's out/) ` +
 	`holding metadata.yaml, a *components*.yaml or cluster-template*.yaml`
 
-// ReadRelease reads release assets to lint from any folder clusterctl reads
-// them from: a provider repository tree (<label>/<version>/ folders: a dist
-// folder, a clusterctl overrides folder or local repository), one version
-// folder, or a flat folder of assets (a GitHub release download, the
-// kustomize CLI + cp pipeline's output). checksums.txt is not needed.
+// ReadOptions say which version Read takes and how its notes speak to the
+// user.
+type ReadOptions struct {
+	// Version selects the version in a tree ("" = the newest of each
+	// provider); for a flat folder it is the release version ("" = the
+	// folder's name when it is one, else the manager image's tag, else none,
+	// and the lint rules that need a version are skipped).
+	Version string
+	// Doing is what the caller does with the release, as the note on a
+	// tree's newest version says it ("linting v1.2.0, the newest version
+	// in ..."); "" means "reading".
+	Doing string
+	// Choose is how the user picks another of a tree's versions, as that
+	// note says it; "" means "--version".
+	Choose string
+}
+
+// Read reads release assets from any folder clusterctl reads them from: a
+// provider repository tree (<label>/<version>/ folders: a dist folder, a
+// clusterctl overrides folder or local repository), one version folder, or
+// a flat folder of assets (a GitHub release download, the kustomize CLI +
+// cp pipeline's output). checksums.txt is not needed (Load reads
+// capirepo's own dist and checks it).
 //
-// version selects the version in a tree ("" = the newest of each provider);
-// for a flat folder it is the release version ("" = the folder's name when
-// it is one, else the manager image's tag, else none, and the rules that
-// need a version are skipped). The provider label of a flat folder is its
-// parent folder's name when that is a label, else the objects' provider
-// label. notes say what was inferred, for the user.
-func ReadRelease(root, version string) (rel *release.Release, notes []string, err error) {
+// The provider label of a flat folder is its parent folder's name when
+// that is a label, else the objects' provider label. notes say what was
+// inferred, for the user.
+func Read(root string, o ReadOptions) (rel *Release, notes []string, err error) {
+	version := o.Version
+	doing, choose := cmp.Or(o.Doing, "reading"), cmp.Or(o.Choose, "--version")
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, nil, err
@@ -46,11 +63,11 @@ func ReadRelease(root, version string) (rel *release.Release, notes []string, er
 		if err != nil {
 			return nil, nil, err
 		}
-		return &release.Release{Version: p.Version, Providers: []*release.Provider{p}}, n, nil
+		return &Release{Version: p.Version, Providers: []*Provider{p}}, n, nil
 	}
 	// <label>/<version>/ folders.
 	labels, _ := os.ReadDir(root)
-	rel = &release.Release{Version: version}
+	rel = &Release{Version: version}
 	for _, l := range labels {
 		if !l.IsDir() {
 			continue
@@ -65,7 +82,7 @@ func ReadRelease(root, version string) (rel *release.Release, notes []string, er
 			if v = newestVersion(dir); v == "" {
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("%s: linting %s, the newest version in %s (choose one with --version)", id.Label(), v, dir))
+			notes = append(notes, fmt.Sprintf("%s: %s %s, the newest version in %s (choose one with %s)", id.Label(), doing, v, dir, choose))
 		}
 		vdir := filepath.Join(dir, v)
 		if !hasAssets(vdir) {
@@ -84,7 +101,7 @@ func ReadRelease(root, version string) (rel *release.Release, notes []string, er
 		}
 		return nil, nil, fmt.Errorf("%s holds no %s; looked for %s", root, what, releaseLayouts)
 	}
-	slices.SortStableFunc(rel.Providers, func(a, b *release.Provider) int {
+	slices.SortStableFunc(rel.Providers, func(a, b *Provider) int {
 		if d := a.ID.Type.Order() - b.ID.Type.Order(); d != 0 {
 			return d
 		}
@@ -127,7 +144,7 @@ func newestVersion(dir string) string {
 	return name
 }
 
-func readFlat(dir, version string) (*release.Provider, []string, error) {
+func readFlat(dir, version string) (*Provider, []string, error) {
 	var notes []string
 	abs, _ := filepath.Abs(dir)
 	if version == "" {
@@ -158,16 +175,16 @@ func readFlat(dir, version string) (*release.Provider, []string, error) {
 	return p, notes, err
 }
 
-func readProvider(dir string, id provider.ID, version string) (*release.Provider, error) {
+func readProvider(dir string, id provider.ID, version string) (*Provider, error) {
 	files, err := readFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	p := &release.Provider{ID: id, Version: version}
+	p := &Provider{ID: id, Version: version}
 	names := make([]string, 0, len(files))
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		add := p.Add
-		if release.IsAttached(name) { // a signed release's provenance and bundles
+		if IsAttached(name) { // a signed release's provenance and bundles
 			add = p.Attach
 		}
 		if err := add(name, files[name]); err != nil {
@@ -175,7 +192,7 @@ func readProvider(dir string, id provider.ID, version string) (*release.Provider
 		}
 		names = append(names, name)
 	}
-	if c, err := release.ComponentsFile(id, names); err == nil {
+	if c, err := ComponentsFile(id, names); err == nil {
 		p.ComponentsFile = c
 	}
 	return p, nil
@@ -190,7 +207,7 @@ func readFiles(dir string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	var errs []error
 	for _, e := range entries {
-		if !e.Type().IsRegular() || e.Name() == release.ChecksumsFile || strings.HasPrefix(e.Name(), ".") {
+		if !e.Type().IsRegular() || e.Name() == ChecksumsFile || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
