@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,8 +16,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/image"
 	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
 )
 
 // How the components name a built image (BuildOptions.ImageRef).
@@ -346,4 +350,92 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// BuildRelease runs the release pipeline's steps up to write, without the
+// registry checks between them (upgrade, images): Build, then the run's
+// lint and write steps. An error-level finding stops it before anything
+// is written. log hears each step (files, findings, writes).
+func BuildRelease(ctx context.Context, o BuildOptions, log io.Writer) (*BuildReport, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	b, err := Build(ctx, o, log)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{o: Options{Build: o, Log: log}, sum: &Summary{}, b: b}
+	if _, _, err := r.lint(ctx); err != nil {
+		return nil, fmt.Errorf("lint: %w; nothing was written", err)
+	}
+	if _, _, err := r.write(ctx); err != nil {
+		return nil, err
+	}
+	res := b.Result
+	rep := &BuildReport{Version: res.Release.Version, Out: o.Out, Providers: res.Providers, Files: map[string][]FileSummary{}, Warnings: res.Warnings,
+		Artifacts: b.Artifacts, Findings: r.sum.Findings, Waived: r.sum.Waived, rel: res.Release}
+	for _, p := range res.Release.Providers {
+		for _, f := range p.Assets() {
+			rep.Files[p.Label()] = append(rep.Files[p.Label()], FileSummary{Name: f.Name, Size: len(f.Data), SHA256: f.SHA256()})
+		}
+	}
+	return rep, nil
+}
+
+// BuildReport is what BuildRelease built and wrote; it prints itself.
+type BuildReport struct {
+	Version   string                   `json:"version"`
+	Out       string                   `json:"out"`
+	Providers []builder.ProviderResult `json:"providers"`
+	Files     map[string][]FileSummary `json:"files"`
+	Warnings  []string                 `json:"warnings"`
+	// Findings and Waived are the lint's, as in the release's summary.
+	Findings []contract.Finding       `json:"findings"`
+	Waived   []contract.WaivedFinding `json:"waived"`
+	Artifacts
+
+	rel *release.Release
+}
+
+// FileSummary is one written file.
+type FileSummary struct {
+	Name   string `json:"name"`
+	Size   int    `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// WriteText prints each provider's folder, objects, images, variables and
+// files.
+func (r *BuildReport) WriteText(w io.Writer) {
+	for i, p := range r.rel.Providers {
+		pr := r.Providers[i]
+		fmt.Fprintf(w, "%s %s -> %s\n", p.Label(), p.Version, p.Dir(r.Out))
+		fmt.Fprintf(w, "  namespace %s, %d objects, images %v\n", pr.Namespace, pr.Objects, pr.Images)
+		writeVariables(w, pr.Variables)
+		for _, f := range r.Files[p.Label()] {
+			fmt.Fprintf(w, "  %-45s %8d  sha256:%s\n", filepath.Base(f.Name), f.Size, f.SHA256[:16])
+		}
+	}
+}
+
+// WriteJSON prints the report as one JSON document.
+func (r *BuildReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func writeVariables(w io.Writer, vars []builder.Variable) {
+	if len(vars) == 0 {
+		fmt.Fprintln(w, "  variables: none")
+		return
+	}
+	fmt.Fprintln(w, "  variables:")
+	for _, v := range vars {
+		if v.Required {
+			fmt.Fprintf(w, "    %s (required)\n", v.Name)
+		} else {
+			fmt.Fprintf(w, "    %s (default %q)\n", v.Name, *v.Default)
+		}
+	}
 }

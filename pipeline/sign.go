@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,18 +81,12 @@ func (r *run) sign(ctx context.Context) (string, bool, error) {
 // oci): a signature referrer of each artifact's digest. Other targets'
 // files carry their bundles: it says nothing for them.
 func (r *run) signPublished(ctx context.Context, t publish.Target, ps *publish.Summary) (string, error) {
-	reg, ok := t.(Registry)
-	if !ok || ps == nil {
-		return "", nil
-	}
-	refs, opts, err := reg.Published(ctx, ps)
-	if err != nil {
+	sigs, err := SignPublished(ctx, r.o.Sign.Signer, t, ps, r.created(), r.o.Log)
+	r.addSigned(sigs)
+	if err != nil || sigs == nil {
 		return "", err
 	}
-	if err := r.signImages(ctx, refs, opts); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%s signed as %s", plural(len(refs), "artifact", "artifacts"), r.o.Sign.Signer.Identity()), nil
+	return fmt.Sprintf("%s signed as %s", plural(len(sigs), "artifact", "artifacts"), r.o.Sign.Signer.Identity()), nil
 }
 
 // Registry is a target that holds OCI artifacts, which are signed as
@@ -100,17 +96,25 @@ type Registry interface {
 }
 
 func (r *run) signImages(ctx context.Context, refs []name.Digest, opts []remote.Option) error {
+	sigs, err := SignImages(ctx, r.o.Sign.Signer, refs, r.created(), r.o.Log, opts...)
+	r.addSigned(sigs)
+	return err
+}
+
+// addSigned records image signatures in the summary.
+func (r *run) addSigned(sigs map[string]*sign.Signature) {
+	if sigs == nil {
+		return
+	}
 	if r.sum.Signed == nil {
 		r.sum.Signed = &SignSummary{}
 	}
 	if r.sum.Signed.Images == nil {
 		r.sum.Signed.Images = map[string]*sign.Signature{}
 	}
-	sigs, err := SignImages(ctx, r.o.Sign.Signer, refs, r.created(), r.o.Log, opts...)
 	for k, v := range sigs {
 		r.sum.Signed.Images[k] = v
 	}
-	return err
 }
 
 // SignImages signs each image or artifact (a signature referrer of its
@@ -226,4 +230,136 @@ func sbomFiles(ctx context.Context, b *Built, o *BuildOptions, created time.Time
 		fmt.Fprintf(log, "  SBOM %s (%s)\n", f.Name, humanBytes(int64(len(f.Data))))
 	}
 	return nil
+}
+
+// imageDigest names an image by digest: as given, or the digest its tag
+// points at now.
+func imageDigest(ctx context.Context, raw string, nameOpts []name.Option, ropts []remote.Option) (name.Digest, error) {
+	ref, err := name.ParseReference(raw, nameOpts...)
+	if err != nil {
+		return name.Digest{}, publish.Usagef("--image %q: %v", raw, err)
+	}
+	if d, ok := ref.(name.Digest); ok {
+		return d, nil
+	}
+	desc, err := remote.Head(ref, append([]remote.Option{remote.WithContext(ctx)}, ropts...)...)
+	if err != nil {
+		return name.Digest{}, fmt.Errorf("--image %s: %w", raw, err)
+	}
+	return ref.Context().Digest(desc.Digest.String()), nil
+}
+
+// SignDistOptions say what Sign signs: the release in a dist folder, and
+// images or artifacts in their registries.
+type SignDistOptions struct {
+	// Dir is the dist folder, Version the version in it ("" when it holds
+	// one).
+	Dir, Version string
+	// Images are images or OCI artifacts to sign, REPO@sha256:... or
+	// REPO:TAG (resolved to its digest first); PlainHTTP talks plain HTTP
+	// to their registries.
+	Images    []string
+	PlainHTTP bool
+	// Signer makes the signer once the release is read and the images are
+	// resolved, so a wrong dist or image fails before a token is asked for.
+	Signer sign.SignerOptions
+	// Provenance and Source are as for SignOptions; Source is required.
+	Provenance bool
+	Source     string
+	// Created stamps the image signatures; zero means now.
+	Created time.Time
+	// Keychain gives the registries' credentials (nil: anonymous);
+	// Transport is what they are talked to through (nil: the default).
+	Keychain  authn.Keychain
+	Transport http.RoundTripper
+	// Log hears of the files written; nil discards it.
+	Log io.Writer
+}
+
+// SignReport is what Sign signed; it prints itself.
+type SignReport struct {
+	Version string `json:"version"`
+	SignSummary
+	refs []name.Digest
+}
+
+// WriteText prints each signed file with its bundle, then each image's
+// signature referrer.
+func (r *SignReport) WriteText(w io.Writer) {
+	for _, f := range r.Files {
+		fmt.Fprintf(w, "%s\t%s %s\n", f.File, f.Bundle, f.Signature)
+	}
+	for _, ref := range r.refs {
+		fmt.Fprintf(w, "%s\tsignature referrer %s\n", ref, r.Images[ref.String()])
+	}
+}
+
+// WriteJSON prints the report as one JSON document.
+func (r *SignReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Sign signs a built release as the release pipeline's sign step does:
+// checksums.txt and provenance get Sigstore bundles, written into the dist
+// folder beside the files; then each image gets a signature referrer.
+func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	rel, err := release.Load(o.Dir, o.Version)
+	if err != nil {
+		return nil, err
+	}
+	var nameOpts []name.Option
+	if o.PlainHTTP {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	kc := o.Keychain
+	if kc == nil {
+		kc = authn.NewMultiKeychain() // anonymous
+	}
+	ropts := []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}
+	if o.Transport != nil {
+		ropts = append(ropts, remote.WithTransport(o.Transport))
+	}
+	rep := &SignReport{Version: rel.Version}
+	for _, raw := range o.Images {
+		ref, err := imageDigest(ctx, raw, nameOpts, ropts)
+		if err != nil {
+			return nil, err
+		}
+		rep.refs = append(rep.refs, ref)
+	}
+	signer, err := sign.NewSigner(ctx, o.Signer)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Files, err = sign.SignRelease(ctx, signer, rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: o.Source}); err != nil {
+		return nil, err
+	}
+	if err := release.WriteContext(ctx, o.Dir, rel, release.WriteOptions{Progress: o.Log}); err != nil {
+		return nil, fmt.Errorf("write the bundles into %s: %w", o.Dir, err)
+	}
+	if rep.Images, err = SignImages(ctx, signer, rep.refs, o.Created, io.Discard, ropts...); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// SignPublished signs the OCI artifacts a target published (publish oci,
+// release's oci:// targets): a signature referrer of each artifact's
+// digest, said in log. Other targets' files carry their bundles: it signs
+// nothing for them.
+func SignPublished(ctx context.Context, s *sign.Signer, t publish.Target, ps *publish.Summary, created time.Time, log io.Writer) (map[string]*sign.Signature, error) {
+	reg, ok := t.(Registry)
+	if !ok || ps == nil {
+		return nil, nil
+	}
+	refs, opts, err := reg.Published(ctx, ps)
+	if err != nil {
+		return nil, err
+	}
+	return SignImages(ctx, s, refs, created, log, opts...)
 }

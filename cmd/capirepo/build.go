@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/distribution/reference"
@@ -12,11 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/builder"
-	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/image"
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/release"
 )
 
 type buildOptions struct {
@@ -185,83 +182,22 @@ progress and findings on stderr.`,
 			if err := o.validate(cmd, args); err != nil {
 				return err
 			}
-			b, err := pipeline.Build(cmd.Context(), o.pipelineOptions(s), s.errOut)
+			rep, err := pipeline.BuildRelease(cmd.Context(), o.pipelineOptions(s), s.errOut)
 			if err != nil {
 				return err
 			}
-			res := b.Result
-			rep, err := pipeline.Lint(b, o.disabled(), s.errOut)
-			if err != nil {
-				return fmt.Errorf("lint: %w; nothing was written", err)
+			for _, w := range rep.Warnings {
+				fmt.Fprintf(s.errOut, "warning: %s\n", w)
 			}
-			if err := release.WriteContext(cmd.Context(), o.out, res.Release,
-				release.WriteOptions{LockTimeout: o.lockTimeout, Progress: s.errOut}); err != nil {
-				return fmt.Errorf("write %s: %w", o.out, err)
+			if g.output == "json" {
+				return rep.WriteJSON(s.out)
 			}
-			return printBuild(s, g, o.out, res, b.Artifacts, rep)
+			rep.WriteText(s.out)
+			return nil
 		},
 	}
 	o.bind(cmd, s.errOut)
 	return cmd
-}
-
-type buildSummary struct {
-	Version   string                   `json:"version"`
-	Out       string                   `json:"out"`
-	Providers []builder.ProviderResult `json:"providers"`
-	Files     map[string][]fileSummary `json:"files"`
-	Warnings  []string                 `json:"warnings"`
-	// Findings and Waived are the lint's, as in release's summary.
-	Findings []contract.Finding       `json:"findings"`
-	Waived   []contract.WaivedFinding `json:"waived"`
-	pipeline.Artifacts
-}
-
-type fileSummary struct {
-	Name   string `json:"name"`
-	Size   int    `json:"size"`
-	SHA256 string `json:"sha256"`
-}
-
-func printBuild(s streams, g *globalOptions, out string, res *builder.Result, art pipeline.Artifacts, rep contract.Report) error {
-	for _, w := range res.Warnings {
-		fmt.Fprintf(s.errOut, "warning: %s\n", w)
-	}
-	sum := buildSummary{Version: res.Release.Version, Out: out, Providers: res.Providers, Files: map[string][]fileSummary{}, Warnings: res.Warnings, Artifacts: art,
-		Findings: nonNil(rep.Findings), Waived: nonNil(rep.Waived)}
-	for _, p := range res.Release.Providers {
-		for _, f := range p.Assets() {
-			sum.Files[p.Label()] = append(sum.Files[p.Label()], fileSummary{Name: f.Name, Size: len(f.Data), SHA256: f.SHA256()})
-		}
-	}
-	if g.output == "json" {
-		return printJSON(s.out, sum)
-	}
-	for i, p := range res.Release.Providers {
-		r := res.Providers[i]
-		fmt.Fprintf(s.out, "%s %s -> %s\n", p.Label(), p.Version, p.Dir(out))
-		fmt.Fprintf(s.out, "  namespace %s, %d objects, images %v\n", r.Namespace, r.Objects, r.Images)
-		writeVariables(s.out, r.Variables)
-		for _, f := range sum.Files[p.Label()] {
-			fmt.Fprintf(s.out, "  %-45s %8d  sha256:%s\n", filepath.Base(f.Name), f.Size, f.SHA256[:16])
-		}
-	}
-	return nil
-}
-
-func writeVariables(w io.Writer, vars []builder.Variable) {
-	if len(vars) == 0 {
-		fmt.Fprintln(w, "  variables: none")
-		return
-	}
-	fmt.Fprintln(w, "  variables:")
-	for _, v := range vars {
-		if v.Required {
-			fmt.Fprintf(w, "    %s (required)\n", v.Name)
-		} else {
-			fmt.Fprintf(w, "    %s (default %q)\n", v.Name, *v.Default)
-		}
-	}
 }
 
 func nonNil[T any](s []T) []T {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"time"
 
@@ -10,8 +9,6 @@ import (
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/targets"
-	"github.com/capirepo/capirepo/release"
-	"github.com/capirepo/capirepo/verify"
 )
 
 // installFlags are the install check's flags, the same on verify
@@ -71,18 +68,4 @@ func (f *installFlags) options(s streams, githubAPI string, timeout time.Duratio
 		Variables: tokenVariables(s.getenv),
 		Log:       s.errOut,
 	}
-}
-
-// verifyInstall runs the install check on the version of dir that verify
-// reads: version, or else the newest.
-func verifyInstall(ctx context.Context, dir, version string, o *pipeline.InstallCheckOptions) (*verify.InstallReport, error) {
-	if version == "" {
-		versions := dirVersions(dir)
-		version = versions[len(versions)-1]
-	}
-	rel, err := release.Load(dir, version)
-	if err != nil {
-		return nil, err
-	}
-	return pipeline.InstallCheck(ctx, rel, *o)
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,8 +10,6 @@ import (
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/provider"
-	"github.com/capirepo/capirepo/release"
 )
 
 type lintOptions struct {
@@ -23,14 +19,12 @@ type lintOptions struct {
 	disable  []string
 	against  []string
 	read     readFlags
-	// s reads the credentials --against targets are read with.
-	s streams
 
 	allowRemote bool
 }
 
 func newLintCmd(s streams, g *globalOptions) *cobra.Command {
-	o := &lintOptions{s: s}
+	o := &lintOptions{}
 	cmd := &cobra.Command{
 		Use:   "lint [PATH]",
 		Short: "Check a source tree, a dist folder or one components/template file against the provider contracts",
@@ -79,7 +73,8 @@ with @VERSION; without, the release there before this one).`,
 			if err != nil {
 				return err
 			}
-			rep, err := o.lint(cmd, path, disabled)
+			rep, err := pipeline.LintPath(cmd.Context(), pipeline.LintPathOptions{Path: path, Version: o.version, Config: o.config, Provider: o.provider,
+				Disabled: disabled, AllowRemote: o.allowRemote, Against: o.against, Targets: o.read.options(s), Log: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -133,123 +128,8 @@ func parseDisable(flags []string) (map[string]string, error) {
 	return out, nil
 }
 
-// lint picks what PATH is: a file, a release folder or a source tree.
-func (o *lintOptions) lint(cmd *cobra.Command, path string, disabled map[string]string) (contract.Report, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return contract.Report{}, err
-	}
-	if !fi.IsDir() {
-		if len(o.against) > 0 {
-			return contract.Report{}, usagef("--against compares releases: give a source tree or a release folder, not one file")
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return contract.Report{}, err
-		}
-		opts := contract.Options{Disabled: disabled, Version: o.version, Provider: o.provider}
-		if err := opts.Validate(); err != nil {
-			return contract.Report{}, usageError{err}
-		}
-		return contract.LintFiles([]release.File{{Name: filepath.Base(path), Data: data}}, opts), nil
-	}
-	if !isSourceTree(path) {
-		rel, notes, err := release.Read(path, release.ReadOptions{Version: o.version, Doing: "linting"})
-		if err != nil {
-			return contract.Report{}, err
-		}
-		for _, n := range notes {
-			fmt.Fprintf(cmd.ErrOrStderr(), "lint: %s\n", n)
-		}
-		opts := contract.Options{Disabled: disabled}
-		// capirepo.yaml's waivers apply to a release folder too: --config,
-		// or capirepo.yaml in the current folder.
-		if opts.Waivers, err = configWaivers(cmd, o.config); err != nil {
-			return contract.Report{}, err
-		}
-		return o.lintRelease(cmd, rel, opts)
-	}
-	version := o.version
-	if version == "" {
-		v, from, err := pipeline.NextVersion(path, o.config)
-		if err != nil {
-			return contract.Report{}, err
-		}
-		if v != "" {
-			fmt.Fprintf(cmd.ErrOrStderr(), "lint: no --version: linting as %s (%s)\n", v, from)
-		}
-		version = v
-	}
-	b, err := pipeline.Build(cmd.Context(), pipeline.BuildOptions{Dir: path, ConfigPath: o.config, Version: version, AllowRemote: o.allowRemote}, nil)
-	if err != nil {
-		return contract.Report{}, err
-	}
-	if len(o.against) > 0 {
-		return o.lintRelease(cmd, b.Result.Release, pipeline.LintOptions(b, disabled))
-	}
-	rep, err := pipeline.Lint(b, disabled, nil)
-	var le *pipeline.LintError
-	if errors.As(err, &le) { // printed by the caller, in its format
-		err = nil
-	}
-	return rep, err
-}
-
-// lintRelease lints a release, with the upgrade from the --against releases
-// checked in the same report.
-func (o *lintOptions) lintRelease(cmd *cobra.Command, rel *release.Release, opts contract.Options) (contract.Report, error) {
-	if len(o.against) > 0 {
-		var sides []pipeline.Side
-		for _, a := range o.against {
-			side, err := pipeline.ParseSide(a, "")
-			if err != nil {
-				return contract.Report{}, usageError{fmt.Errorf("--against %w", err)}
-			}
-			sides = append(sides, side)
-		}
-		fs, notes, err := pipeline.Against(cmd.Context(), sides, rel, o.read.options(o.s), cmd.ErrOrStderr())
-		if err != nil {
-			return contract.Report{}, err
-		}
-		for _, n := range notes {
-			fmt.Fprintf(cmd.ErrOrStderr(), "lint --against: %s\n", n)
-		}
-		opts.Findings = append(opts.Findings, fs...)
-		opts.Checks = contract.CheckLint | contract.CheckUpgrade
-	}
-	return contract.Lint(rel, opts), nil
-}
-
 // configWaivers reads the waivers of capirepo.yaml's lint.disable for a
 // release folder: --config, or capirepo.yaml in the current folder.
 func configWaivers(cmd *cobra.Command, cfgPath string) ([]contract.Waiver, error) {
-	if cfgPath == "" {
-		if _, err := os.Stat(provider.ConfigFile); err == nil {
-			cfgPath = provider.ConfigFile
-		}
-	}
-	if cfgPath == "" {
-		return nil, nil
-	}
-	cfg, err := provider.LoadConfig(filepath.Dir(cfgPath), cfgPath)
-	if err != nil {
-		return nil, err
-	}
-	ws := contract.Waivers(cfg.Lint)
-	if len(ws) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s from %s\n", cmd.Name(), plural(len(ws), "waiver", "waivers"), cfgPath)
-	}
-	return ws, nil
-}
-
-// isSourceTree tells a provider source tree (a capirepo.yaml, a
-// clusterctl-settings.json or a kustomization under config/) from a folder
-// of release assets.
-func isSourceTree(path string) bool {
-	for _, p := range []string{provider.ConfigFile, provider.SettingsFile, "config/default/kustomization.yaml", "core/config/default/kustomization.yaml"} {
-		if _, err := os.Stat(filepath.Join(path, filepath.FromSlash(p))); err == nil {
-			return true
-		}
-	}
-	return false
+	return pipeline.ConfigWaivers(cfgPath, cmd.Name(), cmd.ErrOrStderr())
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/pipeline"
 )
 
 var clusterAPIDir = testtree.ClusterAPIDir()
@@ -37,7 +38,7 @@ func TestRun_BuildThenVerifyExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
 	}
-	var sum buildSummary
+	var sum pipeline.BuildReport
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 		t.Fatalf("build --output json: %v\n%s", err, stdout)
 	}

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/publish/configmap"
 	"github.com/capirepo/capirepo/release"
-	"github.com/capirepo/capirepo/verify"
 )
 
 type publishConfigMapOptions struct {
@@ -114,30 +111,4 @@ func runPublishConfigMap(s streams, g *globalOptions, rel *release.Release, o *p
 		return printJSON(s.out, sum)
 	}
 	return nil
-}
-
-// verifyConfigMaps reads a file of ConfigMaps and Provider resources back by
-// the operator's rules and hands each provider's files to clusterctl's client.
-func verifyConfigMaps(ctx context.Context, file string, opts verify.Options) (*verify.Report, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	f, err := configmap.Parse(file, data)
-	if err != nil {
-		return nil, err
-	}
-	var provs []*release.Provider
-	for _, r := range f.Resources {
-		if opts.Version != "" {
-			r.Version = opts.Version
-		}
-		p, err := configmap.Load(f, r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		provs = append(provs, p)
-	}
-	opts.Version = ""
-	return verify.Providers(ctx, provs, file, opts)
 }

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
@@ -114,7 +116,7 @@ func (o *publishGitHubOptions) loadChecked(ctx context.Context, s streams) func(
 		if err != nil || !o.images {
 			return rel, err
 		}
-		rep, err := releaseImages(ctx, rel, o.platforms)
+		rep, err := pipeline.CheckImages(ctx, rel, o.platforms, authn.DefaultKeychain)
 		if rep != nil {
 			_ = rep.WriteText(s.errOut)
 		}

@@ -108,11 +108,7 @@ config and its credential helpers (docker login). They are never printed.`,
 			return publishTo(cmd.Context(), s, g, "oci://"+o.repo, targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), OCI: opts}, o.load,
 				func(t publish.Target, rel *release.Release, sum *publish.Summary) error {
 					if signer != nil {
-						refs, ropts, err := t.(*oci.Target).Published(cmd.Context(), sum)
-						if err != nil {
-							return err
-						}
-						if _, err := pipeline.SignImages(cmd.Context(), signer, refs, opts.Meta.Created, s.errOut, ropts...); err != nil {
+						if _, err := pipeline.SignPublished(cmd.Context(), signer, t, sum, opts.Meta.Created, s.errOut); err != nil {
 							return err
 						}
 					}

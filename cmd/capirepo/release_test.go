@@ -29,7 +29,7 @@ func TestBuild_ImageLayoutByTag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("build exit %d: %s", code, stderr)
 	}
-	var sum buildSummary
+	var sum pipeline.BuildReport
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 		t.Fatalf("build --output json: %v\n%s", err, stdout)
 	}

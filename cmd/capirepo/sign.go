@@ -2,23 +2,16 @@ package main
 
 import (
 	"context"
-	"crypto"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 )
 
@@ -45,37 +38,10 @@ func (f *instanceFlags) bind(cmd *cobra.Command, signing bool) {
 	cmd.Flags().StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted root (cosign v3's): what certificates, log entries and timestamps are checked against (default: the public Sigstore instance's, from its TUF repository)")
 }
 
-// load reads what the flags name, and fetches the public instance's
-// signing config or trusted root where a flag is not given and want says
-// it is needed.
-func (f *instanceFlags) load(ctx context.Context, s streams, timeout time.Duration, wantConfig, wantRoot bool) (*root.SigningConfig, *root.TrustedRoot, error) {
-	var sc *root.SigningConfig
-	var tr *root.TrustedRoot
-	var err error
-	if f.signingConfig != "" {
-		if sc, err = root.NewSigningConfigFromPath(f.signingConfig); err != nil {
-			return nil, nil, usagef("--signing-config %s: %v", f.signingConfig, err)
-		}
-	}
-	if f.trustedRoot != "" {
-		if tr, err = root.NewTrustedRootFromPath(f.trustedRoot); err != nil {
-			return nil, nil, usagef("--trusted-root %s: %v", f.trustedRoot, err)
-		}
-	}
-	if (wantConfig && sc == nil) || (wantRoot && tr == nil) {
-		fmt.Fprintln(s.errOut, "reading the public Sigstore instance's signing config and trusted root (TUF: tuf-repo-cdn.sigstore.dev)")
-		psc, ptr, err := sign.PublicInstance(ctx, sigstoreCache(s.getenv), httpClient(s, timeout))
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w (give --signing-config and --trusted-root for another instance, or where the public one cannot be reached)", err)
-		}
-		if sc == nil {
-			sc = psc
-		}
-		if tr == nil {
-			tr = ptr
-		}
-	}
-	return sc, tr, nil
+// instance is where the Sigstore instance is read from.
+func (f *instanceFlags) instance(s streams, timeout time.Duration) sign.InstanceOptions {
+	return sign.InstanceOptions{SigningConfig: f.signingConfig, TrustedRoot: f.trustedRoot,
+		CacheDir: sigstoreCache(s.getenv), HTTPClient: httpClient(s, timeout), Log: s.errOut}
 }
 
 // sigstoreCache is where the public instance's TUF metadata is kept:
@@ -117,72 +83,39 @@ func (f *signFlags) unused(sw string) error {
 // signer makes the signer the flags and the environment ask for. The key,
 // its password and the OIDC tokens are masked in every output.
 func (f *signFlags) signer(ctx context.Context, s streams, timeout time.Duration) (*sign.Signer, error) {
-	if f.tlogUpload && f.key == "" {
-		return nil, usagef("--tlog-upload goes with --key: keyless signing always records its signatures in the transparency log")
-	}
-	so := sign.ServiceOptions{Keyless: f.key == "", TransparencyLog: f.tlogUpload, Timeout: timeout, Transport: httpClient(s, timeout).Transport}
-	if f.key != "" {
-		priv, err := f.privateKey(s)
-		if err != nil {
-			return nil, err
-		}
-		var svc sign.Services
-		if f.tlogUpload {
-			sc, tr, err := f.load(ctx, s, timeout, true, f.trustedRoot != "")
-			if err != nil {
-				return nil, err
-			}
-			if svc, err = sign.ServicesFor(sc, so); err != nil {
-				return nil, usagef("%v", err)
-			}
-			if tr != nil {
-				svc.TrustedRoot = tr
-			}
-		}
-		return sign.NewKeySigner(priv, svc)
-	}
-	tokens, err := oidcTokens(s, timeout)
+	o, err := f.options(s, timeout)
 	if err != nil {
 		return nil, err
 	}
-	sc, tr, err := f.load(ctx, s, timeout, true, f.signingConfig == "" || f.trustedRoot != "")
-	if err != nil {
-		return nil, err
-	}
-	svc, err := sign.ServicesFor(sc, so)
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	if tr != nil {
-		svc.TrustedRoot = tr // each bundle is checked right after it is made
-	}
-	return sign.NewKeylessSigner(tokens, svc)
+	return sign.NewSigner(ctx, o)
 }
 
-// privateKey reads --key: a file, or env://VAR.
-func (f *signFlags) privateKey(s streams) (crypto.Signer, error) {
-	var pem []byte
+// options read what the flags name from files and the environment: the
+// key (a file, or env://VAR) and its password, or the OIDC tokens.
+func (f *signFlags) options(s streams, timeout time.Duration) (sign.SignerOptions, error) {
+	o := sign.SignerOptions{InstanceOptions: f.instance(s, timeout), TransparencyLog: f.tlogUpload, Timeout: timeout, KeyName: f.key,
+		IDToken: s.getenv(envIDToken), GitHubTokenURL: s.getenv(envGitHubOIDC), GitHubToken: s.getenv(envGitHubToken), Secrets: s.secrets}
+	if f.key == "" {
+		return o, nil
+	}
 	if v, ok := strings.CutPrefix(f.key, keyEnvPrefix); ok {
 		val := s.getenv(v)
 		if val == "" {
-			return nil, usagef("--key %s: $%s is empty or not set", f.key, v)
+			return o, usagef("--key %s: $%s is empty or not set", f.key, v)
 		}
 		addKeySecret(s.secrets, val)
-		pem = []byte(val)
+		o.Key = []byte(val)
 	} else {
 		data, err := os.ReadFile(f.key)
 		if err != nil {
-			return nil, usagef("--key: %v", err)
+			return o, usagef("--key: %v", err)
 		}
-		pem = data
+		o.Key = data
 	}
 	pw := s.getenv(envPassword)
 	s.secrets.Add(pw)
-	priv, err := sign.LoadPrivateKey(pem, []byte(pw))
-	if err != nil {
-		return nil, usagef("--key %s: %v", f.key, err)
-	}
-	return priv, nil
+	o.Password = []byte(pw)
+	return o, nil
 }
 
 // addKeySecret masks a private key: whole, and each line of it, since a
@@ -194,26 +127,6 @@ func addKeySecret(set *redact.Set, key string) {
 			set.Add(line)
 		}
 	}
-}
-
-// oidcTokens is where keyless signing gets its OIDC tokens: SIGSTORE_ID_TOKEN
-// (GitLab CI's id_tokens, or any CI's), else GitHub Actions' token service
-// (permissions: id-token: write). Every token is masked in the output.
-func oidcTokens(s streams, timeout time.Duration) (sign.TokenSource, error) {
-	var src sign.TokenSource
-	switch {
-	case s.getenv(envIDToken) != "":
-		src = sign.StaticToken(s.getenv(envIDToken))
-	case s.getenv(envGitHubOIDC) != "" && s.getenv(envGitHubToken) != "":
-		src = sign.GitHubActionsToken(httpClient(s, timeout), s.getenv(envGitHubOIDC), s.getenv(envGitHubToken))
-	default:
-		return nil, usagef("keyless signing needs an OIDC token: set %s (GitLab CI: id_tokens with aud: sigstore), or run in GitHub Actions with permissions: id-token: write; or sign with --key", envIDToken)
-	}
-	return func(ctx context.Context) (string, error) {
-		t, err := src(ctx)
-		s.secrets.Add(t)
-		return t, err
-	}, nil
 }
 
 type signOptions struct {
@@ -284,13 +197,6 @@ files with capirepo verify --signatures, or cosign verify-blob.`,
 	return cmd
 }
 
-// signSummary is what sign prints with -o json.
-type signSummary struct {
-	Version string                     `json:"version"`
-	Files   []sign.Signed              `json:"files"`
-	Images  map[string]*sign.Signature `json:"images,omitempty"`
-}
-
 func runSign(ctx context.Context, s streams, g *globalOptions, o *signOptions) error {
 	if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
 		return err
@@ -301,25 +207,11 @@ func runSign(ctx context.Context, s streams, g *globalOptions, o *signOptions) e
 	if err := checkVersionFlag(o.version); err != nil {
 		return err
 	}
-	rel, err := release.Load(o.dir, o.version)
+	so, err := o.options(s, o.timeout)
 	if err != nil {
 		return err
 	}
-	var nameOpts []name.Option
-	if o.plainHTTP {
-		nameOpts = append(nameOpts, name.Insecure)
-	}
-	kc := redact.Keychain(authn.DefaultKeychain, s.secrets)
-	ropts := []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo"), remote.WithTransport(httpClient(s, o.timeout).Transport)}
-	var refs []name.Digest
-	for _, raw := range o.images {
-		ref, err := imageDigest(ctx, raw, nameOpts, ropts)
-		if err != nil {
-			return err
-		}
-		refs = append(refs, ref)
-	}
-	signer, err := o.signer(ctx, s, o.timeout)
+	created, err := sourceDateEpoch(s.getenv)
 	if err != nil {
 		return err
 	}
@@ -327,46 +219,15 @@ func runSign(ctx context.Context, s streams, g *globalOptions, o *signOptions) e
 	if source == "" {
 		source = ociSource(ctx, s.getenv, ".")
 	}
-	sum := signSummary{Version: rel.Version}
-	// What was signed goes to stdout, below.
-	if sum.Files, err = sign.SignRelease(ctx, signer, rel, sign.ReleaseOptions{Provenance: o.provenance, Source: source}); err != nil {
-		return err
-	}
-	if err := release.WriteContext(ctx, o.dir, rel, release.WriteOptions{Progress: s.errOut}); err != nil {
-		return fmt.Errorf("write the bundles into %s: %w", o.dir, err)
-	}
-	created, err := sourceDateEpoch(s.getenv)
+	rep, err := pipeline.Sign(ctx, pipeline.SignDistOptions{Dir: o.dir, Version: o.version, Images: o.images, PlainHTTP: o.plainHTTP,
+		Signer: so, Provenance: o.provenance, Source: source, Created: created,
+		Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets), Transport: httpClient(s, o.timeout).Transport, Log: s.errOut})
 	if err != nil {
-		return err
-	}
-	if sum.Images, err = pipeline.SignImages(ctx, signer, refs, created, io.Discard, ropts...); err != nil {
 		return err
 	}
 	if g.output == "json" {
-		return printJSON(s.out, sum)
+		return rep.WriteJSON(s.out)
 	}
-	for _, f := range sum.Files {
-		fmt.Fprintf(s.out, "%s\t%s %s\n", f.File, f.Bundle, f.Signature)
-	}
-	for _, ref := range refs {
-		fmt.Fprintf(s.out, "%s\tsignature referrer %s\n", ref, sum.Images[ref.String()])
-	}
+	rep.WriteText(s.out)
 	return nil
-}
-
-// imageDigest names an image by digest: as given, or the digest its tag
-// points at now.
-func imageDigest(ctx context.Context, raw string, nameOpts []name.Option, ropts []remote.Option) (name.Digest, error) {
-	ref, err := name.ParseReference(raw, nameOpts...)
-	if err != nil {
-		return name.Digest{}, usagef("--image %q: %v", raw, err)
-	}
-	if d, ok := ref.(name.Digest); ok {
-		return d, nil
-	}
-	desc, err := remote.Head(ref, append([]remote.Option{remote.WithContext(ctx)}, ropts...)...)
-	if err != nil {
-		return name.Digest{}, fmt.Errorf("--image %s: %w", raw, err)
-	}
-	return ref.Context().Digest(desc.Digest.String()), nil
 }

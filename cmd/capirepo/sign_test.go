@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -25,6 +24,7 @@ import (
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/redact"
+	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/sign/signtest"
@@ -153,7 +153,7 @@ func TestSign_KeyFromTheEnvironment(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sign exit %d: %s", code, stderr)
 	}
-	var sum signSummary
+	var sum pipeline.SignReport
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Files) != 2 {
 		t.Fatalf("sign -o json: %v\n%s", err, stdout)
 	}
@@ -357,7 +357,6 @@ func TestVerifySignatures_ImagesOfTheComponents(t *testing.T) {
 	}
 	_, sc, tr := sigstoreFiles(t)
 	env := map[string]string{"SIGSTORE_ID_TOKEN": signtest.Token(signID, signIssuer)}
-	s := streams{out: io.Discard, errOut: io.Discard, getenv: func(string) string { return "" }, secrets: &redact.Set{}}
 	trusted, err := root.NewTrustedRootFromPath(tr)
 	if err != nil {
 		t.Fatal(err)
@@ -370,18 +369,21 @@ func TestVerifySignatures_ImagesOfTheComponents(t *testing.T) {
 	if code, _, stderr := runCmd(t, env, "sign", dist, "--signing-config", sc, "--trusted-root", tr); code != 0 {
 		t.Fatalf("sign: %s", stderr)
 	}
-	_, err = verifyDirSignatures(context.Background(), s, v, dist, "", true, time.Minute)
+	// The images are there (for no platform in particular): only their
+	// signatures fail.
+	check := pipeline.VerifyOptions{Path: dist, Images: true, Platforms: []string{}, Signatures: v, Secrets: &redact.Set{}}
+	_, err = pipeline.Verify(context.Background(), check)
 	if err == nil || !strings.Contains(err.Error(), "container manager: "+repo+":v0.1.0") || !strings.Contains(err.Error(), "is not signed") {
 		t.Errorf("an unsigned image: %v", err)
 	}
 	if code, _, stderr := runCmd(t, env, "sign", dist, "--image", repo+":v0.1.0", "--signing-config", sc, "--trusted-root", tr); code != 0 {
 		t.Fatalf("sign --image: %s", stderr)
 	}
-	rep, err := verifyDirSignatures(context.Background(), s, v, dist, "", true, time.Minute)
+	rep, err := pipeline.Verify(context.Background(), check)
 	if err != nil {
 		t.Fatalf("signed: %v", err)
 	}
-	if sigs := rep.Images[repo+":v0.1.0"]; len(sigs) != 1 || sigs[0].Identity.Subject != signID {
-		t.Errorf("image signatures %+v", rep.Images)
+	if sigs := rep.Signatures.Images[repo+":v0.1.0"]; len(sigs) != 1 || sigs[0].Identity.Subject != signID {
+		t.Errorf("image signatures %+v", rep.Signatures.Images)
 	}
 }

@@ -2,24 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"maps"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
-	"github.com/capirepo/capirepo/internal/redact"
-	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
-	"github.com/capirepo/capirepo/verify"
 )
 
 // verifyFlags say whose signatures are accepted, with cosign's names.
@@ -76,7 +64,7 @@ func (f *verifyFlags) verifier(ctx context.Context, s streams, timeout time.Dura
 	}
 	needRoot := f.key == "" || f.requireTlog
 	if needRoot || f.trustedRoot != "" {
-		_, tr, err := f.load(ctx, s, timeout, false, needRoot)
+		_, tr, err := sign.LoadInstance(ctx, f.instance(s, timeout), false, needRoot)
 		if err != nil {
 			return nil, err
 		}
@@ -89,79 +77,4 @@ func (f *verifyFlags) verifier(ctx context.Context, s streams, timeout time.Dura
 		return nil, usagef("%v", err)
 	}
 	return v, nil
-}
-
-// signatureReport is what verify --signatures found.
-type signatureReport struct {
-	Verifier string                       `json:"acceptedSigner"`
-	Folders  []*sign.Checked              `json:"folders,omitempty"`
-	Images   map[string][]*sign.Signature `json:"images,omitempty"`
-}
-
-func (r *signatureReport) writeText(w io.Writer) {
-	for _, c := range r.Folders {
-		var signed []string
-		for _, n := range sortedNames(c.Signatures) {
-			signed = append(signed, n+" "+c.Signatures[n].String())
-		}
-		fmt.Fprintf(w, "%s: %d files match the signed checksums.txt; signed: %s\n", c.Dir, c.Files, strings.Join(signed, "; "))
-	}
-	for _, ref := range sortedNames(r.Images) {
-		for _, sig := range r.Images[ref] {
-			fmt.Fprintf(w, "%s: signed %s\n", ref, sig)
-		}
-	}
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
-}
-
-// verifyDirSignatures checks the bundles of every version folder in dir
-// and, with images, the signature of every image the components run.
-func verifyDirSignatures(ctx context.Context, s streams, v *sign.Verifier, dir, version string, images bool, timeout time.Duration) (*signatureReport, error) {
-	rep := &signatureReport{Verifier: v.String()}
-	var errs []error
-	checked, err := sign.VerifyDir(v, dir, version)
-	rep.Folders = checked
-	errs = append(errs, err)
-	if images {
-		rel, err := release.Load(dir, version)
-		if err != nil {
-			return rep, errors.Join(append(errs, err)...)
-		}
-		uses, err := verify.ReleaseImages(rel)
-		if err != nil {
-			return rep, errors.Join(append(errs, err)...)
-		}
-		seen := map[string]bool{}
-		for _, u := range uses {
-			if seen[u.Image] || strings.Contains(u.Image, "${") {
-				continue
-			}
-			seen[u.Image] = true
-			sigs, err := verifyImageSignature(ctx, s, v, u.Image, authn.DefaultKeychain, nil, timeout)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", u, err))
-				continue
-			}
-			if rep.Images == nil {
-				rep.Images = map[string][]*sign.Signature{}
-			}
-			rep.Images[u.Image] = sigs
-		}
-	}
-	return rep, errors.Join(errs...)
-}
-
-// verifyImageSignature finds the signatures of an image or artifact (by
-// digest; a tag is resolved) and checks them.
-func verifyImageSignature(ctx context.Context, s streams, v *sign.Verifier, raw string, kc authn.Keychain, nameOpts []name.Option, timeout time.Duration) ([]*sign.Signature, error) {
-	ropts := []remote.Option{remote.WithAuthFromKeychain(redact.Keychain(kc, s.secrets)), remote.WithUserAgent("capirepo"),
-		remote.WithTransport(httpClient(s, timeout).Transport)}
-	ref, err := imageDigest(ctx, raw, nameOpts, ropts)
-	if err != nil {
-		return nil, err
-	}
-	return sign.VerifyImage(ctx, v, ref, ropts...)
 }

@@ -1,0 +1,171 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/targets"
+	"github.com/capirepo/capirepo/release"
+)
+
+// LintPathOptions say what LintPath checks and how.
+type LintPathOptions struct {
+	// Path is a provider source tree (rendered first, as Build does), a
+	// folder of release assets (a dist folder, one version folder, ...) or
+	// one components, metadata, cluster-template or clusterclass file.
+	Path string
+	// Version is the release version; "" means the tree's next version, or
+	// the only one in a folder.
+	Version string
+	// Config is the tree's config, or the waivers of a release folder; ""
+	// means the tree's, or ./capirepo.yaml for a folder.
+	Config string
+	// Provider is the label of a single file; "" infers it.
+	Provider string
+	// Disabled are the command line's waivers, rule to reason.
+	Disabled map[string]string
+	// AllowRemote lets a tree's kustomizations pull remote bases.
+	AllowRemote bool
+	// Against are older releases (a folder, or a target URL with an
+	// optional @VERSION) whose upgrade to this one is checked in the same
+	// report; Targets opens them.
+	Against []string
+	Targets targets.Options
+	// Log hears what was read and which waivers apply; nil discards it.
+	Log io.Writer
+}
+
+// LintPath checks what Path is (a file, a release folder or a source
+// tree) against the provider contracts, and with Against the upgrades to
+// it. The report's error-level findings are not an error: the caller
+// prints the report in its format first.
+func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	fi, err := os.Stat(o.Path)
+	if err != nil {
+		return contract.Report{}, err
+	}
+	if !fi.IsDir() {
+		if len(o.Against) > 0 {
+			return contract.Report{}, publish.Usagef("--against compares releases: give a source tree or a release folder, not one file")
+		}
+		data, err := os.ReadFile(o.Path)
+		if err != nil {
+			return contract.Report{}, err
+		}
+		opts := contract.Options{Disabled: o.Disabled, Version: o.Version, Provider: o.Provider}
+		if err := opts.Validate(); err != nil {
+			return contract.Report{}, publish.UsageError{Err: err}
+		}
+		return contract.LintFiles([]release.File{{Name: filepath.Base(o.Path), Data: data}}, opts), nil
+	}
+	if !IsSourceTree(o.Path) {
+		rel, notes, err := release.Read(o.Path, release.ReadOptions{Version: o.Version, Doing: "linting"})
+		if err != nil {
+			return contract.Report{}, err
+		}
+		for _, n := range notes {
+			fmt.Fprintf(o.Log, "lint: %s\n", n)
+		}
+		opts := contract.Options{Disabled: o.Disabled}
+		// capirepo.yaml's waivers apply to a release folder too: Config,
+		// or capirepo.yaml in the current folder.
+		if opts.Waivers, err = ConfigWaivers(o.Config, "lint", o.Log); err != nil {
+			return contract.Report{}, err
+		}
+		return o.lintRelease(ctx, rel, opts)
+	}
+	version := o.Version
+	if version == "" {
+		v, from, err := NextVersion(o.Path, o.Config)
+		if err != nil {
+			return contract.Report{}, err
+		}
+		if v != "" {
+			fmt.Fprintf(o.Log, "lint: no --version: linting as %s (%s)\n", v, from)
+		}
+		version = v
+	}
+	b, err := Build(ctx, BuildOptions{Dir: o.Path, ConfigPath: o.Config, Version: version, AllowRemote: o.AllowRemote}, nil)
+	if err != nil {
+		return contract.Report{}, err
+	}
+	if len(o.Against) > 0 {
+		return o.lintRelease(ctx, b.Result.Release, LintOptions(b, o.Disabled))
+	}
+	rep, err := Lint(b, o.Disabled, nil)
+	var le *LintError
+	if errors.As(err, &le) { // printed by the caller, in its format
+		err = nil
+	}
+	return rep, err
+}
+
+// lintRelease lints a release, with the upgrade from the Against releases
+// checked in the same report.
+func (o LintPathOptions) lintRelease(ctx context.Context, rel *release.Release, opts contract.Options) (contract.Report, error) {
+	if len(o.Against) > 0 {
+		var sides []Side
+		for _, a := range o.Against {
+			side, err := ParseSide(a, "")
+			if err != nil {
+				return contract.Report{}, publish.UsageError{Err: fmt.Errorf("--against %w", err)}
+			}
+			sides = append(sides, side)
+		}
+		fs, notes, err := Against(ctx, sides, rel, o.Targets, o.Log)
+		if err != nil {
+			return contract.Report{}, err
+		}
+		for _, n := range notes {
+			fmt.Fprintf(o.Log, "lint --against: %s\n", n)
+		}
+		opts.Findings = append(opts.Findings, fs...)
+		opts.Checks = contract.CheckLint | contract.CheckUpgrade
+	}
+	return contract.Lint(rel, opts), nil
+}
+
+// ConfigWaivers reads the waivers of capirepo.yaml's lint.disable for a
+// release folder: cfgPath, or capirepo.yaml in the current folder. who
+// (the command) says on log how many apply.
+func ConfigWaivers(cfgPath, who string, log io.Writer) ([]contract.Waiver, error) {
+	if cfgPath == "" {
+		if _, err := os.Stat(provider.ConfigFile); err == nil {
+			cfgPath = provider.ConfigFile
+		}
+	}
+	if cfgPath == "" {
+		return nil, nil
+	}
+	cfg, err := provider.LoadConfig(filepath.Dir(cfgPath), cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	ws := contract.Waivers(cfg.Lint)
+	if len(ws) > 0 {
+		fmt.Fprintf(log, "%s: %s from %s\n", who, plural(len(ws), "waiver", "waivers"), cfgPath)
+	}
+	return ws, nil
+}
+
+// IsSourceTree tells a provider source tree (a capirepo.yaml, a
+// clusterctl-settings.json or a kustomization under config/) from a folder
+// of release assets.
+func IsSourceTree(path string) bool {
+	for _, p := range []string{provider.ConfigFile, provider.SettingsFile, "config/default/kustomization.yaml", "core/config/default/kustomization.yaml"} {
+		if _, err := os.Stat(filepath.Join(path, filepath.FromSlash(p))); err == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,189 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/capirepo/capirepo/internal/redact"
+	"github.com/capirepo/capirepo/publish/configmap"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/sign"
+	"github.com/capirepo/capirepo/verify"
+)
+
+// read says whether anything was read back to print: providers, or a
+// clean run.
+func (r *VerifyReport) read() bool {
+	return r.Read != nil && (len(r.Read.Providers) > 0 || r.err == nil)
+}
+
+// Empty says the report has nothing to print: nothing was read and no
+// install check ran.
+func (r *VerifyReport) Empty() bool {
+	return r == nil || !r.read() && r.Install == nil
+}
+
+// WriteText prints what was read back, the signatures and the install
+// check.
+func (r *VerifyReport) WriteText(w io.Writer) error {
+	if r.Empty() {
+		return nil
+	}
+	var werr error
+	if r.read() {
+		werr = r.Read.WriteText(w)
+	}
+	if r.Signatures != nil {
+		r.Signatures.WriteText(w)
+	}
+	if r.Install != nil {
+		werr = errors.Join(werr, r.Install.WriteText(w))
+	}
+	return werr
+}
+
+// WriteJSON prints the report as one document, with the error when Verify
+// failed.
+func (r *VerifyReport) WriteJSON(w io.Writer) error {
+	if r.Empty() {
+		return nil
+	}
+	doc := struct {
+		*verify.Report
+		Signatures *SignatureReport      `json:"signatures,omitempty"`
+		Install    *verify.InstallReport `json:"install,omitempty"`
+		Error      string                `json:"error,omitempty"`
+	}{Report: r.Read, Signatures: r.Signatures, Install: r.Install}
+	if doc.Report == nil {
+		doc.Report = &verify.Report{}
+	}
+	if r.err != nil {
+		doc.Error = r.err.Error()
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// SignatureReport is what the signature check found.
+type SignatureReport struct {
+	Verifier string                       `json:"acceptedSigner"`
+	Folders  []*sign.Checked              `json:"folders,omitempty"`
+	Images   map[string][]*sign.Signature `json:"images,omitempty"`
+}
+
+// WriteText prints a line for each folder and each image signature.
+func (r *SignatureReport) WriteText(w io.Writer) {
+	for _, c := range r.Folders {
+		var signed []string
+		for _, n := range sortedNames(c.Signatures) {
+			signed = append(signed, n+" "+c.Signatures[n].String())
+		}
+		fmt.Fprintf(w, "%s: %d files match the signed checksums.txt; signed: %s\n", c.Dir, c.Files, strings.Join(signed, "; "))
+	}
+	for _, ref := range sortedNames(r.Images) {
+		for _, sig := range r.Images[ref] {
+			fmt.Fprintf(w, "%s: signed %s\n", ref, sig)
+		}
+	}
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// verifyDirSignatures checks the bundles of every version folder in the
+// DIR and, with Images, the signature of every image the components run.
+func (o VerifyOptions) verifyDirSignatures(ctx context.Context) (*SignatureReport, error) {
+	v := o.Signatures
+	rep := &SignatureReport{Verifier: v.String()}
+	var errs []error
+	checked, err := sign.VerifyDir(v, o.Path, o.Version)
+	rep.Folders = checked
+	errs = append(errs, err)
+	if o.Images {
+		rel, err := release.Load(o.Path, o.Version)
+		if err != nil {
+			return rep, errors.Join(append(errs, err)...)
+		}
+		uses, err := verify.ReleaseImages(rel)
+		if err != nil {
+			return rep, errors.Join(append(errs, err)...)
+		}
+		seen := map[string]bool{}
+		for _, u := range uses {
+			if seen[u.Image] || strings.Contains(u.Image, "${") {
+				continue
+			}
+			seen[u.Image] = true
+			sigs, err := o.verifyImageSignature(ctx, u.Image, o.Keychain, false)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", u, err))
+				continue
+			}
+			if rep.Images == nil {
+				rep.Images = map[string][]*sign.Signature{}
+			}
+			rep.Images[u.Image] = sigs
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+// verifyImageSignature finds the signatures of an image or artifact (by
+// digest; a tag is resolved) and checks them.
+func (o VerifyOptions) verifyImageSignature(ctx context.Context, raw string, kc authn.Keychain, insecure bool) ([]*sign.Signature, error) {
+	if kc == nil {
+		kc = authn.NewMultiKeychain() // anonymous
+	}
+	ropts := []remote.Option{remote.WithAuthFromKeychain(redact.Keychain(kc, o.Secrets)), remote.WithUserAgent("capirepo")}
+	if o.Transport != nil {
+		ropts = append(ropts, remote.WithTransport(o.Transport))
+	}
+	var nameOpts []name.Option
+	if insecure {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	ref, err := imageDigest(ctx, raw, nameOpts, ropts)
+	if err != nil {
+		return nil, err
+	}
+	return sign.VerifyImage(ctx, o.Signatures, ref, ropts...)
+}
+
+// verifyConfigMaps reads a file of ConfigMaps and Provider resources back by
+// the operator's rules and hands each provider's files to clusterctl's client.
+func verifyConfigMaps(ctx context.Context, file string, opts verify.Options) (*verify.Report, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	f, err := configmap.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	var provs []*release.Provider
+	for _, r := range f.Resources {
+		if opts.Version != "" {
+			r.Version = opts.Version
+		}
+		p, err := configmap.Load(f, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		provs = append(provs, p)
+	}
+	opts.Version = ""
+	return verify.Providers(ctx, provs, file, opts)
+}
