@@ -31,7 +31,7 @@ bar   := |
 race_re  = ^($(subst $(space),$(bar),$(strip $(RACE_TESTS))))$$
 race_pkg = ^$(MODULE)/($(subst $(space),$(bar),$(strip $(RACE_PKGS))))$$
 test: test-race-names
-	$(GO) test -skip '$(race_re)' $$($(GO) list ./... | grep -vE '$(race_pkg)')
+	pkgs=$$($(GO) list ./...) && $(GO) test -skip '$(race_re)' $$(echo "$$pkgs" | grep -vE '$(race_pkg)')
 	$(GO) test -race -run '$(race_re)' $(foreach d,$(RACE_TEST_DIRS),./$(d)/)
 	$(GO) test -race $(foreach d,$(RACE_PKGS),./$(d)/)
 
