@@ -5,22 +5,45 @@ TOOLS_BIN     ?= $(CURDIR)/bin/tools
 GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 FUZZTIME      ?= 60s
 
-.PHONY: all build test test-install test-race test-cosign lint fuzz bench example clean
+.PHONY: all build test test-race-names test-install test-race test-cosign lint fuzz bench example clean
 
 all: build test lint
 
 build:
 	$(GO) build -o bin/capirepo ./cmd/capirepo
 
-# The whole suite, plus the race detector on the tests that run work
+# The whole suite, each test run once: the packages and tests that run work
 # concurrently (providers and flavors rendered at once, binaries built per
-# platform at once, providers linted at once, folder writes, uploads).
-RACE_TESTS := Monorepo|FlavorsRenderConcurrently|EqualsKustomize|ExampleGolden|NothingWrittenUnderDir|BuildBinaries_Example
-test:
-	$(GO) test ./...
-	$(GO) test -race -run '$(RACE_TESTS)' ./builder/
-	$(GO) test -race -run 'ClusterAPIProvidersHaveNoErrors|ParseObjects' ./contract/
-	$(GO) test -race ./release/ ./publish/ ./publish/github/ ./publish/gitlab/ ./publish/local/ ./internal/dirlock/ ./sign/
+# platform at once, providers linted at once, folder writes, uploads) run
+# under the race detector only, everything else without it.
+# RACE_PKGS run whole under -race; RACE_TESTS (exact names, in builder and
+# contract) are skipped in the plain pass and run under -race.
+MODULE     := github.com/capirepo/capirepo
+RACE_PKGS  := release publish publish/github publish/gitlab publish/local internal/dirlock sign
+RACE_TESTS := TestBuild_MonorepoProvidersRenderConcurrently TestBuild_FlavorsRenderConcurrently \
+	TestBuild_EqualsKustomizeBuildExceptTransforms TestBuild_ExampleGolden TestBuild_NothingWrittenUnderDir \
+	TestBuild_Layout_MonorepoTemplatesOnlyWhereConfigured TestBuildBinaries_ExampleBothPlatformsReproducibleAndStamped \
+	TestLint_ClusterAPIProvidersHaveNoErrors TestParseObjects_SameAsLegacy
+RACE_TEST_DIRS := builder contract
+empty :=
+space := $(empty) $(empty)
+bar   := |
+race_re  = ^($(subst $(space),$(bar),$(strip $(RACE_TESTS))))$$
+race_pkg = ^$(MODULE)/($(subst $(space),$(bar),$(strip $(RACE_PKGS))))$$
+test: test-race-names
+	pkgs=$$($(GO) list ./...) && $(GO) test -skip '$(race_re)' $$(echo "$$pkgs" | grep -vE '$(race_pkg)')
+	$(GO) test -race -run '$(race_re)' $(foreach d,$(RACE_TEST_DIRS),./$(d)/)
+	$(GO) test -race $(foreach d,$(RACE_PKGS),./$(d)/)
+
+# Each RACE_TESTS name is a test of builder or contract and of no other
+# package: a renamed test would otherwise drop out of the race pass, and a
+# same-named test elsewhere would be skipped in the plain pass.
+test-race-names:
+	@for t in $(RACE_TESTS); do \
+		where=$$(grep -rlE "^func $$t\(" --include='*_test.go' . | grep -v '^./test/'); \
+		case "$$where" in ./builder/*_test.go|./contract/*_test.go) [ "$$(echo "$$where" | wc -l)" = 1 ] && continue;; esac; \
+		echo "RACE_TESTS: $$t is defined in: $${where:-no test file} (want exactly one file in $(RACE_TEST_DIRS))" >&2; exit 1; \
+	done
 
 # What capirepo signs (blob bundles, image signature referrers) verifies
 # with the cosign CLI (v3). The test builds cosign through the Go module

@@ -19,6 +19,8 @@ type devOptions struct {
 	image   string
 
 	allowRemote bool
+	// watch keeps the process running, building again on every change.
+	watch bool
 	// lockTimeout bounds the wait for another run writing into the root.
 	lockTimeout time.Duration
 }
@@ -34,6 +36,7 @@ func (o *devOptions) bind(cmd *cobra.Command, w io.Writer) {
 	f.StringVar(&o.version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
 	f.StringVar(&o.image, "image", "", "repository of the manager image, tagged with the dev version (default: keep the image the kustomization names)")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs); rendered on every run")
+	f.BoolVar(&o.watch, "watch", false, "keep running: build and write the dev repository again each time a file of the tree changes, until interrupted")
 	bindLockTimeout(cmd, &o.lockTimeout)
 }
 
@@ -49,10 +52,19 @@ repository (--out) with a clusterctl config.yaml pointing at them
 installs them. It replaces cluster-api's create-local-repository.py and reads
 the same clusterctl-settings.json: providers and provider_repos pull in other
 provider trees. Dev versions are overwritten in place; a provider whose source
-tree did not change since the last run is not rendered again.`,
+tree did not change since the last run is not rendered again.
+
+With --watch it keeps running: it polls the trees (every 20 ms, less often
+for a large tree) and builds and writes again each time a file changes,
+printing the same summary after every run, until interrupted (Ctrl-C or
+SIGTERM). A failed run is reported and the dev repository keeps the last
+good build.`,
 		Example: `  # In a provider tree: build it, then install it into a kind cluster
   capirepo dev
   clusterctl init --infrastructure example:v1.4.99 --config ~/.config/cluster-api/dev-repository/config.yaml
+
+  # Keep the dev repository up to date while you edit
+  capirepo dev --watch
 
   # In a cluster-api checkout whose clusterctl-settings.json names other providers
   capirepo dev --config clusterctl-settings.json`,
@@ -77,26 +89,47 @@ tree did not change since the last run is not rendered again.`,
 				}
 				root = r
 			}
-			res, err := pipeline.Dev(cmd.Context(), pipeline.DevOptions{
+			opts := pipeline.DevOptions{
 				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image, AllowRemote: o.allowRemote,
 				BuildID: devBuildID(), Progress: s.errOut, LockTimeout: o.lockTimeout,
-			})
+			}
+			if o.watch {
+				fmt.Fprintf(s.errOut, "watching %s (stop with Ctrl-C)\n", o.dir)
+				return pipeline.DevWatch(cmd.Context(), opts, pipeline.DevWatchOptions{
+					OnRun: func(res *pipeline.DevResult, err error) {
+						if err != nil {
+							fmt.Fprintf(s.errOut, "error: %v\nwaiting for the next change\n", err)
+							return
+						}
+						if err := printDev(s, g, res); err != nil {
+							fmt.Fprintf(s.errOut, "error: %v\n", err)
+						}
+					},
+				})
+			}
+			res, err := pipeline.Dev(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
-			for _, w := range res.Warnings {
-				fmt.Fprintf(s.errOut, "warning: %s\n", w)
-			}
-			if g.output == "json" {
-				return printJSON(s.out, res)
-			}
-			fmt.Fprintf(s.errOut, "dev repository %s, clusterctl config %s\nto install the providers, run:\n", res.Root, res.ConfigFile)
-			_, err = fmt.Fprintln(s.out, res.Init)
-			return err
+			return printDev(s, g, res)
 		},
 	}
 	o.bind(cmd, s.errOut)
 	return cmd
+}
+
+// printDev prints a dev run's summary: warnings and where the repository
+// is on stderr, the clusterctl init line (or the JSON result) on stdout.
+func printDev(s streams, g *globalOptions, res *pipeline.DevResult) error {
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.errOut, "warning: %s\n", w)
+	}
+	if g.output == "json" {
+		return printJSON(s.out, res)
+	}
+	fmt.Fprintf(s.errOut, "dev repository %s, clusterctl config %s\nto install the providers, run:\n", res.Root, res.ConfigFile)
+	_, err := fmt.Fprintln(s.out, res.Init)
+	return err
 }
 
 // devBuildID identifies this capirepo build for the dev cache: a tagged

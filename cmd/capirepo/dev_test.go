@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/capirepo/capirepo/pipeline"
 )
@@ -56,5 +59,48 @@ func TestDev_VersionAndRootFlags(t *testing.T) {
 	}
 	if code, _, _ := runCmd(t, nil, "dev", exampleDir(t)); code != 2 {
 		t.Errorf("no HOME or XDG_CONFIG_HOME and no --out: exit %d, want 2", code)
+	}
+}
+
+// TestDev_WatchRebuildsOnSaveAndStopsOnSignal runs capirepo dev --watch as
+// a process: an edit of the tree shows in the dev repository with a second
+// summary, and SIGINT or SIGTERM ends it within seconds with no temporary
+// file left in the dev repository.
+func TestDev_WatchRebuildsOnSaveAndStopsOnSignal(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tree := copyTree(t, exampleDir(t))
+			root := filepath.Join(t.TempDir(), "dev")
+			cmd, out := capirepo(t, nil, "dev", tree, "--out", root, "--watch")
+			summaries := func() int { return strings.Count(out.String(), "clusterctl init --infrastructure example:v0.1.99") }
+			waitFor(t, "printed the first summary", out, func() bool { return summaries() == 1 })
+
+			src := filepath.Join(tree, "templates", "cluster-template.yaml")
+			data, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(src, []byte(strings.Replace(string(data), "192.168.0.0/16", "10.244.0.0/16", 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "printed a second summary", out, func() bool { return summaries() == 2 })
+			got, err := os.ReadFile(filepath.Join(root, "infrastructure-example", "v0.1.99", "cluster-template.yaml"))
+			if err != nil || !strings.Contains(string(got), "10.244.0.0/16") {
+				t.Errorf("the dev repository does not have the edit (%v); output:\n%s", err, out.String())
+			}
+			if n := strings.Count(out.String(), "infrastructure-example v0.1.99 ("); n != 2 {
+				t.Errorf("%d progress lines, want one per run; output:\n%s", n, out.String())
+			}
+
+			if code := exitsWithin(t, cmd, sig, 5*time.Second, out); code != 0 {
+				t.Errorf("exit %d after %v, want 0; output:\n%s", code, sig, out.String())
+			}
+			_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && strings.Contains(d.Name(), ".tmp") {
+					t.Errorf("left behind: %s", p)
+				}
+				return nil
+			})
+		})
 	}
 }

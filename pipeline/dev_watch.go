@@ -1,0 +1,168 @@
+package pipeline
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds of the watch's poll interval: it polls every MinPoll, or every
+// four times the last tree walk when that is longer (a large tree is not
+// walked back to back), never slower than MaxPoll.
+const (
+	DevWatchMinPoll = 20 * time.Millisecond
+	DevWatchMaxPoll = time.Second
+)
+
+// DevWatchOptions say how DevWatch polls and where each run's result goes.
+type DevWatchOptions struct {
+	// Poll is the shortest interval between two looks at the trees; 0 means
+	// DevWatchMinPoll.
+	Poll time.Duration
+	// OnRun gets every run's result or error, the first run's included. An
+	// error does not stop the watch: the next change runs Dev again.
+	OnRun func(*DevResult, error)
+}
+
+// DevWatch runs Dev once, then again each time a file of the provider trees
+// (or the configuration file) changes, until ctx is done. It polls the
+// trees' names, sizes, modes and modification times, skipping the folders
+// Dev does not hash and the dev repository itself; Dev's own cache then
+// decides what to render again. It returns nil when ctx is cancelled: a run
+// in progress stops the way Dev does on cancellation (every write is
+// atomic, so the dev repository keeps the previous run's complete output).
+func DevWatch(ctx context.Context, opts DevOptions, w DevWatchOptions) error {
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return err
+	}
+	minPoll := w.Poll
+	if minPoll <= 0 {
+		minPoll = DevWatchMinPoll
+	}
+	onRun := w.OnRun
+	if onRun == nil {
+		onRun = func(*DevResult, error) {}
+	}
+	var last string
+	var paths []string
+	run := func() {
+		// The state is taken before the run, so a file saved while Dev
+		// reads the tree is seen as a change by the next poll; but a tree
+		// with before: commands takes it after, since those commands
+		// (make generate, ...) write into the tree on every run.
+		var before bool
+		paths, before = watchPaths(opts)
+		last, _ = watchState(paths, root)
+		res, err := Dev(ctx, opts)
+		if ctx.Err() != nil {
+			return
+		}
+		if before {
+			paths, _ = watchPaths(opts)
+			last, _ = watchState(paths, root)
+		}
+		onRun(res, err)
+	}
+	run()
+	poll := minPoll
+	timer := time.NewTimer(poll)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		start := time.Now()
+		state, _ := watchState(paths, root)
+		poll = min(max(minPoll, 4*time.Since(start)), DevWatchMaxPoll)
+		if state != last {
+			run()
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		timer.Reset(poll)
+	}
+}
+
+// watchPaths are the trees and files whose changes start a run: the
+// provider trees the configuration names (or opts.Dir while the
+// configuration does not resolve) and the configuration files; before says
+// whether a tree has before: commands.
+func watchPaths(opts DevOptions) (paths []string, before bool) {
+	if srcs, err := resolveSources(opts.Dir, opts.ConfigPath); err == nil {
+		for _, s := range srcs {
+			paths = append(paths, s.dir)
+			if s.cfg.File != "" {
+				paths = append(paths, s.cfg.File)
+			}
+			before = before || len(s.cfg.Before) > 0
+		}
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		paths = append(paths, abs)
+	}
+	if opts.ConfigPath != "" {
+		paths = append(paths, opts.ConfigPath)
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths), before
+}
+
+// watchState is one string naming every entry below paths with its kind,
+// size, mode and modification time (skipping what hashTree skips and the
+// folder exclude): two equal states mean nothing Dev reads has changed,
+// short of a write that keeps a file's size and its mtime.
+func watchState(paths []string, exclude string) (string, error) {
+	var b strings.Builder
+	var firstErr error
+	for _, top := range paths {
+		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				// A file removed between listing and stat: the next
+				// poll sees the folder without it.
+				b.WriteString("? " + p + "\n")
+				if d != nil && d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() && p != top {
+				rel, _ := filepath.Rel(top, p)
+				if skipDirs[d.Name()] || skipTopDirs[d.Name()] && !strings.Contains(filepath.ToSlash(rel), "/") || p == exclude {
+					return filepath.SkipDir
+				}
+			}
+			fi, err := d.Info()
+			if err != nil {
+				b.WriteString("? " + p + "\n")
+				return nil
+			}
+			b.WriteString(p)
+			b.WriteByte(' ')
+			b.WriteString(fi.Mode().String())
+			if !d.IsDir() {
+				b.WriteByte(' ')
+				b.WriteString(fi.ModTime().Format(time.RFC3339Nano))
+				b.WriteByte(' ')
+				b.WriteString(strconv.FormatInt(fi.Size(), 10))
+			}
+			b.WriteByte('\n')
+			return nil
+		})
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return b.String(), firstErr
+}
