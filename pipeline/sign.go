@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/internal/epoch"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
@@ -61,7 +62,7 @@ func (r *run) sign(ctx context.Context) (string, bool, error) {
 	if err := release.WriteContext(ctx, r.o.Build.Out, rel, release.WriteOptions{LockTimeout: r.o.Build.LockTimeout, Progress: r.o.Log}); err != nil {
 		return "", false, fmt.Errorf("write the bundles into %s: %w", r.o.Build.Out, err)
 	}
-	d := fmt.Sprintf("%s as %s", plural(len(signed), "bundle", "bundles"), o.Signer.Identity())
+	d := fmt.Sprintf("%s as %s", text.Plural(len(signed), "bundle", "bundles"), o.Signer.Identity())
 	if img := r.b.Artifacts.Image; img != nil && img.Pushed {
 		ref, err := name.NewDigest(strings.TrimSuffix(img.Tag, ":"+tagOf(img.Tag)) + "@" + img.Digest)
 		if err != nil {
@@ -90,7 +91,7 @@ func (r *run) signPublished(ctx context.Context, t publish.Target, ps *publish.S
 	if err := r.signImages(ctx, refs, opts); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s signed as %s", plural(len(refs), "artifact", "artifacts"), r.o.Sign.Signer.Identity()), nil
+	return fmt.Sprintf("%s signed as %s", text.Plural(len(refs), "artifact", "artifacts"), r.o.Sign.Signer.Identity()), nil
 }
 
 // Registry is a target that holds OCI artifacts, which are signed as
@@ -160,10 +161,8 @@ func (r *run) imageRemote() []remote.Option {
 
 // created stamps the referrers: $SOURCE_DATE_EPOCH, else now.
 func (r *run) created() time.Time {
-	if n, err := strconv.ParseInt(r.o.Build.SourceDateEpoch, 10, 64); err == nil {
-		return time.Unix(n, 0)
-	}
-	return time.Time{}
+	t, _ := epoch.Parse(r.o.Build.SourceDateEpoch) // a wrong one failed the build
+	return t
 }
 
 func tagOf(ref string) string {

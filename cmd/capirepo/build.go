@@ -15,6 +15,7 @@ import (
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/image"
 	"github.com/capirepo/capirepo/internal/redact"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/release"
 )
@@ -109,9 +110,6 @@ func checkImageFlag(image string) error {
 
 // validateArtifacts checks the binary and image flags of build and release.
 func (o *buildOptions) validateArtifacts() error {
-	if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
-		return err
-	}
 	if o.imageRef != pipeline.ImageRefTag && o.imageRef != pipeline.ImageRefDigest {
 		return usagef("--image-ref must be tag or digest, not %q", o.imageRef)
 	}
@@ -228,7 +226,7 @@ func printBuild(s streams, g *globalOptions, out string, res *builder.Result, ar
 		fmt.Fprintf(s.errOut, "warning: %s\n", w)
 	}
 	sum := buildSummary{Version: res.Release.Version, Out: out, Providers: res.Providers, Files: map[string][]fileSummary{}, Warnings: res.Warnings, Artifacts: art,
-		Findings: nonNil(rep.Findings), Waived: nonNil(rep.Waived)}
+		Findings: text.NonNil(rep.Findings), Waived: text.NonNil(rep.Waived)}
 	for _, p := range res.Release.Providers {
 		for _, f := range p.Assets() {
 			sum.Files[p.Label()] = append(sum.Files[p.Label()], fileSummary{Name: f.Name, Size: len(f.Data), SHA256: f.SHA256()})
@@ -262,11 +260,4 @@ func writeVariables(w io.Writer, vars []builder.Variable) {
 			fmt.Fprintf(w, "    %s (default %q)\n", v.Name, *v.Default)
 		}
 	}
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
