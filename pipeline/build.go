@@ -33,7 +33,7 @@ type BuildOptions struct {
 	// Version is the release version; "" means the config's.
 	Version string
 	// Out is the dist folder: binaries go to Out/bin (the release files are
-	// written by the caller, or by Run's write step).
+	// written by the caller, or by Release's write step).
 	Out string
 	// Image is the repository of the manager's image (tag = version).
 	Image       string

@@ -1,5 +1,6 @@
 // Package pipeline runs the commands that take several steps: `capirepo
-// release` (Run: build, lint, images, write, publish to each target and
+// release` (Release: build, lint, upgrade, images, write, install check,
+// sign, publish to each target and
 // read it back, stopping at the first failure), the build behind `capirepo
 // build` (Build: the config's before: commands, manager binaries, image,
 // rendering), `capirepo mirror` (Mirror: upstream providers from their
