@@ -66,9 +66,6 @@ tree did not change since the last run is not rendered again.`,
 					return err
 				}
 			}
-			if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
-				return err
-			}
 			root := o.root
 			if root == "" {
 				r, err := pipeline.DevRoot(s.clusterctlEnv())

@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
@@ -68,9 +68,6 @@ with @VERSION; without, the release there before this one).`,
 			}
 			if _, err := os.Stat(path); err != nil {
 				return usagef("lint %s: no such file or folder", path)
-			}
-			if err := checkWaits(map[string]time.Duration{"timeout": o.read.timeout}); err != nil {
-				return err
 			}
 			if err := checkConfigFlag(o.config); err != nil {
 				return err
@@ -237,7 +234,7 @@ func configWaivers(cmd *cobra.Command, cfgPath string) ([]contract.Waiver, error
 	}
 	ws := contract.Waivers(cfg.Lint)
 	if len(ws) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s from %s\n", cmd.Name(), plural(len(ws), "waiver", "waivers"), cfgPath)
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s from %s\n", cmd.Name(), text.Plural(len(ws), "waiver", "waivers"), cfgPath)
 	}
 	return ws, nil
 }

@@ -292,9 +292,6 @@ type signSummary struct {
 }
 
 func runSign(ctx context.Context, s streams, g *globalOptions, o *signOptions) error {
-	if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
-		return err
-	}
 	if err := checkDirFlag("sign", o.dir); err != nil {
 		return err
 	}
