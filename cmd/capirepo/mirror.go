@@ -23,13 +23,13 @@ type mirrorOptions struct {
 	all              bool
 	clusterctlConfig string
 	targetFlags
-	images           string
-	replace          bool
-	concurrency      int
-	noVerify         bool
-	certManager      bool
-	configOut        string
-	signatures       verifyFlags
+	images      string
+	replace     bool
+	concurrency int
+	noVerify    bool
+	certManager bool
+	configOut   string
+	signatures  verifyFlags
 }
 
 func newMirrorCmd(s streams, g *globalOptions) *cobra.Command {

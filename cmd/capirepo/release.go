@@ -28,7 +28,7 @@ type releaseOptions struct {
 	notes       releaseNotesOptions
 	glRelease   gitlabReleaseOptions
 	targetFlags
-	oci       ociFlags
+	oci ociFlags
 	// sign signs the release (--sign) with signing's flags (sign.go).
 	sign    bool
 	signing signFlags
