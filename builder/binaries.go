@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/epoch"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -332,11 +333,11 @@ func buildInfo(ctx context.Context, o BinaryOptions) (BuildInfo, error) {
 	}
 	switch {
 	case o.SourceDateEpoch != "":
-		sec, err := strconv.ParseInt(o.SourceDateEpoch, 10, 64)
+		t, err := epoch.Parse(o.SourceDateEpoch)
 		if err != nil {
 			return info, fmt.Errorf("SOURCE_DATE_EPOCH %q: want Unix seconds", o.SourceDateEpoch)
 		}
-		info.Date = time.Unix(sec, 0).UTC().Format(time.RFC3339)
+		info.Date = t.Format(time.RFC3339)
 	case info.Commit != "":
 		if d := git(ctx, o.Dir, "log", "-1", "--format=%ct", info.Commit); d != "" {
 			if sec, err := strconv.ParseInt(d, 10, 64); err == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/distribution/reference"
 
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -72,7 +73,7 @@ func (l *linter) lintComponents(v *view, f release.File, rs refs) []string {
 		target = namespaces[0].name
 	default:
 		for _, ns := range namespaces[1:] {
-			l.add(RuleNamespaceCount, file, ns.ID(), "kind", "%s: clusterctl accepts no more than one Namespace (first is Namespace/%s)", plural(len(namespaces), "Namespace", "Namespaces"), namespaces[0].name)
+			l.add(RuleNamespaceCount, file, ns.ID(), "kind", "%s: clusterctl accepts no more than one Namespace (first is Namespace/%s)", text.Plural(len(namespaces), "Namespace", "Namespaces"), namespaces[0].name)
 		}
 	}
 	if target != "" {

@@ -11,6 +11,7 @@ import (
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	capicontract "sigs.k8s.io/cluster-api/util/contract"
 
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -112,7 +113,7 @@ func (l *linter) lintCRDs(v *view, file string, crds []*crdObject, ptype provide
 			}
 		}
 		if storage != 1 {
-			l.add(RuleStorageVersion, file, id, "spec.versions[*].storage", "%s marked storage: true; the API server needs exactly one", plural(storage, "version is", "versions are"))
+			l.add(RuleStorageVersion, file, id, "spec.versions[*].storage", "%s marked storage: true; the API server needs exactly one", text.Plural(storage, "version is", "versions are"))
 		}
 		if _, skip := c.crd.Annotations[clusterctlv1.SkipCRDNamePreflightCheckAnnotation]; !skip {
 			if want := capicontract.CalculateCRDName(spec.Group, kind); c.name != want {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/capirepo/capirepo/internal/text"
 )
 
 // WriteText prints the findings grouped by file, then the waived ones with
@@ -36,7 +38,7 @@ func (r Report) WriteText(w io.Writer) error {
 	for _, w := range r.NotWaived {
 		ew.printf("error: waiver %s cannot waive %s's errors: clusterctl refuses a release with them (docs/lint-rules.md#%s)\n", describeWaiver(w), w.Rule, strings.ToLower(w.Rule))
 	}
-	ew.printf("%s, %s, %s", plural(r.Count(Error), "error", "errors"), plural(r.Count(Warning), "warning", "warnings"), plural(r.Count(Info), "info", "info"))
+	ew.printf("%s, %s, %s", text.Plural(r.Count(Error), "error", "errors"), text.Plural(r.Count(Warning), "warning", "warnings"), text.Plural(r.Count(Info), "info", "info"))
 	if len(r.Waived) > 0 {
 		ew.printf(", %d waived", len(r.Waived))
 	}
@@ -111,14 +113,7 @@ func (r Report) WriteJSON(w io.Writer) error {
 		Unmatched []Waiver        `json:"unmatchedWaivers"`
 		NotWaived []Waiver        `json:"notWaived,omitempty"`
 		Summary   Summary         `json:"summary"`
-	}{nonNil(r.Findings), nonNil(r.Waived), nonNil(r.Unmatched), r.NotWaived, r.Summary()})
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+	}{text.NonNil(r.Findings), text.NonNil(r.Waived), text.NonNil(r.Unmatched), r.NotWaived, r.Summary()})
 }
 
 // SARIF 2.1.0, the subset capirepo writes.

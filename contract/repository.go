@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -82,11 +81,4 @@ func (v *view) seriesContract() string {
 		}
 	}
 	return ""
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -32,7 +33,7 @@ func (c *collector) crds(o, n *side) {
 		id := crdID(name)
 		if s := storageVersions(nc); len(s) != 1 {
 			// The lint's own rule: lint --against reports it once.
-			what := plural(len(s), "version is", "versions are")
+			what := text.Plural(len(s), "version is", "versions are")
 			if len(s) > 1 {
 				what = fmt.Sprintf("%s (%s)", what, strings.Join(s, ", "))
 			}
@@ -41,13 +42,6 @@ func (c *collector) crds(o, n *side) {
 		c.conversion(o, n, id, o.crds[name], nc)
 		c.contractLabels(o, n, id, o.crds[name], nc)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // crdGone reports a CRD of old that new does not ship under its name: one

@@ -37,7 +37,7 @@ type BuildOptions struct {
 	// Version is the release version; "" means the config's.
 	Version string
 	// Out is the dist folder: binaries go to Out/bin (the release files are
-	// written by the caller, or by Run's write step).
+	// written by the caller, or by Release's write step).
 	Out string
 	// Image is the repository of the manager's image (tag = version).
 	Image       string
@@ -364,7 +364,7 @@ func BuildRelease(ctx context.Context, o BuildOptions, log io.Writer) (*BuildRep
 	if err != nil {
 		return nil, err
 	}
-	r := &run{o: Options{Build: o, Log: log}, sum: &Summary{}, b: b}
+	r := &run{o: ReleaseOptions{Build: o, Log: log}, sum: &ReleaseSummary{}, b: b}
 	if _, _, err := r.lint(ctx); err != nil {
 		return nil, fmt.Errorf("lint: %w; nothing was written", err)
 	}

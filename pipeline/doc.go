@@ -1,6 +1,6 @@
 // Package pipeline runs the commands that take several steps:
 //
-//   - `capirepo release` (Run): build, lint, upgrade (the release before
+//   - `capirepo release` (Release): build, lint, upgrade (the release before
 //     this one at the first target that has one, against this one), images
 //     (every image the components run exists for every platform built),
 //     write the dist folder, install check (applied to a Kubernetes API

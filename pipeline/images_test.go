@@ -32,7 +32,7 @@ func TestRun_AnUnreachableRegistryDoesNotFailADryRun(t *testing.T) {
 	var log bytes.Buffer
 	o := exampleRun(t, &log)
 	o.SkipImageCheck, o.DryRun, o.Build.Image = false, true, repo
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, log.String())
 	}
@@ -45,7 +45,7 @@ func TestRun_AnUnreachableRegistryDoesNotFailADryRun(t *testing.T) {
 
 	o.DryRun, o.Build.Out = false, t.TempDir()+"/dist"
 	o.Targets, o.Open = locations(t, "file://"+t.TempDir()+"/repo"), openLocal
-	sum, err = pipeline.Run(context.Background(), o)
+	sum, err = pipeline.Release(context.Background(), o)
 	if err == nil || !strings.Contains(err.Error(), "1 of 1 images could not be checked, which is not the same as missing") || strings.Contains(err.Error(), "not ready") {
 		t.Fatalf("real run: %v", err)
 	}
@@ -68,7 +68,7 @@ func TestRun_ADraftReportsImagesStillToBePromoted(t *testing.T) {
 	o.Targets = locations(t, "github://example/provider-draft-before-promotion")
 	o.TargetOptions = targets.Options{GitHub: github.Options{Token: ghToken, Draft: true, APIURL: srv.APIURL()},
 		HTTPClient: &http.Client{Transport: srv.Transport(orig)}, Progress: &log}
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
@@ -80,13 +80,13 @@ func TestRun_ADraftReportsImagesStillToBePromoted(t *testing.T) {
 	}
 	// Not all targets drafts: the missing image stops the run.
 	o.TargetOptions.GitHub.Draft = false
-	if _, err := pipeline.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "1 of 1 images are not ready") {
+	if _, err := pipeline.Release(context.Background(), o); err == nil || !strings.Contains(err.Error(), "1 of 1 images are not ready") {
 		t.Errorf("published run: %v", err)
 	}
 }
 
 // stepNamed is the step of a run with that name.
-func stepNamed(t *testing.T, sum *pipeline.Summary, name string) pipeline.StepResult {
+func stepNamed(t *testing.T, sum *pipeline.ReleaseSummary, name string) pipeline.StepResult {
 	t.Helper()
 	for _, s := range sum.Steps {
 		if s.Step == name {

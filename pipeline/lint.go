@@ -7,6 +7,7 @@ import (
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -24,14 +25,7 @@ func (e *LintError) Error() string {
 }
 
 func lintCounts(rep contract.Report) string {
-	return plural(rep.Count(contract.Error), "error", "errors") + ", " + plural(rep.Count(contract.Warning), "warning", "warnings")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
+	return text.Plural(rep.Count(contract.Error), "error", "errors") + ", " + text.Plural(rep.Count(contract.Warning), "warning", "warnings")
 }
 
 // Lint checks a build's release against the provider contracts with the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/capirepo/capirepo/internal/text"
 	"io"
 	"os"
 	"path/filepath"
@@ -153,7 +154,7 @@ func ConfigWaivers(cfgPath, who string, log io.Writer) ([]contract.Waiver, error
 	}
 	ws := contract.Waivers(cfg.Lint)
 	if len(ws) > 0 {
-		fmt.Fprintf(log, "%s: %s from %s\n", who, plural(len(ws), "waiver", "waivers"), cfgPath)
+		fmt.Fprintf(log, "%s: %s from %s\n", who, text.Plural(len(ws), "waiver", "waivers"), cfgPath)
 	}
 	return ws, nil
 }

@@ -147,7 +147,7 @@ func TestNewTarget_ReleasePublishesToItAndReadsItBack(t *testing.T) {
 	var log bytes.Buffer
 	o := exampleRun(t, &log)
 	o.Targets = locations(t, "mem://releases")
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}

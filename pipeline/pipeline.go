@@ -11,14 +11,16 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
 
-// Options say what one release run does.
-type Options struct {
+// ReleaseOptions say what one release run does.
+type ReleaseOptions struct {
 	Build BuildOptions
 	// Targets are where the release is published, in this order.
 	Targets []targets.Location
@@ -26,7 +28,7 @@ type Options struct {
 	// to publish.
 	TargetOptions targets.Options
 	// Open makes the target of a location; nil means the location's own
-	// Open with TargetOptions. Run calls it for every target before
+	// Open with TargetOptions. Release calls it for every target before
 	// anything is built, so a missing token fails first; not at all in a
 	// dry run.
 	Open func(ctx context.Context, loc targets.Location) (publish.Target, error)
@@ -77,8 +79,8 @@ type StepResult struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Summary is what a run did, step by step.
-type Summary struct {
+// ReleaseSummary is what a release run did, step by step.
+type ReleaseSummary struct {
 	Version   string             `json:"version"`
 	DryRun    bool               `json:"dryRun"`
 	Steps     []StepResult       `json:"steps"`
@@ -90,11 +92,36 @@ type Summary struct {
 	Waived   []contract.WaivedFinding `json:"waived"`
 	// Signed is what the sign step signed, once it ran.
 	Signed *SignSummary `json:"signed,omitempty"`
+	// Targets are the targets of Published, in its order: who reads each
+	// and, for the operator's, its Provider resources.
+	Targets []PublishedTarget `json:"-"`
+	// ReadBack is the dist folder as read back from disk after a run that
+	// published to a target the operator reads; nil otherwise.
+	ReadBack *release.Release `json:"-"`
 	// Error is why the run failed, for a summary printed as JSON.
 	Error string `json:"error,omitempty"`
 }
 
-// Run is `capirepo release`. It opens the targets (not in a dry run), then
+// PublishedTarget is what a caller prints of a target a release was
+// published to, besides its publish.Summary.
+type PublishedTarget struct {
+	// Reader names who reads the target instead of clusterctl (the
+	// operator, for an OCI registry); "" when clusterctl reads it, and its
+	// providers: entry is the result.
+	Reader string
+	// Operator is set for a target the operator installs from (an OCI
+	// registry): its result is Resources, not a providers: entry.
+	Operator bool
+	// Resources are the operator's Provider resources that install the
+	// release from the target (in the default namespaces), for a target
+	// that makes them (an OCI registry in the operator's layout), once
+	// every step passed.
+	Resources []operator.Resource
+	// resources makes them, from the read-back.
+	resources func(*release.Release, string) ([]operator.Resource, error)
+}
+
+// Release is `capirepo release`. It opens the targets (not in a dry run), then
 // runs the steps in this order and stops at the first failure: build (with
 // the binaries and image the build options ask for), lint, upgrade (the
 // release before this one at the first target that has one, against this
@@ -105,7 +132,7 @@ type Summary struct {
 // verifies the dist folder instead. The summary lists every step, those
 // after a failure as not run; the error names the failed step. A nil
 // summary means nothing ran: a target could not be opened.
-func Run(ctx context.Context, o Options) (*Summary, error) {
+func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -129,7 +156,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			opened[i] = t
 		}
 	}
-	r := &run{o: o, sum: &Summary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
+	r := &run{o: o, sum: &ReleaseSummary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
 	steps := []step{{"build", r.build}, {"lint", r.lint},
 		{"upgrade", func(ctx context.Context) (string, bool, error) { return r.upgrade(ctx, opened) }},
 		{"images", r.images}, {"write", r.write}}
@@ -184,10 +211,37 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}})
 	}
 	err := runSteps(ctx, o.Progress, steps, &r.sum.Steps)
+	if err == nil {
+		err = r.resources()
+	}
 	if err != nil {
 		r.sum.Error = err.Error()
 	}
 	return r.sum, err
+}
+
+// resources reads the dist folder back and makes the Provider resources of
+// every target the operator reads, which install what was published.
+func (r *run) resources() error {
+	for i := range r.sum.Targets {
+		t := &r.sum.Targets[i]
+		if t.resources == nil {
+			continue
+		}
+		if r.sum.ReadBack == nil {
+			rel, err := release.Load(r.o.Build.Out, r.sum.Version)
+			if err != nil {
+				return err
+			}
+			r.sum.ReadBack = rel
+		}
+		res, err := t.resources(r.sum.ReadBack, "")
+		if err != nil {
+			return err
+		}
+		t.Resources = res
+	}
+	return nil
 }
 
 // step is one named step: it returns a detail for the summary, whether it
@@ -227,10 +281,10 @@ func firstLine(s string) string {
 	return line
 }
 
-// run holds what the steps of one Run hand on to each other.
+// run holds what the steps of one Release hand on to each other.
 type run struct {
-	o   Options
-	sum *Summary
+	o   ReleaseOptions
+	sum *ReleaseSummary
 	b   *Built
 }
 
@@ -261,7 +315,7 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 	for _, w := range b.Result.Warnings {
 		fmt.Fprintf(r.o.Log, "  warning: %s\n", w)
 	}
-	d := fmt.Sprintf("%s, %s (%s)", plural(len(rel.Providers), "provider", "providers"), plural(files, "file", "files"), humanBytes(int64(size)))
+	d := fmt.Sprintf("%s, %s (%s)", text.Plural(len(rel.Providers), "provider", "providers"), text.Plural(files, "file", "files"), humanBytes(int64(size)))
 	if n := len(b.Artifacts.Binaries); n > 0 {
 		d += fmt.Sprintf("; %d binaries", n)
 	}
@@ -273,19 +327,12 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 
 func (r *run) lint(context.Context) (string, bool, error) {
 	rep, err := Lint(r.b, r.o.Build.Disabled, r.o.Log)
-	r.sum.Findings, r.sum.Waived = nonNil(rep.Findings), nonNil(rep.Waived)
+	r.sum.Findings, r.sum.Waived = text.NonNil(rep.Findings), text.NonNil(rep.Waived)
 	d := lintCounts(rep)
 	if len(rep.Waived) > 0 {
 		d += fmt.Sprintf(", %d waived", len(rep.Waived))
 	}
 	return d, false, err
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // images asks the registry for every image the components run, so a
@@ -343,6 +390,13 @@ func (r *run) publish(ctx context.Context, t publish.Target) (*publish.Summary, 
 		return nil, err
 	}
 	r.sum.Published = append(r.sum.Published, ps)
+	pt := PublishedTarget{Reader: t.Clusterctl().Reader}
+	if m, ok := t.(interface {
+		Resources(*release.Release, string) ([]operator.Resource, error)
+	}); ok {
+		pt.Operator, pt.resources = true, m.Resources
+	}
+	r.sum.Targets = append(r.sum.Targets, pt)
 	if ps.Logged {
 		return ps, nil
 	}
@@ -413,7 +467,7 @@ func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.
 		return "", err
 	}
 	_ = rep.WriteText(r.o.Log)
-	return fmt.Sprintf("%s read back from %s through clusterctl", plural(len(rep.Providers), "provider", "providers"), ps.URL), nil
+	return fmt.Sprintf("%s read back from %s through clusterctl", text.Plural(len(rep.Providers), "provider", "providers"), ps.URL), nil
 }
 
 // verifyDist reads the dist folder back through clusterctl; why, when set,
@@ -425,7 +479,7 @@ func (r *run) verifyDist(ctx context.Context, why string) (string, error) {
 		return "", err
 	}
 	_ = rep.WriteText(r.o.Log)
-	d := fmt.Sprintf("%s in %s read back through clusterctl", plural(len(rep.Providers), "provider", "providers"), out)
+	d := fmt.Sprintf("%s in %s read back through clusterctl", text.Plural(len(rep.Providers), "provider", "providers"), out)
 	if why != "" {
 		d = why + "; " + d
 	}

@@ -35,9 +35,9 @@ const ghToken = "ghp_pipeline_test_token_never_printed"
 
 // exampleRun returns options that build the bundled example into a new
 // dist folder, with the log captured.
-func exampleRun(t *testing.T, log *bytes.Buffer) pipeline.Options {
+func exampleRun(t *testing.T, log *bytes.Buffer) pipeline.ReleaseOptions {
 	t.Helper()
-	return pipeline.Options{
+	return pipeline.ReleaseOptions{
 		Build: pipeline.BuildOptions{Dir: exampleDir(t), Version: "v0.1.0", Out: filepath.Join(t.TempDir(), "dist")},
 		Log:   log,
 		// The example's image is not in any registry; TestRun_ImagesStep*
@@ -64,7 +64,7 @@ func openLocal(ctx context.Context, loc targets.Location) (publish.Target, error
 	return loc.Open(ctx, targets.Options{})
 }
 
-func statuses(sum *pipeline.Summary) string {
+func statuses(sum *pipeline.ReleaseSummary) string {
 	var b strings.Builder
 	for _, s := range sum.Steps {
 		b.WriteString(s.Step + "=" + s.Status + "\n")
@@ -100,7 +100,7 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 	// TestRun_UpgradeStepDryRunReadsTheTarget reads a target in a dry run;
 	// this one would ask github.com.
 	o.SkipUpgradeCheck = "no network in tests"
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
@@ -127,7 +127,7 @@ func TestRun_FileTargetPublishesAndVerifies(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "repo")
 	o := exampleRun(t, &bytes.Buffer{})
 	o.Targets, o.Open = locations(t, "file://"+root), openLocal
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -196,7 +196,7 @@ func TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone(t *testing.T) {
 				}
 				return openLocal(ctx, tg)
 			}
-			sum, err := pipeline.Run(context.Background(), o)
+			sum, err := pipeline.Release(context.Background(), o)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want it to start with %q", err, tc.wantErr)
 			}
@@ -234,7 +234,7 @@ func TestRun_PublisherErrorStopsBeforeBuild(t *testing.T) {
 		}
 		return openLocal(ctx, tg)
 	}
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if !errors.Is(err, wantErr) || sum != nil {
 		t.Fatalf("Run = %+v, %v; want no summary and %v", sum, err, wantErr)
 	}
@@ -250,8 +250,8 @@ func TestRun_ManagerMismatchIsATypedError(t *testing.T) {
 	dir := testtree.Write(t, testtree.Minimal(map[string]string{
 		"capirepo.yaml": "providers:\n- name: infrastructure-test\n  build: {main: .}\n- name: infrastructure-other\n  build: {main: ./cmd/other}\n",
 	}))
-	o := pipeline.Options{Build: pipeline.BuildOptions{Dir: dir, Version: "v1.2.0", Out: t.TempDir(), Binaries: true}, DryRun: true, SkipImageCheck: true}
-	_, err := pipeline.Run(context.Background(), o)
+	o := pipeline.ReleaseOptions{Build: pipeline.BuildOptions{Dir: dir, Version: "v1.2.0", Out: t.TempDir(), Binaries: true}, DryRun: true, SkipImageCheck: true}
+	_, err := pipeline.Release(context.Background(), o)
 	var mm *pipeline.ManagerMismatchError
 	if !errors.As(err, &mm) || mm.First != "infrastructure-test" || mm.Other != "infrastructure-other" {
 		t.Fatalf("error %v, want a ManagerMismatchError naming both providers", err)
@@ -279,7 +279,7 @@ func TestRun_GitHubVerifiesThroughClusterctl(t *testing.T) {
 	o.Variables = map[string]string{"github-token": ghToken}
 	o.TargetOptions = targets.Options{GitHub: github.Options{Token: ghToken},
 		HTTPClient: &http.Client{Transport: srv.Transport(orig)}, Progress: &log}
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
@@ -343,7 +343,7 @@ func TestRun_ImagesStepStopsARunWhoseImageLacksAPlatform(t *testing.T) {
 	var log bytes.Buffer
 	o := exampleRun(t, &log)
 	o.SkipImageCheck, o.DryRun, o.Build.Image = false, true, repo
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err == nil {
 		t.Fatal("a run whose image lacks linux/arm64 went through")
 	}
@@ -359,7 +359,7 @@ func TestRun_ImagesStepStopsARunWhoseImageLacksAPlatform(t *testing.T) {
 		t.Error("the dist folder was written")
 	}
 	pushIndex("linux/amd64", "linux/arm64")
-	sum, err = pipeline.Run(context.Background(), o)
+	sum, err = pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestRun_LintGateTakesTheWaiversOfDisable(t *testing.T) {
 	files["config/manager/manager.yaml"] = strings.Replace(files["config/manager/manager.yaml"], "sidecar:1.0", "sidecar:latest", 1) // CAPI205
 	o.Build.Dir, o.Build.Version = testtree.Write(t, files), "v1.2.0"
 	o.Targets, o.Open = locations(t, "file://"+root), openLocal
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err == nil || !strings.Contains(statuses(sum), "lint=failed") {
 		t.Fatalf("floating image: err %v, steps %s", err, statuses(sum))
 	}
@@ -389,7 +389,7 @@ func TestRun_LintGateTakesTheWaiversOfDisable(t *testing.T) {
 	log := &bytes.Buffer{}
 	o.Log = log
 	o.Build.Disabled = map[string]string{"CAPI205": "a test of the waiver"}
-	sum, err = pipeline.Run(context.Background(), o)
+	sum, err = pipeline.Release(context.Background(), o)
 	if st := statuses(sum); err != nil || !strings.Contains(st, "lint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\n") || !strings.Contains(log.String(), "(waived: a test of the waiver)") {
 		t.Fatalf("waived: %v, steps %s\n%s", err, st, log)
 	}
@@ -399,7 +399,7 @@ func TestRun_LintGateTakesTheWaiversOfDisable(t *testing.T) {
 	log.Reset()
 	o.Build.Version, o.Build.Out = "v1.3.0", filepath.Join(t.TempDir(), "dist")
 	o.Build.Disabled = map[string]string{"CAPI205": "a test of the waiver", "CAPI105": "next release"}
-	sum, err = pipeline.Run(context.Background(), o)
+	sum, err = pipeline.Release(context.Background(), o)
 	if st := statuses(sum); err == nil || !strings.Contains(st, "lint=failed") || !strings.Contains(log.String(), "waiver CAPI105 (next release) cannot waive CAPI105's errors") {
 		t.Fatalf("refused: %v, steps %s\n%s", err, st, log)
 	}

@@ -24,7 +24,7 @@ func TestRun_OCITargetPublishesAndReadsBackByTheOperatorsRules(t *testing.T) {
 	o := exampleRun(t, &logs)
 	o.Targets = locations(t, "oci://"+host+"/capi")
 	o.TargetOptions.OCI = oci.Options{PlainHTTP: true}
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, logs.String())
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/internal/epoch"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
@@ -63,7 +64,7 @@ func (r *run) sign(ctx context.Context) (string, bool, error) {
 	if err := release.WriteContext(ctx, r.o.Build.Out, rel, release.WriteOptions{LockTimeout: r.o.Build.LockTimeout, Progress: r.o.Log}); err != nil {
 		return "", false, fmt.Errorf("write the bundles into %s: %w", r.o.Build.Out, err)
 	}
-	d := fmt.Sprintf("%s as %s", plural(len(signed), "bundle", "bundles"), o.Signer.Identity())
+	d := fmt.Sprintf("%s as %s", text.Plural(len(signed), "bundle", "bundles"), o.Signer.Identity())
 	if img := r.b.Artifacts.Image; img != nil && img.Pushed {
 		ref, err := name.NewDigest(strings.TrimSuffix(img.Tag, ":"+tagOf(img.Tag)) + "@" + img.Digest)
 		if err != nil {
@@ -86,7 +87,7 @@ func (r *run) signPublished(ctx context.Context, t publish.Target, ps *publish.S
 	if err != nil || sigs == nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s signed as %s", plural(len(sigs), "artifact", "artifacts"), r.o.Sign.Signer.Identity()), nil
+	return fmt.Sprintf("%s signed as %s", text.Plural(len(sigs), "artifact", "artifacts"), r.o.Sign.Signer.Identity()), nil
 }
 
 // Registry is a target that holds OCI artifacts, which are signed as
@@ -164,10 +165,8 @@ func (r *run) imageRemote() []remote.Option {
 
 // created stamps the referrers: $SOURCE_DATE_EPOCH, else now.
 func (r *run) created() time.Time {
-	if n, err := strconv.ParseInt(r.o.Build.SourceDateEpoch, 10, 64); err == nil {
-		return time.Unix(n, 0)
-	}
-	return time.Time{}
+	t, _ := epoch.Parse(r.o.Build.SourceDateEpoch) // a wrong one failed the build
+	return t
 }
 
 func tagOf(ref string) string {

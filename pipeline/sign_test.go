@@ -42,7 +42,7 @@ func TestRun_SignPublishesBundlesSBOMsAndReferrers(t *testing.T) {
 	host := strings.TrimPrefix(srv.URL, "http://")
 	ss := signtest.New(t)
 	root := filepath.Join(t.TempDir(), "repo")
-	run := func(logged *bytes.Buffer) *pipeline.Summary {
+	run := func(logged *bytes.Buffer) *pipeline.ReleaseSummary {
 		t.Helper()
 		o := exampleRun(t, logged)
 		o.Build.Image, o.Build.ImagePush, o.Build.BaseImage = host+"/example/manager", true, image.NoBase
@@ -50,7 +50,7 @@ func TestRun_SignPublishesBundlesSBOMsAndReferrers(t *testing.T) {
 		o.Targets = locations(t, "file://"+root, "oci://"+host+"/capi")
 		o.TargetOptions.OCI = oci.Options{PlainHTTP: true}
 		o.Sign = &pipeline.SignOptions{Signer: keyless(t, ss), Provenance: true, Source: "https://github.com/example/cluster-api-provider-example"}
-		sum, err := pipeline.Run(context.Background(), o)
+		sum, err := pipeline.Release(context.Background(), o)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, logged.String())
 		}
@@ -164,7 +164,7 @@ func TestRun_DryRunSignsNothing(t *testing.T) {
 	o := exampleRun(t, &log)
 	o.DryRun = true
 	o.Sign = &pipeline.SignOptions{}
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}

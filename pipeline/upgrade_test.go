@@ -49,9 +49,9 @@ func publishTo(t *testing.T, url string, to targets.Options, rel *release.Releas
 
 // minimalRun releases the minimal provider at v0.2.0 from tree to the file://
 // targets, without the image check.
-func minimalRun(t *testing.T, tree string, logs *bytes.Buffer, urls ...string) pipeline.Options {
+func minimalRun(t *testing.T, tree string, logs *bytes.Buffer, urls ...string) pipeline.ReleaseOptions {
 	t.Helper()
-	return pipeline.Options{
+	return pipeline.ReleaseOptions{
 		Build:          pipeline.BuildOptions{Dir: tree, Version: "v0.2.0", Out: filepath.Join(t.TempDir(), "dist")},
 		Targets:        locations(t, urls...),
 		Open:           openLocal,
@@ -60,7 +60,7 @@ func minimalRun(t *testing.T, tree string, logs *bytes.Buffer, urls ...string) p
 	}
 }
 
-func stepDetail(sum *pipeline.Summary, name string) string {
+func stepDetail(sum *pipeline.ReleaseSummary, name string) string {
 	for _, s := range sum.Steps {
 		if s.Step == name {
 			return s.Status + ": " + s.Detail
@@ -88,7 +88,7 @@ func TestRun_UpgradeStep(t *testing.T) {
 		var logs bytes.Buffer
 		o := minimalRun(t, buildtest.MinimalTree(t, 2), &logs, empty, root)
 		o.DryRun = true // the targets are read all the same
-		sum, err := pipeline.Run(context.Background(), o)
+		sum, err := pipeline.Release(context.Background(), o)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, logs.String())
 		}
@@ -101,7 +101,7 @@ func TestRun_UpgradeStep(t *testing.T) {
 	broken := testtree.Write(t, buildtest.MinimalFiles(2, map[string]string{"metadata.yaml": onlySeries}))
 	t.Run("an upgrade that breaks stops the release", func(t *testing.T) {
 		var logs bytes.Buffer
-		sum, err := pipeline.Run(context.Background(), minimalRun(t, broken, &logs, root))
+		sum, err := pipeline.Release(context.Background(), minimalRun(t, broken, &logs, root))
 		var ue *pipeline.UpgradeError
 		if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "upgrade: 1 error, 0 warnings against v0.1.0 at "+root) {
 			t.Fatalf("error %v, want an UpgradeError\n%s", err, logs.String())
@@ -122,7 +122,7 @@ func TestRun_UpgradeStep(t *testing.T) {
 		o := minimalRun(t, broken, &logs, root)
 		o.DryRun = true
 		o.Build.Disabled = map[string]string{contract.RuleUpgradeSeries: "0.1 was never released"}
-		sum, err := pipeline.Run(context.Background(), o)
+		sum, err := pipeline.Release(context.Background(), o)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, logs.String())
 		}
@@ -135,7 +135,7 @@ func TestRun_UpgradeStep(t *testing.T) {
 		var logs bytes.Buffer
 		o := minimalRun(t, broken, &logs, root)
 		o.SkipUpgradeCheck = "0.1 users were told to reinstall"
-		sum, err := pipeline.Run(context.Background(), o)
+		sum, err := pipeline.Release(context.Background(), o)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, logs.String())
 		}
@@ -148,7 +148,7 @@ func TestRun_UpgradeStep(t *testing.T) {
 		var logs bytes.Buffer
 		o := minimalRun(t, buildtest.MinimalTree(t, 2), &logs, empty)
 		o.DryRun = true
-		sum, err := pipeline.Run(context.Background(), o)
+		sum, err := pipeline.Release(context.Background(), o)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, logs.String())
 		}
@@ -174,7 +174,7 @@ func TestRun_UpgradeStepDryRunReadsGitHub(t *testing.T) {
 		t.Errorf("a dry run made a publisher for %s", loc)
 		return nil, errors.New("no publisher in a dry run")
 	}
-	sum, err := pipeline.Run(context.Background(), o)
+	sum, err := pipeline.Release(context.Background(), o)
 	var ue *pipeline.UpgradeError
 	if !errors.As(err, &ue) || ue.Against != "v0.1.0 at github://acme/provider" {
 		t.Fatalf("error %v, want an UpgradeError against v0.1.0\n%s", err, logs.String())

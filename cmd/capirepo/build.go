@@ -106,9 +106,6 @@ func checkImageFlag(image string) error {
 
 // validateArtifacts checks the binary and image flags of build and release.
 func (o *buildOptions) validateArtifacts() error {
-	if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
-		return err
-	}
 	if o.imageRef != pipeline.ImageRefTag && o.imageRef != pipeline.ImageRefDigest {
 		return usagef("--image-ref must be tag or digest, not %q", o.imageRef)
 	}
@@ -198,11 +195,4 @@ progress and findings on stderr.`,
 	}
 	o.bind(cmd, s.errOut)
 	return cmd
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

@@ -78,9 +78,6 @@ good build.`,
 					return err
 				}
 			}
-			if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
-				return err
-			}
 			root := o.root
 			if root == "" {
 				r, err := pipeline.DevRoot(s.clusterctlEnv())

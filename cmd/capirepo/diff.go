@@ -2,16 +2,12 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/provider"
-	"github.com/capirepo/capirepo/publish/github"
-	"github.com/capirepo/capirepo/publish/gitlab"
-	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/publish/targets"
 )
 
@@ -26,30 +22,22 @@ type diffOptions struct {
 
 // readFlags are how the commands that read published releases (diff, lint
 // --against) reach the targets.
-type readFlags struct {
-	githubAPI string
-	gitlabURL string
-	plainHTTP bool
-	timeout   time.Duration
-}
+type readFlags struct{ targetFlags }
 
 func (f *readFlags) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.githubAPI, "github-api-url", "", "GitHub REST API base for github:// releases (default $GITHUB_API_URL, else https://api.github.com/)")
-	cmd.Flags().StringVar(&f.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// releases (default https://HOST)")
-	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to an oci:// registry")
-	bindTimeout(cmd, &f.timeout)
+	f.bindGitHubAPI(cmd, "GitHub REST API base for github:// releases (default $GITHUB_API_URL, else https://api.github.com/)")
+	f.bindGitLabURL(cmd, "GitLab instance URL for gitlab:// releases (default https://HOST)")
+	f.bindPlainHTTP(cmd, "talk plain HTTP to an oci:// registry")
+	f.bindTimeout(cmd)
 }
 
 // options are the targets' options for reading: credentials when the
 // environment has them (GITHUB_TOKEN, GITLAB_ACCESS_TOKEN, OCI_*), none
 // required.
 func (f *readFlags) options(s streams) targets.Options {
-	api := f.githubAPI
-	if api == "" {
-		api = s.getenv("GITHUB_API_URL")
-	}
-	return targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, f.timeout), Progress: s.errOut,
-		GitHub: github.Options{APIURL: api}, GitLab: gitlab.Options{URL: f.gitlabURL}, OCI: oci.Options{PlainHTTP: f.plainHTTP}}
+	to, _ := f.targetFlags.options(s) // no --gitlab-token-type to refuse
+	to.Progress = s.errOut
+	return to
 }
 
 func newDiffCmd(s streams, g *globalOptions) *cobra.Command {
@@ -110,9 +98,6 @@ func runDiff(cmd *cobra.Command, s streams, g *globalOptions, o *diffOptions, ar
 		}
 	}
 	if err := checkConfigFlag(o.config); err != nil {
-		return err
-	}
-	if err := checkWaits(map[string]time.Duration{"timeout": o.read.timeout}); err != nil {
 		return err
 	}
 	disabled, err := parseDisable(o.disable)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,9 +61,6 @@ with @VERSION; without, the release there before this one).`,
 			}
 			if _, err := os.Stat(path); err != nil {
 				return usagef("lint %s: no such file or folder", path)
-			}
-			if err := checkWaits(map[string]time.Duration{"timeout": o.read.timeout}); err != nil {
-				return err
 			}
 			if err := checkConfigFlag(o.config); err != nil {
 				return err

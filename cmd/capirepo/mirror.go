@@ -15,7 +15,6 @@ import (
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/gitlab"
-	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/publish/targets"
 )
 
@@ -23,18 +22,14 @@ type mirrorOptions struct {
 	to               string
 	all              bool
 	clusterctlConfig string
-	githubAPI        string
-	gitlabURL        string
-	gitlabTokenType  string
-	images           string
-	replace          bool
-	concurrency      int
-	noVerify         bool
-	certManager      bool
-	configOut        string
-	plainHTTP        bool
-	timeout          time.Duration
-	signatures       verifyFlags
+	targetFlags
+	images      string
+	replace     bool
+	concurrency int
+	noVerify    bool
+	certManager bool
+	configOut   string
+	signatures  verifyFlags
 }
 
 func newMirrorCmd(s streams, g *globalOptions) *cobra.Command {
@@ -97,13 +92,13 @@ operator's rules, then through clusterctl's client from memory.`,
 	f.StringVar(&o.to, "to", "", "target: file://DIR, gitlab://HOST/PROJECT or oci://REGISTRY/PATH (required)")
 	f.BoolVar(&o.all, "all", false, "mirror every provider the clusterctl config knows, at its URL's version")
 	f.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose providers: and cert-manager: apply (default clusterctl's own)")
-	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base for github.com provider URLs (default $GITHUB_API_URL, else https://api.github.com/)")
-	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for a gitlab:// target (default https://HOST)")
-	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
+	o.bindGitHubAPI(cmd, "GitHub REST API base for github.com provider URLs (default $GITHUB_API_URL, else https://api.github.com/)")
+	o.bindGitLabURL(cmd, "GitLab instance URL for a gitlab:// target (default https://HOST)")
+	o.bindTokenType(cmd, "GitLab token header: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
 	f.StringVar(&o.images, "images", "", "copy every image to REGISTRY/PREFIX and write image overrides")
 	f.BoolVar(&o.replace, "replace", false, "let mirrored files that changed upstream be replaced")
-	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to an oci:// target registry")
-	bindTimeout(cmd, &o.timeout)
+	o.bindPlainHTTP(cmd, "talk plain HTTP to an oci:// target registry")
+	o.bindTimeout(cmd)
 	f.IntVar(&o.concurrency, "concurrency", 4, "providers mirrored at once")
 	f.BoolVar(&o.noVerify, "no-verify", false, "do not read the mirror back through clusterctl")
 	f.BoolVar(&o.certManager, "cert-manager", true, "mirror cert-manager at the version clusterctl would install")
@@ -133,25 +128,24 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	if err != nil {
 		return err
 	}
-	tt, err := checkTokenType(o.gitlabTokenType)
+	to, err := o.targetFlags.options(s)
 	if err != nil {
 		return err
 	}
-	if o.githubAPI == "" {
-		o.githubAPI = s.getenv("GITHUB_API_URL")
-	}
+	// The providers' repositories are read with GitHub's API and the
+	// tokens; --gitlab-url and --plain-http are the target's.
+	sources := targets.Options{Getenv: to.Getenv, HTTPClient: to.HTTPClient, GitHub: to.GitHub}
 	// On a terminal, a bar per upload to GitLab, with the run's lines above the bars.
 	bars := newUploadBars(s, g)
 	defer bars.Close()
 	ms := bars.streams(s)
-	to := targets.Options{Replace: o.replace, Getenv: s.getenv, HTTPClient: httpClient(s, o.timeout), Progress: ms.errOut,
-		UploadProgress: bars.hook(), GitLab: gitlab.Options{URL: o.gitlabURL, TokenType: tt}, OCI: oci.Options{PlainHTTP: o.plainHTTP}}
+	to.GitHub, to.Replace, to.Progress, to.UploadProgress = github.Options{}, o.replace, ms.errOut, bars.hook()
 	t, err := pipeline.OpenMirrorTarget(ctx, loc, to)
 	if err != nil {
 		return fmt.Errorf("--to %w", err)
 	}
 	vars := tokenVariables(s.getenv)
-	if tt == gitlab.JobToken && loc.Scheme == "gitlab" {
+	if to.GitLab.TokenType == gitlab.JobToken && loc.Scheme == "gitlab" {
 		vars["gitlab-access-token"] = s.getenv("CI_JOB_TOKEN") // clusterctl reads the mirror back with it
 	}
 	// On a terminal one line shows the provider versions as they are copied;
@@ -165,7 +159,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{
 		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
 		To: loc, Target: t,
-		Sources: targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, o.timeout), GitHub: github.Options{APIURL: o.githubAPI}},
+		Sources: sources,
 		Images:  o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(registryTransport())},
 		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars, RequireSignatures: required,
 		Log: log, Progress: progress,

@@ -73,9 +73,6 @@ a GitHub Enterprise server.`,
 			if err != nil {
 				return err
 			}
-			if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
-				return err
-			}
 			api := o.apiURL
 			if api == "" {
 				api = s.getenv("GITHUB_API_URL")

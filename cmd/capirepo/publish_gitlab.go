@@ -51,9 +51,6 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
-			if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
-				return err
-			}
 			glo := gitlab.Options{URL: o.url, Package: o.pkg, TokenType: tt}
 			if err := o.release.apply(&glo); err != nil {
 				return err

@@ -75,9 +75,6 @@ Files there replace the same provider version's files from any URL.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			if err := checkWaits(map[string]time.Duration{"lock-timeout": o.lockTimeout}); err != nil {
-				return err
-			}
 			root, kind := o.root, "local"
 			if o.overrides {
 				folder, source, err := local.OverridesFolder(s.clusterctlEnv(), o.clusterctlConfig)

@@ -4,15 +4,16 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/epoch"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
@@ -136,11 +137,20 @@ config and its credential helpers (docker login). They are never printed.`,
 // pushed, or says why there are none.
 func printOCIResources(s streams, p *oci.Target, rel *release.Release, namespace, format string) error {
 	if format == string(oci.FormatProposal) {
-		_, err := io.WriteString(s.errOut, "format proposal: cluster-api-operator cannot read these artifacts (it never unpacks a layer); no Provider resources printed\n")
-		return err
+		return printResources(s, nil, format)
 	}
 	res, err := p.Resources(rel, namespace)
 	if err != nil {
+		return err
+	}
+	return printResources(s, res, format)
+}
+
+// printResources prints Provider resources on stdout, or says why there are
+// none (the proposal's format).
+func printResources(s streams, res []operator.Resource, format string) error {
+	if format == string(oci.FormatProposal) {
+		_, err := io.WriteString(s.errOut, "format proposal: cluster-api-operator cannot read these artifacts (it never unpacks a layer); no Provider resources printed\n")
 		return err
 	}
 	var b strings.Builder
@@ -155,7 +165,7 @@ func printOCIResources(s streams, p *oci.Target, rel *release.Release, namespace
 	if _, err := io.WriteString(s.out, b.String()); err != nil {
 		return err
 	}
-	_, err = io.WriteString(s.errOut, "Provider resources on stdout: apply them where cluster-api-operator runs; a private registry needs OCI_USERNAME/OCI_PASSWORD (or OCI_ACCESS_TOKEN) in the provider's configSecret\n")
+	_, err := io.WriteString(s.errOut, "Provider resources on stdout: apply them where cluster-api-operator runs; a private registry needs OCI_USERNAME/OCI_PASSWORD (or OCI_ACCESS_TOKEN) in the provider's configSecret\n")
 	return err
 }
 
@@ -184,13 +194,10 @@ func ociSource(ctx context.Context, getenv env, dir string) string {
 
 // sourceDateEpoch reads SOURCE_DATE_EPOCH; the zero time when unset.
 func sourceDateEpoch(getenv env) (time.Time, error) {
-	v := strings.TrimSpace(getenv("SOURCE_DATE_EPOCH"))
-	if v == "" {
-		return time.Time{}, nil
+	v := getenv(epoch.Var)
+	t, err := epoch.Parse(v)
+	if err != nil {
+		return time.Time{}, usagef("%s=%q: %v", epoch.Var, strings.TrimSpace(v), err)
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return time.Time{}, usagef("SOURCE_DATE_EPOCH=%q: want seconds since 1970 (e.g. git log -1 --format=%%ct)", v)
-	}
-	return time.Unix(n, 0).UTC(), nil
+	return t, nil
 }

@@ -7,10 +7,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/capirepo/capirepo/publish/github"
-	"github.com/capirepo/capirepo/publish/gitlab"
 	"github.com/capirepo/capirepo/publish/targets"
 
 	"github.com/spf13/cobra"
@@ -18,8 +15,6 @@ import (
 
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/oci"
-	"github.com/capirepo/capirepo/release"
 )
 
 type releaseOptions struct {
@@ -32,20 +27,13 @@ type releaseOptions struct {
 	replace     bool
 	notes       releaseNotesOptions
 	glRelease   gitlabReleaseOptions
-	githubAPI   string
-	gitlabURL   string
-	// gitlabTokenType is private, bearer or job (CI_JOB_TOKEN).
-	gitlabTokenType string
-	oci             ociFlags
+	targetFlags
+	oci ociFlags
 	// sign signs the release (--sign) with signing's flags (sign.go).
 	sign    bool
 	signing signFlags
-	// opened are the targets the run opened, in the order of --publish: the
-	// summaries' providers: entries and Provider resources print from them.
-	opened []publish.Target
 	// uploads follows the bytes of GitHub and GitLab uploads (progress bars).
 	uploads publish.UploadProgress
-	timeout time.Duration
 	install installFlags
 }
 
@@ -106,10 +94,10 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 	o.notes.bind(cmd, "github-", true)
 	o.glRelease.bind(cmd, "gitlab-", false)
 	o.glRelease.title, o.glRelease.notesFile, o.glRelease.provenance = &o.notes.title, &o.notes.notesFile, &o.notes.provenance
-	f.StringVar(&o.githubAPI, "github-api-url", "", "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
-	f.StringVar(&o.gitlabURL, "gitlab-url", "", "GitLab instance URL for gitlab:// targets (default https://HOST)")
-	bindTimeout(cmd, &o.timeout)
-	f.StringVar(&o.gitlabTokenType, "gitlab-token-type", "private", "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
+	o.bindGitHubAPI(cmd, "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
+	o.bindGitLabURL(cmd, "GitLab instance URL for gitlab:// targets (default https://HOST)")
+	o.bindTimeout(cmd)
+	o.bindTokenType(cmd, "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
 	o.oci.bind(cmd, true, "oci-")
 	f.BoolVar(&o.sign, "sign", false, "sign the release: Sigstore bundles for checksums.txt and the provenance, the image and OCI artifacts as referrers (see capirepo sign)")
 	o.signing.bind(cmd)
@@ -119,9 +107,6 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 
 func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOptions) error {
 	if err := o.build.validateArtifacts(); err != nil {
-		return err
-	}
-	if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
 		return err
 	}
 	if err := o.install.validate(); err != nil {
@@ -139,9 +124,6 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		return usagef("release needs at least one --publish target, or --dry-run")
 	}
 
-	if o.githubAPI == "" {
-		o.githubAPI = s.getenv("GITHUB_API_URL")
-	}
 	// On a terminal, a bar per upload, with the run's lines above the bars.
 	bars := newUploadBars(s, g)
 	defer bars.Close()
@@ -155,30 +137,22 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if err != nil {
 		return err
 	}
-	sum, err := pipeline.Run(ctx, pipeline.Options{
-		Sign:          signOpts,
-		Build:         o.build.pipelineOptions(rs),
-		Targets:       locs,
-		TargetOptions: to,
-		Open: func(ctx context.Context, loc targets.Location) (publish.Target, error) {
-			t, err := loc.Open(ctx, to)
-			if err != nil {
-				return nil, fmt.Errorf("--publish %w", err)
-			}
-			o.opened = append(o.opened, t)
-			return t, nil
-		},
+	sum, err := pipeline.Release(ctx, pipeline.ReleaseOptions{
+		Sign:             signOpts,
+		Build:            o.build.pipelineOptions(rs),
+		Targets:          locs,
+		TargetOptions:    to,
 		DryRun:           o.dryRun,
 		SkipImageCheck:   o.skipImage,
 		SkipUpgradeCheck: o.skipUpgrade,
-		InstallCheck:     o.install.options(rs, o.githubAPI, o.timeout),
+		InstallCheck:     o.install.options(rs, o.gitHubAPI(s), o.timeout),
 		Variables:        tokenVariables(s.getenv),
 		Log:              rs.errOut,
 		Progress:         pipeline.Lines(rs.errOut, isTerminal(rs.errOut)),
 	})
 	bars.Close()
-	if sum == nil {
-		return err
+	if sum == nil { // a target could not be opened
+		return fmt.Errorf("--publish %w", err)
 	}
 	if g.output == "json" {
 		if perr := printJSON(s.out, sum); perr != nil {
@@ -190,7 +164,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		// one YAML document per target.
 		for i, p := range sum.Published {
 			_ = p.WriteText(s.errOut)
-			if o.opened[i].Clusterctl().Reader != "" { // the operator's: printed below
+			if sum.Targets[i].Reader != "" { // the operator's: printed below
 				continue
 			}
 			if i > 0 {
@@ -199,7 +173,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 			fmt.Fprintf(s.out, "# %s %s\n%s", p.Kind, p.URL, publish.ClusterctlConfig{Providers: p.Providers}.YAML())
 		}
 		if err == nil {
-			err = o.printOCIResources(s, sum.Version)
+			err = printReleaseResources(s, sum, o.oci.format)
 		}
 	}
 	return err
@@ -208,13 +182,11 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 // targetOptions are what the --publish targets are opened with: the
 // flags, the environment's credentials and the bounded HTTP client.
 func (o *releaseOptions) targetOptions(ctx context.Context, s streams) (targets.Options, error) {
-	tt, err := checkTokenType(o.gitlabTokenType)
+	to, err := o.targetFlags.options(s)
 	if err != nil {
 		return targets.Options{}, err
 	}
-	to := targets.Options{Publish: true, Replace: o.replace, Getenv: s.getenv, HTTPClient: httpClient(s, o.timeout),
-		Progress: s.errOut, UploadProgress: o.uploads, LockTimeout: o.build.lockTimeout,
-		GitHub: github.Options{APIURL: o.githubAPI}, GitLab: gitlab.Options{URL: o.gitlabURL, TokenType: tt}}
+	to.Publish, to.Replace, to.Progress, to.UploadProgress, to.LockTimeout = true, o.replace, s.errOut, o.uploads, o.build.lockTimeout
 	if err := o.notes.apply(&to.GitHub); err != nil {
 		return targets.Options{}, err
 	}
@@ -244,22 +216,14 @@ func (o *releaseOptions) signOptions(ctx context.Context, s streams) (*pipeline.
 	return &pipeline.SignOptions{Signer: signer, Provenance: o.notes.provenance}, nil
 }
 
-// printOCIResources prints the operator's Provider resources for each
-// oci:// target, from the dist folder the run wrote.
-func (o *releaseOptions) printOCIResources(s streams, version string) error {
-	var rel *release.Release
-	for _, t := range o.opened {
-		p, ok := t.(*oci.Target)
-		if !ok {
+// printReleaseResources prints the operator's Provider resources for each
+// target it reads (oci://), which the run made from the dist it read back.
+func printReleaseResources(s streams, sum *pipeline.ReleaseSummary, format string) error {
+	for _, t := range sum.Targets {
+		if !t.Operator {
 			continue
 		}
-		if rel == nil {
-			var err error
-			if rel, err = release.Load(o.build.out, version); err != nil {
-				return err
-			}
-		}
-		if err := printOCIResources(s, p, rel, "", o.oci.format); err != nil {
+		if err := printResources(s, t.Resources, format); err != nil {
 			return err
 		}
 	}

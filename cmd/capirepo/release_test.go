@@ -51,11 +51,11 @@ func TestBuild_ImageLayoutByTag(t *testing.T) {
 	}
 }
 
-func releaseJSON(t *testing.T, env map[string]string, args ...string) (int, pipeline.Summary, string) {
+func releaseJSON(t *testing.T, env map[string]string, args ...string) (int, pipeline.ReleaseSummary, string) {
 	t.Helper()
 	// The example's image is in no registry; TestRelease_ImageCheck* checks one.
 	code, stdout, stderr := runCmd(t, env, append([]string{"release", exampleDir(t), "--version", "v0.1.0", "--output", "json", "--skip-image-check"}, args...)...)
-	var sum pipeline.Summary
+	var sum pipeline.ReleaseSummary
 	if code != exitUsage {
 		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 			t.Fatalf("release --output json (exit %d): %v\n%s\n%s", code, err, stdout, stderr)
@@ -69,7 +69,7 @@ func releaseJSON(t *testing.T, env map[string]string, args ...string) (int, pipe
 	return code, sum, stderr
 }
 
-func statuses(sum pipeline.Summary) string {
+func statuses(sum pipeline.ReleaseSummary) string {
 	var b strings.Builder
 	for _, s := range sum.Steps {
 		b.WriteString(s.Step + "=" + s.Status + "\n")

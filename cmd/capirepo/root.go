@@ -11,6 +11,7 @@ import (
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/internal/redact"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -88,7 +89,10 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return g.validate(cmd.Name() == "lint" || cmd.Name() == "diff")
+			if err := g.validate(cmd.Name() == "lint" || cmd.Name() == "diff"); err != nil {
+				return err
+			}
+			return checkWaits(cmd)
 		},
 	}
 	root.SetOut(s.out)
@@ -155,9 +159,9 @@ func newFailure(err error, code int) failure {
 	var upgrade *pipeline.UpgradeError
 	switch {
 	case errors.As(err, &lint):
-		f.Findings, f.Waived = nonNil(lint.Report.Findings), nonNil(lint.Report.Waived)
+		f.Findings, f.Waived = text.NonNil(lint.Report.Findings), text.NonNil(lint.Report.Waived)
 	case errors.As(err, &upgrade):
-		f.Findings, f.Waived = nonNil(upgrade.Report.Findings), nonNil(upgrade.Report.Waived)
+		f.Findings, f.Waived = text.NonNil(upgrade.Report.Findings), text.NonNil(upgrade.Report.Waived)
 	}
 	return f
 }

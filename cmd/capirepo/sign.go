@@ -198,9 +198,6 @@ files with capirepo verify --signatures, or cosign verify-blob.`,
 }
 
 func runSign(ctx context.Context, s streams, g *globalOptions, o *signOptions) error {
-	if err := checkWaits(map[string]time.Duration{"timeout": o.timeout}); err != nil {
-		return err
-	}
 	if err := checkDirFlag("sign", o.dir); err != nil {
 		return err
 	}

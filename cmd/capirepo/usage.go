@@ -224,11 +224,3 @@ func newHelpCmd() *cobra.Command {
 		},
 	}
 }
-
-// plural writes n and the noun for n: 1 waiver, 2 waivers.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

@@ -60,7 +60,7 @@ func TestRelease_InstallCheckStep(t *testing.T) {
 
 	t.Run("passes", func(t *testing.T) {
 		var log bytes.Buffer
-		sum, err := pipeline.Run(ctx, pipeline.Options{
+		sum, err := pipeline.Release(ctx, pipeline.ReleaseOptions{
 			Build:  pipeline.BuildOptions{Dir: filepath.Join(root, "examples", "infrastructure-example"), Version: "v0.1.0", Out: t.TempDir()},
 			DryRun: true, SkipImageCheck: true, InstallCheck: check, Log: &log,
 		})
@@ -97,7 +97,7 @@ func TestRelease_InstallCheckStep(t *testing.T) {
 			t.Fatal(err)
 		}
 		var log bytes.Buffer
-		sum, err := pipeline.Run(ctx, pipeline.Options{
+		sum, err := pipeline.Release(ctx, pipeline.ReleaseOptions{
 			Build:   pipeline.BuildOptions{Dir: tree, Version: "v0.1.0", Out: t.TempDir()},
 			Targets: []targets.Location{loc}, SkipImageCheck: true, InstallCheck: check, Log: &log,
 		})
