@@ -148,6 +148,8 @@ type installer struct {
 	rep *InstallReport
 	run string
 	tmp string
+	// overrides is clusterctl's overrides folder: empty.
+	overrides string
 
 	schemas *schemaSet
 	// kinds are the kinds the release's CRDs serve; groups their groups.
@@ -179,8 +181,9 @@ type releaseCRD struct {
 
 // installProvider is one provider of the release on its way in.
 type installProvider struct {
-	p         *release.Provider
-	v         *targetVerifier
+	p *release.Provider
+	// target is the provider staged as a local repository.
+	target    Repo
 	namespace string
 	objs      []unstructured.Unstructured
 	file      *InstallFile
@@ -284,8 +287,8 @@ func (in *installer) namespace(suffix string) string {
 // providers stages the release as a local repository and orders its
 // providers as clusterctl init installs them.
 func (in *installer) providers(rel *release.Release) ([]*installProvider, error) {
-	overrides := filepath.Join(in.tmp, "overrides")
-	if err := os.Mkdir(overrides, 0o700); err != nil {
+	in.overrides = filepath.Join(in.tmp, "overrides")
+	if err := os.Mkdir(in.overrides, 0o700); err != nil {
 		return nil, err
 	}
 	repo := filepath.Join(in.tmp, "repository")
@@ -295,8 +298,7 @@ func (in *installer) providers(rel *release.Release) ([]*installProvider, error)
 			return nil, fmt.Errorf("install check: stage %s %s: %w", p.Label(), p.Version, err)
 		}
 		t := Repo{ID: p.ID, Version: p.Version, URL: "file://" + filepath.ToSlash(filepath.Join(p.Dir(repo), p.ComponentsFile))}
-		v := &targetVerifier{t: t, opts: Options{Version: p.Version, KubernetesVersion: in.o.KubernetesVersion, Variables: in.o.Variables}, overrides: overrides, version: p.Version}
-		out = append(out, &installProvider{p: p, v: v, namespace: in.namespace(fmt.Sprint(i + 1))})
+		out = append(out, &installProvider{p: p, target: t, namespace: in.namespace(fmt.Sprint(i + 1))})
 	}
 	slices.SortStableFunc(out, func(a, b *installProvider) int { return a.p.ID.Type.Order() - b.p.ID.Type.Order() })
 	return out, nil
@@ -306,11 +308,11 @@ func (in *installer) providers(rel *release.Release) ([]*installProvider, error)
 // into the provider's namespace of this run, with stand-ins for the
 // required variables, and learns the CRDs they hold.
 func (in *installer) components(ctx context.Context, ip *installProvider) error {
-	s, err := ip.v.session(ctx)
+	s, err := in.session(ctx, ip)
 	if err != nil {
 		return err
 	}
-	cc := s.repo.Components()
+	cc := s.Repository().Components()
 	raw, err := cc.Raw(ctx, repository.ComponentsOptions{Version: ip.p.Version})
 	if err != nil {
 		return err
@@ -358,25 +360,29 @@ func (in *installer) components(ctx context.Context, ip *installProvider) error 
 // standIns sets the session's required variables without a value to
 // stand-ins the schemas accept (over the name guesses), and describes them.
 // extra are values that win over the session's (the template namespace).
-func (in *installer) standIns(s *session, raw []byte, vars map[string]*string, extra map[string]string) []Variable {
-	maps.Copy(s.vals.set, extra)
+func (in *installer) standIns(s *Session, raw []byte, vars map[string]*string, extra map[string]string) []Variable {
 	for k, v := range extra {
-		s.reader.Set(k, v)
+		s.Set(k, v)
 	}
+	given := s.Values()
 	var required []string
 	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		if _, ok := s.vals.set[name]; !ok && vars[name] == nil {
+		if _, ok := given[name]; !ok && vars[name] == nil {
 			required = append(required, name)
 		}
 	}
-	chosen := standIns(raw, s.vals.set, required, in.schemas)
+	chosen := standIns(raw, given, required, in.schemas)
 	var out []Variable
 	for _, name := range required {
-		s.vals.set[name], s.vals.placeholder[name] = chosen[name], true
-		s.reader.Set(name, chosen[name])
+		s.SetPlaceholder(name, chosen[name])
 		out = append(out, Variable{Name: name, Required: true, Value: chosen[name], Placeholder: true})
 	}
 	return out
+}
+
+// session opens a clusterctl config on a provider's staged repository.
+func (in *installer) session(ctx context.Context, ip *installProvider) (*Session, error) {
+	return NewSession(ctx, ip.target, Options{Version: ip.p.Version, KubernetesVersion: in.o.KubernetesVersion, Variables: in.o.Variables}, in.overrides)
 }
 
 // announce says plainly what the check is about to create.
@@ -639,13 +645,13 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 	type tmpl struct{ file, flavor, class string }
 	var files []tmpl
 	for _, f := range ip.p.Files {
-		if flavor, ok := flavorOf(f.Name); ok {
+		if flavor, ok := FlavorOf(f.Name); ok {
 			files = append(files, tmpl{file: f.Name, flavor: flavor})
 		}
 	}
 	slices.SortFunc(files, func(a, b tmpl) int { return strings.Compare(a.flavor, b.flavor) })
 	for _, f := range ip.p.Files {
-		if class, ok := classOf(f.Name); ok {
+		if class, ok := ClassOf(f.Name); ok {
 			files = append(files, tmpl{file: f.Name, class: class})
 		}
 	}
@@ -653,7 +659,7 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 		raw, _ := ip.p.File(t.file)
 		f := &InstallFile{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
 		in.rep.Files = append(in.rep.Files, f)
-		s, err := ip.v.session(ctx)
+		s, err := in.session(ctx, ip)
 		if err != nil {
 			return fmt.Errorf("install check: %s: %w", f.Path(), err)
 		}
@@ -663,9 +669,9 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 			f.Variables = in.standIns(s, raw.Data, vars, map[string]string{"NAMESPACE": ns})
 			var tpl repository.Template
 			if t.class != "" {
-				tpl, err = s.repo.ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
+				tpl, err = s.Repository().ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
 			} else {
-				tpl, err = s.repo.Templates(ip.p.Version).Get(ctx, t.flavor, ns, false)
+				tpl, err = s.Repository().Templates(ip.p.Version).Get(ctx, t.flavor, ns, false)
 			}
 			if err == nil {
 				objs = tpl.Objs()

@@ -62,7 +62,7 @@ type occurrence struct {
 func standIns(raw []byte, given map[string]string, required []string, src schemaSource) map[string]string {
 	choice := map[string]string{}
 	for _, name := range required {
-		choice[name] = placeholder(name)
+		choice[name] = PlaceholderFor(name)
 	}
 	index := map[string]int{}
 	for i, name := range required {
