@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
-	"github.com/capirepo/capirepo/verify"
 )
 
 // installFlags are the install check's flags, the same on verify
@@ -75,7 +75,7 @@ func (f *installFlags) options(s streams, githubAPI string, timeout time.Duratio
 
 // verifyInstall runs the install check on the version of dir that verify
 // reads: version, or else the newest.
-func verifyInstall(ctx context.Context, dir, version string, o *pipeline.InstallCheckOptions) (*verify.InstallReport, error) {
+func verifyInstall(ctx context.Context, dir, version string, o *pipeline.InstallCheckOptions) (*install.Report, error) {
 	if version == "" {
 		versions := dirVersions(dir)
 		version = versions[len(versions)-1]

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/release"
@@ -139,7 +140,7 @@ field, with the server's message.`,
 					sigs, serr = verifyDirSignatures(cmd.Context(), s, sv, args[0], version, images, of.timeout)
 					err = errors.Join(err, serr)
 				}
-				var inrep *verify.InstallReport
+				var inrep *install.Report
 				if inst.on {
 					check := inst.options(s, "", of.timeout)
 					check.KubernetesVersion = k8s
@@ -272,19 +273,19 @@ func verifyDirVersions(ctx context.Context, s streams, dir string, opts verify.O
 
 // printVerify prints a verify report on stdout (with the error in JSON
 // when it failed) and returns the error.
-func printVerify(s streams, g *globalOptions, rep *verify.Report, sigs *signatureReport, install *verify.InstallReport, err error) error {
+func printVerify(s streams, g *globalOptions, rep *verify.Report, sigs *signatureReport, inst *install.Report, err error) error {
 	read := rep != nil && (len(rep.Providers) > 0 || err == nil)
-	if !read && install == nil {
+	if !read && inst == nil {
 		return err
 	}
 	var werr error
 	if g.output == "json" {
 		doc := struct {
 			*verify.Report
-			Signatures *signatureReport      `json:"signatures,omitempty"`
-			Install    *verify.InstallReport `json:"install,omitempty"`
-			Error      string                `json:"error,omitempty"`
-		}{Report: rep, Signatures: sigs, Install: install}
+			Signatures *signatureReport `json:"signatures,omitempty"`
+			Install    *install.Report  `json:"install,omitempty"`
+			Error      string           `json:"error,omitempty"`
+		}{Report: rep, Signatures: sigs, Install: inst}
 		if doc.Report == nil {
 			doc.Report = &verify.Report{}
 		}
@@ -299,8 +300,8 @@ func printVerify(s streams, g *globalOptions, rep *verify.Report, sigs *signatur
 		if sigs != nil {
 			sigs.writeText(s.out)
 		}
-		if install != nil {
-			werr = errors.Join(werr, install.WriteText(s.out))
+		if inst != nil {
+			werr = errors.Join(werr, inst.WriteText(s.out))
 		}
 	}
 	if err != nil {

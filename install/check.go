@@ -1,4 +1,4 @@
-package verify
+package install
 
 import (
 	"context"
@@ -23,10 +23,12 @@ import (
 	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
 
 	"github.com/capirepo/capirepo/release"
+
+	"github.com/capirepo/capirepo/verify"
 )
 
-// InstallOptions say where and how Install applies a release.
-type InstallOptions struct {
+// Options say where and how Check applies a release.
+type Options struct {
 	// Config reaches the API server: a scratch cluster (kind, say), where
 	// the check creates CRDs and namespaces for real and removes them at the
 	// end; with DryRunOnly, any cluster.
@@ -44,7 +46,7 @@ type InstallOptions struct {
 	// the release uses cert-manager's kinds, the cluster lacks its CRDs and
 	// the check may create them; nil leaves those kinds not checked then.
 	CertManager func(ctx context.Context) (*release.Provider, error)
-	// KubernetesVersion is KUBERNETES_VERSION; "" means KubernetesVersion.
+	// KubernetesVersion is KUBERNETES_VERSION; "" means verify.KubernetesVersion.
 	KubernetesVersion string
 	// Variables are real values for variables; they win over stand-ins.
 	Variables map[string]string
@@ -55,7 +57,7 @@ type InstallOptions struct {
 // Namespaces the check works in are named NamespacePrefix-<run>[-<n>].
 const NamespacePrefix = "capirepo-install"
 
-// Install applies a release to a Kubernetes API server the way `clusterctl
+// Check applies a release to a Kubernetes API server the way `clusterctl
 // init` and `clusterctl generate cluster | kubectl apply` would, and reports
 // every object the server refuses, grouped by file, with the object, the
 // field and the server's message:
@@ -77,11 +79,11 @@ const NamespacePrefix = "capirepo-install"
 // reports as warnings are refusals (kubectl's default, Strict, refuses them).
 // Objects of kinds the cluster has no CRD for (another provider's, without
 // it installed) are listed as not checked. Whatever the check created is
-// removed before Install returns, also when it was interrupted.
+// removed before Check returns, also when it was interrupted.
 //
 // The error lists every refusal, grouped by file; it is nil when the server
 // accepted everything. The report is returned whenever the server was reached.
-func Install(ctx context.Context, rel *release.Release, opts InstallOptions) (*InstallReport, error) {
+func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, error) {
 	if opts.Config == nil {
 		return nil, errors.New("install check: no API server given")
 	}
@@ -92,7 +94,7 @@ func Install(ctx context.Context, rel *release.Release, opts InstallOptions) (*I
 		opts.Log = io.Discard
 	}
 	if opts.KubernetesVersion == "" {
-		opts.KubernetesVersion = KubernetesVersion
+		opts.KubernetesVersion = verify.KubernetesVersion
 	}
 	c, err := newCluster(opts.Config)
 	if err != nil {
@@ -113,7 +115,7 @@ func Install(ctx context.Context, rel *release.Release, opts InstallOptions) (*I
 	in := &installer{
 		o:       opts,
 		c:       c,
-		rep:     &InstallReport{Server: c.host, DryRunOnly: opts.DryRunOnly},
+		rep:     &Report{Server: c.host, DryRunOnly: opts.DryRunOnly},
 		run:     run,
 		tmp:     tmp,
 		schemas: &schemaSet{openAPI: c.openAPI},
@@ -143,9 +145,9 @@ func runID() (string, error) {
 
 // installer holds one run of the check.
 type installer struct {
-	o   InstallOptions
+	o   Options
 	c   *cluster
-	rep *InstallReport
+	rep *Report
 	run string
 	tmp string
 	// overrides is clusterctl's overrides folder: empty.
@@ -183,10 +185,10 @@ type releaseCRD struct {
 type installProvider struct {
 	p *release.Provider
 	// target is the provider staged as a local repository.
-	target    Repo
+	target    verify.Repo
 	namespace string
 	objs      []unstructured.Unstructured
-	file      *InstallFile
+	file      *File
 }
 
 func (in *installer) check(ctx context.Context, rel *release.Release) error {
@@ -297,7 +299,7 @@ func (in *installer) providers(rel *release.Release) ([]*installProvider, error)
 		if err := release.Write(repo, &release.Release{Version: p.Version, Providers: []*release.Provider{p}}); err != nil {
 			return nil, fmt.Errorf("install check: stage %s %s: %w", p.Label(), p.Version, err)
 		}
-		t := Repo{ID: p.ID, Version: p.Version, URL: "file://" + filepath.ToSlash(filepath.Join(p.Dir(repo), p.ComponentsFile))}
+		t := verify.Repo{ID: p.ID, Version: p.Version, URL: "file://" + filepath.ToSlash(filepath.Join(p.Dir(repo), p.ComponentsFile))}
 		out = append(out, &installProvider{p: p, target: t, namespace: in.namespace(fmt.Sprint(i + 1))})
 	}
 	slices.SortStableFunc(out, func(a, b *installProvider) int { return a.p.ID.Type.Order() - b.p.ID.Type.Order() })
@@ -335,7 +337,7 @@ func (in *installer) components(ctx context.Context, ip *installProvider) error 
 		return err
 	}
 	ip.objs = c.Objs()
-	ip.file = &InstallFile{Provider: ip.p.Label(), Version: ip.p.Version, File: ip.p.ComponentsFile, Variables: stand}
+	ip.file = &File{Provider: ip.p.Label(), Version: ip.p.Version, File: ip.p.ComponentsFile, Variables: stand}
 	for i := range ip.objs {
 		o := &ip.objs[i]
 		if !isCRD(o) {
@@ -360,7 +362,7 @@ func (in *installer) components(ctx context.Context, ip *installProvider) error 
 // standIns sets the session's required variables without a value to
 // stand-ins the schemas accept (over the name guesses), and describes them.
 // extra are values that win over the session's (the template namespace).
-func (in *installer) standIns(s *Session, raw []byte, vars map[string]*string, extra map[string]string) []Variable {
+func (in *installer) standIns(s *verify.Session, raw []byte, vars map[string]*string, extra map[string]string) []verify.Variable {
 	for k, v := range extra {
 		s.Set(k, v)
 	}
@@ -372,17 +374,17 @@ func (in *installer) standIns(s *Session, raw []byte, vars map[string]*string, e
 		}
 	}
 	chosen := standIns(raw, given, required, in.schemas)
-	var out []Variable
+	var out []verify.Variable
 	for _, name := range required {
 		s.SetPlaceholder(name, chosen[name])
-		out = append(out, Variable{Name: name, Required: true, Value: chosen[name], Placeholder: true})
+		out = append(out, verify.Variable{Name: name, Required: true, Value: chosen[name], Placeholder: true})
 	}
 	return out
 }
 
 // session opens a clusterctl config on a provider's staged repository.
-func (in *installer) session(ctx context.Context, ip *installProvider) (*Session, error) {
-	return NewSession(ctx, ip.target, Options{Version: ip.p.Version, KubernetesVersion: in.o.KubernetesVersion, Variables: in.o.Variables}, in.overrides)
+func (in *installer) session(ctx context.Context, ip *installProvider) (*verify.Session, error) {
+	return verify.NewSession(ctx, ip.target, verify.Options{Version: ip.p.Version, KubernetesVersion: in.o.KubernetesVersion, Variables: in.o.Variables}, in.overrides)
 }
 
 // announce says plainly what the check is about to create.
@@ -452,7 +454,7 @@ func (in *installer) ensureCertManager(ctx context.Context, rel *release.Release
 	if err != nil {
 		return fmt.Errorf("install check: cert-manager %s: %s: %w", cm.Version, cm.ComponentsFile, err)
 	}
-	f := &InstallFile{Provider: cm.Label(), Version: cm.Version, File: cm.ComponentsFile}
+	f := &File{Provider: cm.Label(), Version: cm.Version, File: cm.ComponentsFile}
 	in.rep.Files = append(in.rep.Files, f)
 	var crds []*unstructured.Unstructured
 	for i := range objs {
@@ -519,7 +521,7 @@ func (in *installer) install(ctx context.Context, ip *installProvider, existing 
 
 // createNamespace creates a namespace of this run for real: obj when the
 // components hold it (so its labels and fields are judged), else a bare one.
-func (in *installer) createNamespace(ctx context.Context, f *InstallFile, name string, obj *unstructured.Unstructured) error {
+func (in *installer) createNamespace(ctx context.Context, f *File, name string, obj *unstructured.Unstructured) error {
 	if obj == nil {
 		obj = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
 		obj.SetName(name)
@@ -553,7 +555,7 @@ func (in *installer) createNamespace(ctx context.Context, f *InstallFile, name s
 // createCRDs sends each CRD as shipped with dryRun=All (its conversion
 // webhook validated), then creates it for real with conversion None (or,
 // with --force, replaces the cluster's), and waits until each is Established.
-func (in *installer) createCRDs(ctx context.Context, f *InstallFile, crds []*unstructured.Unstructured, existing map[string]*unstructured.Unstructured) error {
+func (in *installer) createCRDs(ctx context.Context, f *File, crds []*unstructured.Unstructured, existing map[string]*unstructured.Unstructured) error {
 	if len(crds) == 0 {
 		return nil
 	}
@@ -645,19 +647,19 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 	type tmpl struct{ file, flavor, class string }
 	var files []tmpl
 	for _, f := range ip.p.Files {
-		if flavor, ok := FlavorOf(f.Name); ok {
+		if flavor, ok := verify.FlavorOf(f.Name); ok {
 			files = append(files, tmpl{file: f.Name, flavor: flavor})
 		}
 	}
 	slices.SortFunc(files, func(a, b tmpl) int { return strings.Compare(a.flavor, b.flavor) })
 	for _, f := range ip.p.Files {
-		if class, ok := ClassOf(f.Name); ok {
+		if class, ok := verify.ClassOf(f.Name); ok {
 			files = append(files, tmpl{file: f.Name, class: class})
 		}
 	}
 	for _, t := range files {
 		raw, _ := ip.p.File(t.file)
-		f := &InstallFile{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
+		f := &File{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
 		in.rep.Files = append(in.rep.Files, f)
 		s, err := in.session(ctx, ip)
 		if err != nil {
@@ -693,7 +695,7 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 // send dry-runs one object in namespace ns (when it is namespaced) and
 // records the answer; an object whose kind the cluster does not serve is
 // judged here: refused when the release should serve it, else not checked.
-func (in *installer) send(ctx context.Context, f *InstallFile, obj *unstructured.Unstructured, ns string) error {
+func (in *installer) send(ctx context.Context, f *File, obj *unstructured.Unstructured, ns string) error {
 	gvk := obj.GroupVersionKind()
 	name := objectName(obj)
 	rc := in.kinds[gvk.GroupKind()]
@@ -746,7 +748,7 @@ func (in *installer) send(ctx context.Context, f *InstallFile, obj *unstructured
 }
 
 // unserved judges an object of a kind the cluster serves no resource for.
-func (in *installer) unserved(f *InstallFile, obj *unstructured.Unstructured) {
+func (in *installer) unserved(f *File, obj *unstructured.Unstructured) {
 	gvk := obj.GroupVersionKind()
 	name := objectName(obj)
 	msg := fmt.Sprintf("no matches for kind %q in version %q", gvk.Kind, gvk.GroupVersion())
@@ -764,7 +766,7 @@ func (in *installer) unserved(f *InstallFile, obj *unstructured.Unstructured) {
 }
 
 // record adds an answer to the file's report.
-func (in *installer) record(f *InstallFile, name string, a answer) error {
+func (in *installer) record(f *File, name string, a answer) error {
 	refused, warnings, err := judge(name, a)
 	if err != nil {
 		return fmt.Errorf("install check: %s: %s: %w", f.Path(), name, err)
