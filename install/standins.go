@@ -2,6 +2,7 @@ package install
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"regexp/syntax"
@@ -156,6 +157,29 @@ func standIns(raw []byte, given map[string]string, required []string, src schema
 		choice[name] = best
 	}
 	return choice
+}
+
+// standIns sets the session's required variables without a value to
+// stand-ins the schemas accept (over the name guesses), and describes them.
+// extra are values that win over the session's (the template namespace).
+func (in *installer) standIns(s *verify.Session, raw []byte, vars map[string]*string, extra map[string]string) []verify.Variable {
+	for k, v := range extra {
+		s.Set(k, v)
+	}
+	given := s.Values()
+	var required []string
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		if _, ok := given[name]; !ok && vars[name] == nil {
+			required = append(required, name)
+		}
+	}
+	chosen := standIns(raw, given, required, in.schemas)
+	var out []verify.Variable
+	for _, name := range required {
+		s.SetPlaceholder(name, chosen[name])
+		out = append(out, verify.Variable{Name: name, Required: true, Value: chosen[name], Placeholder: true})
+	}
+	return out
 }
 
 // substitute processes raw as clusterctl does, with value giving the
