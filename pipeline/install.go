@@ -9,15 +9,15 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
+	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
-	"github.com/capirepo/capirepo/verify"
 )
 
 // InstallCheckOptions say where the install check applies a release (see
-// verify.Install).
+// install.Check).
 type InstallCheckOptions struct {
 	// Kubeconfig is the kubeconfig file of the API server (its current
 	// context); only this file is read.
@@ -32,7 +32,7 @@ type InstallCheckOptions struct {
 	// Sources open the repository cert-manager's URL points into (as
 	// mirror's sources do): the GitHub API base, tokens, the HTTP client.
 	Sources targets.Options
-	// KubernetesVersion and Variables are as for verify.Options.
+	// KubernetesVersion and Variables are as for install.Options.
 	KubernetesVersion string
 	Variables         map[string]string
 	// Log hears what the check creates and removes; nil discards it.
@@ -40,10 +40,10 @@ type InstallCheckOptions struct {
 }
 
 // InstallCheck applies rel to the API server of the kubeconfig with
-// verify.Install, taking cert-manager's CRDs, when the cluster lacks them,
+// install.Check, taking cert-manager's CRDs, when the cluster lacks them,
 // from cert-manager's release at the version clusterctl installs, read
 // from where the clusterctl config says, as mirror reads it.
-func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptions) (*verify.InstallReport, error) {
+func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptions) (*install.Report, error) {
 	if o.Kubeconfig == "" {
 		return nil, errors.New("install check: no kubeconfig given")
 	}
@@ -51,7 +51,7 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 	if err != nil {
 		return nil, fmt.Errorf("install check: kubeconfig %s: %w", o.Kubeconfig, err)
 	}
-	return verify.Install(ctx, rel, verify.InstallOptions{
+	return install.Check(ctx, rel, install.Options{
 		Config:     cfg,
 		DryRunOnly: o.DryRunOnly,
 		Force:      o.Force,

@@ -49,7 +49,7 @@ type ReleaseOptions struct {
 	// Sign, when set, signs the release after it is written (pipeline/sign.go).
 	Sign *SignOptions
 	// InstallCheck, when set, applies the release to a Kubernetes API
-	// server (verify.Install) after the dist folder is written and before
+	// server (install.Check) after the dist folder is written and before
 	// anything is published.
 	InstallCheck *InstallCheckOptions
 

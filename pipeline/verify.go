@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
@@ -81,7 +82,7 @@ type VerifyReport struct {
 	// Signatures is what the signature check found.
 	Signatures *SignatureReport
 	// Install is the install check's report.
-	Install *verify.InstallReport
+	Install *install.Report
 	// err is why Verify failed, for the JSON document.
 	err error
 }
@@ -271,7 +272,7 @@ func DirVersions(root string) []string {
 
 // verifyInstall runs the install check on the version of dir that verify
 // reads: version, or else the newest.
-func verifyInstall(ctx context.Context, dir, version string, o InstallCheckOptions) (*verify.InstallReport, error) {
+func verifyInstall(ctx context.Context, dir, version string, o InstallCheckOptions) (*install.Report, error) {
 	if version == "" {
 		versions := DirVersions(dir)
 		version = versions[len(versions)-1]

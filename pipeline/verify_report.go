@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/publish/configmap"
 	"github.com/capirepo/capirepo/release"
@@ -61,9 +62,9 @@ func (r *VerifyReport) WriteJSON(w io.Writer) error {
 	}
 	doc := struct {
 		*verify.Report
-		Signatures *SignatureReport      `json:"signatures,omitempty"`
-		Install    *verify.InstallReport `json:"install,omitempty"`
-		Error      string                `json:"error,omitempty"`
+		Signatures *SignatureReport `json:"signatures,omitempty"`
+		Install    *install.Report  `json:"install,omitempty"`
+		Error      string           `json:"error,omitempty"`
 	}{Report: r.Read, Signatures: r.Signatures, Install: r.Install}
 	if doc.Report == nil {
 		doc.Report = &verify.Report{}

@@ -20,13 +20,8 @@
 // cluster` is replayed offline, as if the management cluster had none of the
 // classes.
 //
-// Install is the install check: it applies a release to a Kubernetes API
-// server given by a client config, as `clusterctl init` and `kubectl apply`
-// would (CRDs and namespaces created for real in a scratch cluster, every
-// other object dry-run; or dry-run only), and reports every object the server
-// refuses by file, object and field. It talks to that API server only. Its
-// tests against a real kube-apiserver are in test/apiserver, a module of its
-// own.
+// The install check, which applies a release to a real API server, is
+// package install; it opens clusterctl sessions with NewSession.
 //
 // Configuration is held in clusterctl's in-memory config reader, so neither a
 // clusterctl.yaml nor the process environment supplies variables, and the

@@ -27,11 +27,11 @@ const Placeholder = "capirepo-placeholder"
 // reserved .invalid host, so an image built from it parses but never pulls.
 const PlaceholderRegistry = "registry.invalid/capirepo"
 
-// placeholder guesses a value for a required variable from its name, so that
+// PlaceholderFor guesses a value for a required variable from its name, so that
 // numbers, versions, booleans, images and base64 blobs land in typed fields (clusterctl
 // converts a topology Cluster to its Go type, which fails on a string where an
 // integer belongs). Anything else gets Placeholder.
-func placeholder(name string) string {
+func PlaceholderFor(name string) string {
 	n := strings.ToUpper(name)
 	has := func(parts ...string) bool {
 		return slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(n, p) })
@@ -90,7 +90,7 @@ func (v *values) require(vars map[string]*string) []string {
 		if _, ok := v.set[name]; ok {
 			continue
 		}
-		v.set[name] = placeholder(name)
+		v.set[name] = PlaceholderFor(name)
 		v.placeholder[name] = true
 		added = append(added, name)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -114,25 +115,31 @@ func (v *targetVerifier) fail(file string, err error) {
 	v.errs = append(v.errs, fmt.Errorf("%s %s: %s: %w", v.t.ID.Label(), v.version, file, err))
 }
 
-// session is one clusterctl config with its variables and a repository
+// Session is one clusterctl config with its variables and a repository
 // client on it. Each flavor gets its own, as each `clusterctl generate
-// cluster` run does, so one flavor's placeholders never hide another's defaults.
-type session struct {
+// cluster` run does, so one flavor's placeholders never hide another's
+// defaults. The install check (package install) processes components and
+// templates through one as verify does.
+type Session struct {
 	reader *config.MemoryReader
 	vals   *values
 	repo   repository.Client
 }
 
-func (v *targetVerifier) session(ctx context.Context) (*session, error) {
+// NewSession opens a clusterctl config in memory for the provider t, with
+// the variables verify sets (the fixed template values, opts.KubernetesVersion
+// and opts.Variables) and overrides as clusterctl's overrides folder (give
+// an empty folder, so no file of the user's stands in for the repository's).
+func NewSession(ctx context.Context, t Repo, opts Options, overrides string) (*Session, error) {
 	r := config.NewMemoryReader()
-	if _, err := r.AddProvider(v.t.ID.Name, v.t.ID.Type, v.t.URL); err != nil {
+	if _, err := r.AddProvider(t.ID.Name, t.ID.Type, t.URL); err != nil {
 		return nil, err
 	}
 	if err := r.Init(ctx, ""); err != nil {
 		return nil, err
 	}
-	r.Set("overridesFolder", v.overrides)
-	vals := newValues(v.opts.KubernetesVersion, v.opts.Variables)
+	r.Set("overridesFolder", overrides)
+	vals := newValues(opts.KubernetesVersion, opts.Variables)
 	for k, val := range vals.set {
 		r.Set(k, val)
 	}
@@ -140,7 +147,7 @@ func (v *targetVerifier) session(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := cfg.Providers().Get(v.t.ID.Name, v.t.ID.Type)
+	p, err := cfg.Providers().Get(t.ID.Name, t.ID.Type)
 	if err != nil {
 		return nil, err
 	}
@@ -148,11 +155,34 @@ func (v *targetVerifier) session(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{reader: r, vals: vals, repo: repo}, nil
+	return &Session{reader: r, vals: vals, repo: repo}, nil
+}
+
+func (v *targetVerifier) session(ctx context.Context) (*Session, error) {
+	return NewSession(ctx, v.t, v.opts, v.overrides)
+}
+
+// Repository is clusterctl's repository client on the session's config.
+func (s *Session) Repository() repository.Client { return s.repo }
+
+// Values returns a copy of the variables set: the fixed values, the
+// caller's, and those set since.
+func (s *Session) Values() map[string]string { return maps.Clone(s.vals.set) }
+
+// Set sets a variable to a real value.
+func (s *Session) Set(name, value string) {
+	s.vals.set[name] = value
+	s.reader.Set(name, value)
+}
+
+// SetPlaceholder sets a required variable to a stand-in value.
+func (s *Session) SetPlaceholder(name, value string) {
+	s.Set(name, value)
+	s.vals.placeholder[name] = true
 }
 
 // require gives the session's required variables without a value a placeholder.
-func (s *session) require(vars map[string]*string) {
+func (s *Session) require(vars map[string]*string) {
 	for _, name := range s.vals.require(vars) {
 		s.reader.Set(name, s.vals.set[name])
 	}
@@ -187,7 +217,7 @@ func (v *targetVerifier) run(ctx context.Context) *ProviderReport {
 	type flavorFile struct{ file, flavor string }
 	var flavors []flavorFile
 	for _, f := range files {
-		if flavor, ok := flavorOf(f); ok {
+		if flavor, ok := FlavorOf(f); ok {
 			flavors = append(flavors, flavorFile{f, flavor})
 		}
 	}
@@ -196,14 +226,14 @@ func (v *targetVerifier) run(ctx context.Context) *ProviderReport {
 		v.flavor(ctx, f.file, f.flavor)
 	}
 	for _, f := range files {
-		if name, ok := classOf(f); ok {
+		if name, ok := ClassOf(f); ok {
 			v.clusterClass(ctx, f, name)
 		}
 	}
 	return v.rep
 }
 
-func (v *targetVerifier) versions(ctx context.Context, s *session) {
+func (v *targetVerifier) versions(ctx context.Context, s *Session) {
 	vs, err := s.repo.GetVersions(ctx)
 	if err != nil {
 		v.fail("", fmt.Errorf("list versions: %w", err))
@@ -219,7 +249,7 @@ func (v *targetVerifier) versions(ctx context.Context, s *session) {
 // `generate provider` apply (cluster/installer.go:getProviderContract): a
 // release series covers the version's major.minor with a contract this
 // clusterctl accepts.
-func (v *targetVerifier) metadata(ctx context.Context, s *session) {
+func (v *targetVerifier) metadata(ctx context.Context, s *Session) {
 	const file = "metadata.yaml"
 	md, err := s.repo.Metadata(v.version).Get(ctx)
 	if err != nil {
@@ -249,7 +279,7 @@ func (v *targetVerifier) metadata(ctx context.Context, s *session) {
 	v.rep.Contract = rs.Contract
 }
 
-func (v *targetVerifier) components(ctx context.Context, s *session) {
+func (v *targetVerifier) components(ctx context.Context, s *Session) {
 	file := v.rep.ComponentsFile
 	cc := s.repo.Components()
 	raw, err := cc.Raw(ctx, repository.ComponentsOptions{Version: v.version})
@@ -346,9 +376,9 @@ func (v *targetVerifier) files() ([]string, bool, error) {
 	return out, true, nil
 }
 
-// flavorOf returns the flavor a file name holds: cluster-template.yaml is
+// FlavorOf returns the flavor a file name holds: cluster-template.yaml is
 // the default flavor "", cluster-template-<flavor>.yaml is <flavor>.
-func flavorOf(file string) (string, bool) {
+func FlavorOf(file string) (string, bool) {
 	if file == templatePrefix+yamlSuffix {
 		return "", true
 	}
@@ -360,8 +390,8 @@ func flavorOf(file string) (string, bool) {
 	return name, ok && name != ""
 }
 
-// classOf returns the ClusterClass name of a clusterclass-<name>.yaml file.
-func classOf(file string) (string, bool) {
+// ClassOf returns the ClusterClass name of a clusterclass-<name>.yaml file.
+func ClassOf(file string) (string, bool) {
 	name, ok := strings.CutPrefix(file, clusterClassPrefix)
 	if !ok {
 		return "", false

@@ -439,8 +439,8 @@ func TestPlaceholder(t *testing.T) {
 		{"EXAMPLE_TAG", "v0.0.0"},
 	}
 	for _, tt := range tests {
-		if got := placeholder(tt.name); got != tt.want {
-			t.Errorf("placeholder(%s) = %q, want %q", tt.name, got, tt.want)
+		if got := PlaceholderFor(tt.name); got != tt.want {
+			t.Errorf("PlaceholderFor(%s) = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-// Package apiserver tests capirepo's install check (verify.Install, and
+// Package apiserver tests capirepo's install check (install.Check, and
 // release's install check step) against a real kube-apiserver and etcd
 // started in process, with a service resolver that refuses every address.
 //

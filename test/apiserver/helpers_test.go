@@ -21,10 +21,10 @@ import (
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/builder/buildtest"
+	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
-	"github.com/capirepo/capirepo/verify"
 )
 
 // root is capirepo's checkout: this module lives in test/apiserver.
@@ -215,7 +215,7 @@ func edit(t *testing.T, rel *release.Release, label, file, old, new string) {
 }
 
 // report prints an install report for a failure message.
-func report(rep *verify.InstallReport) string {
+func report(rep *install.Report) string {
 	if rep == nil {
 		return "(no report)"
 	}
@@ -225,7 +225,7 @@ func report(rep *verify.InstallReport) string {
 }
 
 // file returns the report's entry for provider/version/name.
-func file(t *testing.T, rep *verify.InstallReport, path string) *verify.InstallFile {
+func file(t *testing.T, rep *install.Report, path string) *install.File {
 	t.Helper()
 	for _, f := range rep.Files {
 		if f.Path() == path {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/capirepo/capirepo/builder/buildtest"
+	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
@@ -36,7 +37,7 @@ func TestInstall_RealReleasesInstallCleanly(t *testing.T) {
 	capi := realRelease(t, testtree.ClusterAPIModule, "cluster-api.capirepo.yaml", "v1.14.2")
 	built := time.Now()
 	calls := 0
-	rep, err := verify.Install(ctx, capi, verify.InstallOptions{Config: cfg, CertManager: certManagerLoader(t, &calls)})
+	rep, err := install.Check(ctx, capi, install.Options{Config: cfg, CertManager: certManagerLoader(t, &calls)})
 	if err != nil {
 		t.Fatalf("cluster-api: %v\n%s", err, report(rep))
 	}
@@ -84,7 +85,7 @@ func TestInstall_RealReleasesInstallCleanly(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rel := c.rel(t)
 			calls := 0
-			rep, err := verify.Install(ctx, rel, verify.InstallOptions{Config: cfg, CertManager: certManagerLoader(t, &calls)})
+			rep, err := install.Check(ctx, rel, install.Options{Config: cfg, CertManager: certManagerLoader(t, &calls)})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, report(rep))
 			}
@@ -172,7 +173,7 @@ func assertNamespacesRemoved(t *testing.T, cfg *rest.Config) {
 		t.Fatal(err)
 	}
 	for _, ns := range l.Items {
-		if strings.HasPrefix(ns.GetName(), verify.NamespacePrefix) && ns.GetDeletionTimestamp() == nil {
+		if strings.HasPrefix(ns.GetName(), install.NamespacePrefix) && ns.GetDeletionTimestamp() == nil {
 			t.Errorf("namespace %s was not deleted", ns.GetName())
 		}
 	}
@@ -237,7 +238,7 @@ func TestInstall_BrokenVariantsRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rel := buildtest.Clone(base)
 			edit(t, rel, label, c.file, c.old, c.new)
-			rep, err := verify.Install(ctx, rel, verify.InstallOptions{Config: cfg})
+			rep, err := install.Check(ctx, rel, install.Options{Config: cfg})
 			if err == nil {
 				t.Fatalf("no refusal:\n%s", report(rep))
 			}
@@ -245,14 +246,14 @@ func TestInstall_BrokenVariantsRefused(t *testing.T) {
 				t.Fatalf("no report: %v", err)
 			}
 			path := label + "/v0.1.0/" + c.wantFile
-			var got []verify.Refusal
+			var got []install.Refusal
 			for _, f := range rep.Files {
 				got = append(got, f.Refused...)
 				if len(f.Refused) > 0 && f.Path() != path {
 					t.Errorf("refusals in %s, want only in %s: %v", f.Path(), path, f.Refused)
 				}
 			}
-			i := slices.IndexFunc(got, func(r verify.Refusal) bool {
+			i := slices.IndexFunc(got, func(r install.Refusal) bool {
 				return r.Object == c.wantObject && strings.HasSuffix(r.Field, c.wantField) && strings.Contains(r.Message, c.wantMsg)
 			})
 			if i < 0 {
@@ -277,7 +278,7 @@ func TestInstall_BrokenVariantsRefused(t *testing.T) {
 			edit(t, rel, label, c.file, c.old, c.new)
 			want[label+"/v0.1.0/"+c.wantFile] = append(want[label+"/v0.1.0/"+c.wantFile], c.wantObject)
 		}
-		rep, err := verify.Install(ctx, rel, verify.InstallOptions{Config: cfg})
+		rep, err := install.Check(ctx, rel, install.Options{Config: cfg})
 		if err == nil || rep == nil {
 			t.Fatalf("no refusal: %v", err)
 		}

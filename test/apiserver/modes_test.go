@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/capirepo/capirepo/builder/buildtest"
-	"github.com/capirepo/capirepo/verify"
+	"github.com/capirepo/capirepo/install"
 )
 
 // TestInstall_DryRunOnly creates nothing: the release's CRDs and every
@@ -31,7 +31,7 @@ func TestInstall_DryRunOnly(t *testing.T) {
 	rel := buildtest.Clone(exampleRelease(t))
 	edit(t, rel, "infrastructure-example", "infrastructure-components.yaml", "        name: manager\n", "        name: Manager_1\n")
 	calls := 0
-	rep, err := verify.Install(ctx, rel, verify.InstallOptions{Config: cfg, DryRunOnly: true, CertManager: certManagerLoader(t, &calls)})
+	rep, err := install.Check(ctx, rel, install.Options{Config: cfg, DryRunOnly: true, CertManager: certManagerLoader(t, &calls)})
 	if err == nil || rep == nil {
 		t.Fatalf("the broken Deployment was not refused: %v\n%s", err, report(rep))
 	}
@@ -43,7 +43,7 @@ func TestInstall_DryRunOnly(t *testing.T) {
 	// Every CRD, the Namespace, RBAC, Service, Secret, webhook configurations,
 	// cert-manager's Issuer and Certificate: judged.
 	for _, kind := range []string{"CustomResourceDefinition/", "Namespace/", "ClusterRole/", "Service/", "Secret/", "MutatingWebhookConfiguration/", "Certificate/"} {
-		if slices.ContainsFunc(comps.NotChecked, func(n verify.NotChecked) bool { return strings.HasPrefix(n.Object, kind) }) {
+		if slices.ContainsFunc(comps.NotChecked, func(n install.NotChecked) bool { return strings.HasPrefix(n.Object, kind) }) {
 			t.Errorf("%s* not checked: %v", kind, comps.NotChecked)
 		}
 	}
@@ -80,7 +80,7 @@ func TestInstall_ClusterWithTheReleaseCRDs(t *testing.T) {
 	installCRDs(t, cfg, []byte(installed))
 	nsBefore := namespaces(t, cfg)
 
-	rep, err := verify.Install(ctx, rel, verify.InstallOptions{Config: cfg})
+	rep, err := install.Check(ctx, rel, install.Options{Config: cfg})
 	if err == nil || !strings.Contains(err.Error(), "exampleclusters.infrastructure.cluster.x-k8s.io") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("want a refusal naming the CRDs and --force, got %v", err)
 	}
@@ -88,7 +88,7 @@ func TestInstall_ClusterWithTheReleaseCRDs(t *testing.T) {
 		t.Errorf("created %v after refusing the cluster", rep.Created)
 	}
 
-	rep, err = verify.Install(ctx, rel, verify.InstallOptions{Config: cfg, Force: true})
+	rep, err = install.Check(ctx, rel, install.Options{Config: cfg, Force: true})
 	if err != nil {
 		t.Fatalf("--force: %v\n%s", err, report(rep))
 	}
@@ -138,7 +138,7 @@ func TestInstall_InterruptedRemovesWhatItCreated(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	rep, err := verify.Install(ctx, exampleRelease(t), verify.InstallOptions{Config: cfg})
+	rep, err := install.Check(ctx, exampleRelease(t), install.Options{Config: cfg})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want the context's error, got %v\n%s", err, report(rep))
 	}

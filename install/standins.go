@@ -1,7 +1,8 @@
-package verify
+package install
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"regexp/syntax"
@@ -13,12 +14,14 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
+
+	"github.com/capirepo/capirepo/verify"
 )
 
 // Stand-ins for required variables whose fields ask for a format.
 const (
 	standInUUID   = "8f1c1b4e-6a0d-4c5e-9f3a-2b7d5e6c4a10" // a version 4 UUID
-	standInBase64 = "Y2FwaXJlcG8tcGxhY2Vob2xkZXI="         // base64 of Placeholder
+	standInBase64 = "Y2FwaXJlcG8tcGxhY2Vob2xkZXI="         // base64 of verify.Placeholder
 )
 
 // formatStandIns are values of the string formats the server checks.
@@ -32,8 +35,8 @@ var formatStandIns = map[string]string{
 // genericStandIns are tried, in order, after the name's guess and what the
 // field's schema suggests, for variables inside longer strings too.
 var genericStandIns = []string{
-	Placeholder, "1", "false", standInUUID, standInBase64, "10.0.0.0/16", "192.0.2.1", KubernetesVersion,
-	PlaceholderRegistry + "/placeholder:v0.0.0", "https://capirepo.invalid", "capirepoplaceholder", "a", "0",
+	verify.Placeholder, "1", "false", standInUUID, standInBase64, "10.0.0.0/16", "192.0.2.1", verify.KubernetesVersion,
+	verify.PlaceholderRegistry + "/placeholder:v0.0.0", "https://capirepo.invalid", "capirepoplaceholder", "a", "0",
 }
 
 // A variable's marker is a plain scalar of lowercase letters and digits,
@@ -62,7 +65,7 @@ type occurrence struct {
 func standIns(raw []byte, given map[string]string, required []string, src schemaSource) map[string]string {
 	choice := map[string]string{}
 	for _, name := range required {
-		choice[name] = placeholder(name)
+		choice[name] = verify.PlaceholderFor(name)
 	}
 	index := map[string]int{}
 	for i, name := range required {
@@ -156,6 +159,29 @@ func standIns(raw []byte, given map[string]string, required []string, src schema
 	return choice
 }
 
+// standIns sets the session's required variables without a value to
+// stand-ins the schemas accept (over the name guesses), and describes them.
+// extra are values that win over the session's (the template namespace).
+func (in *installer) standIns(s *verify.Session, raw []byte, vars map[string]*string, extra map[string]string) []verify.Variable {
+	for k, v := range extra {
+		s.Set(k, v)
+	}
+	given := s.Values()
+	var required []string
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		if _, ok := given[name]; !ok && vars[name] == nil {
+			required = append(required, name)
+		}
+	}
+	chosen := standIns(raw, given, required, in.schemas)
+	var out []verify.Variable
+	for _, name := range required {
+		s.SetPlaceholder(name, chosen[name])
+		out = append(out, verify.Variable{Name: name, Required: true, Value: chosen[name], Placeholder: true})
+	}
+	return out
+}
+
 // substitute processes raw as clusterctl does, with value giving the
 // chosen variables and given the others; the rest take their defaults.
 func substitute(raw []byte, given map[string]string, value func(string) (string, bool)) ([]byte, error) {
@@ -230,7 +256,7 @@ func schemaStandIns(s *spec.Schema) []string {
 	if s.Type.Contains("array") {
 		out = append(out, "[]")
 	}
-	if s.MinLength != nil && *s.MinLength > int64(len(Placeholder)) && *s.MinLength <= 1024 {
+	if s.MinLength != nil && *s.MinLength > int64(len(verify.Placeholder)) && *s.MinLength <= 1024 {
 		out = append(out, strings.Repeat("a", int(*s.MinLength)))
 	}
 	return out

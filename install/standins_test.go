@@ -1,4 +1,4 @@
-package verify
+package install
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/spec3"
 	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
+
+	"github.com/capirepo/capirepo/verify"
 )
 
 // widgetCRD serves Widget with fields of every kind a stand-in must fit.
@@ -87,12 +89,12 @@ func TestStandIns_FitTheFieldSchemas(t *testing.T) {
 		{name: "a pattern", template: "spec:\n  account: \"${ACCOUNT}\"\n  zone: ${ZONE}\n", want: map[string]string{"ACCOUNT": "000000000000", "ZONE": "aa-a-0"}},
 		// Unquoted, YAML reads the 12 digits as a number, which the string
 		// field refuses whatever digits a user gives: nothing fits.
-		{name: "a pattern of digits, unquoted", template: "spec:\n  account: ${ACCOUNT}\n", want: map[string]string{"ACCOUNT": Placeholder}},
+		{name: "a pattern of digits, unquoted", template: "spec:\n  account: ${ACCOUNT}\n", want: map[string]string{"ACCOUNT": verify.Placeholder}},
 		{name: "a boolean", template: "spec:\n  public: ${PUBLIC}\n", want: map[string]string{"PUBLIC": "false"}},
-		{name: "a quoted boolean stays a string", template: "spec:\n  note: \"${PUBLIC}\"\n", want: map[string]string{"PUBLIC": Placeholder}},
+		{name: "a quoted boolean stays a string", template: "spec:\n  note: \"${PUBLIC}\"\n", want: map[string]string{"PUBLIC": verify.Placeholder}},
 		{name: "a string: the name's guess", template: "spec:\n  note: ${IMAGE_TAG}\n", want: map[string]string{"IMAGE_TAG": "v0.0.0"}},
 		{name: "a list", template: "spec:\n  tags: ${TAGS}\n", want: map[string]string{"TAGS": "[]"}},
-		{name: "no schema to fit", template: "spec:\n  extra: {size: ${SIZE_X}}\n", want: map[string]string{"SIZE_X": Placeholder}},
+		{name: "no schema to fit", template: "spec:\n  extra: {size: ${SIZE_X}}\n", want: map[string]string{"SIZE_X": verify.Placeholder}},
 		{name: "inside a longer string, with a given value", template: "spec:\n  zone: ${REGION}-${SUFFIX}\n",
 			given: map[string]string{"REGION": "eu-west"}, want: map[string]string{"SUFFIX": "1"}},
 		{name: "the same variable in two fields", template: "spec:\n  nodes: ${N}\n  note: \"${N}\"\n", want: map[string]string{"N": "3"}},
@@ -102,9 +104,9 @@ func TestStandIns_FitTheFieldSchemas(t *testing.T) {
 		{name: "a whole ConfigMap data map", template: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: ${CNI_RESOURCES}\n",
 			want: map[string]string{"CNI_RESOURCES": "{}"}},
 		{name: "an object name", template: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '${NAME_PREFIX}'}\n",
-			want: map[string]string{"NAME_PREFIX": Placeholder}},
+			want: map[string]string{"NAME_PREFIX": verify.Placeholder}},
 		{name: "a kind nobody knows", template: "apiVersion: other.example.com/v1\nkind: Gadget\nspec: {nodes: ${NODES}}\n",
-			want: map[string]string{"NODES": Placeholder}},
+			want: map[string]string{"NODES": verify.Placeholder}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

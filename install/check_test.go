@@ -1,4 +1,4 @@
-package verify
+package install
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func TestJudge(t *testing.T) {
 // TestInstallReport_RefusalsGroupedByFile lists every refusal at once,
 // under its file, in the order the files were sent.
 func TestInstallReport_RefusalsGroupedByFile(t *testing.T) {
-	rep := &InstallReport{Server: "https://127.0.0.1:6443", Files: []*InstallFile{
+	rep := &Report{Server: "https://127.0.0.1:6443", Files: []*File{
 		{Provider: "infrastructure-example", Version: "v0.1.0", File: "infrastructure-components.yaml", Accepted: 18, Refused: []Refusal{
 			{Object: "Deployment/capi-example-controller-manager", Field: "spec.template.spec.containers[0].name", Message: `Invalid value: "Manager_1"`, Reason: "422 Invalid"},
 			{Object: "Certificate/capi-example-serving-cert", Field: "spec.privateKey.algorithm", Message: `Unsupported value: "DSA"`, Reason: "422 Invalid"},
@@ -108,7 +108,7 @@ infrastructure-example/v0.1.0/cluster-template-ha.yaml:
 			t.Errorf("the text report lacks %q:\n%s", line, b.String())
 		}
 	}
-	if (&InstallReport{}).refusedError() != nil {
+	if (&Report{}).refusedError() != nil {
 		t.Error("an empty report is an error")
 	}
 }
@@ -162,7 +162,7 @@ func TestInstall_NoServer(t *testing.T) {
 	defer srv.Close()
 	rel := buildtest.MinimalRelease(t, "v0.1.0")
 	for _, cfg := range []*rest.Config{{Host: srv.URL, Timeout: 5 * time.Second}, {Host: "https://127.0.0.1:1", Timeout: 5 * time.Second}} {
-		_, err := Install(context.Background(), rel, InstallOptions{Config: cfg})
+		_, err := Check(context.Background(), rel, Options{Config: cfg})
 		if err == nil || !strings.Contains(err.Error(), "cannot reach the API server at "+cfg.Host) {
 			t.Errorf("%s: %v", cfg.Host, err)
 		}
@@ -170,7 +170,7 @@ func TestInstall_NoServer(t *testing.T) {
 	if writes > 0 {
 		t.Errorf("%d writes", writes)
 	}
-	if _, err := Install(context.Background(), rel, InstallOptions{}); err == nil {
+	if _, err := Check(context.Background(), rel, Options{}); err == nil {
 		t.Error("no server given: no error")
 	}
 }

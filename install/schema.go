@@ -1,4 +1,4 @@
-package verify
+package install
 
 import (
 	"encoding/json"

@@ -1,10 +1,9 @@
-package verify
+package install
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -182,50 +181,6 @@ func result(r rest.Result) answer {
 		a.warnings = append(a.warnings, w.Text)
 	}
 	return a
-}
-
-// fieldWarning matches the warnings fieldValidation=Warn gives for what
-// Strict (kubectl's default) refuses.
-var fieldWarning = regexp.MustCompile(`^(unknown|duplicate) field "([^"]*)"`)
-
-// judge turns an answer into refusals of object (the server's causes, each
-// with its field, and the field warnings) and other warnings. An error that
-// is not the server's answer (a timeout, a refused connection) is returned.
-func judge(object string, a answer) (refused []Refusal, warnings []string, err error) {
-	for _, w := range a.warnings {
-		if m := fieldWarning.FindStringSubmatch(w); m != nil {
-			refused = append(refused, Refusal{Object: object, Field: m[2], Message: w, Reason: "strict field validation"})
-			continue
-		}
-		warnings = append(warnings, object+": "+w)
-	}
-	if a.err == nil {
-		return refused, warnings, nil
-	}
-	var st apierrors.APIStatus
-	if !errors.As(a.err, &st) || st.Status().Code == 0 || isTransient(a.err) {
-		return refused, warnings, a.err
-	}
-	s := st.Status()
-	reason := fmt.Sprintf("%d %s", s.Code, s.Reason)
-	if s.Details != nil && len(s.Details.Causes) > 0 {
-		for _, c := range s.Details.Causes {
-			field := c.Field
-			if field == "<nil>" {
-				field = ""
-			}
-			refused = append(refused, Refusal{Object: object, Field: field, Message: c.Message, Reason: reason})
-		}
-		return refused, warnings, nil
-	}
-	return append(refused, Refusal{Object: object, Message: s.Message, Reason: reason}), warnings, nil
-}
-
-// isTransient says whether an answer is about the server or the check's
-// credentials, not the object.
-func isTransient(err error) bool {
-	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
-		apierrors.IsServiceUnavailable(err) || apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err)
 }
 
 // crds lists the cluster's CRDs.

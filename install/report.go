@@ -1,15 +1,17 @@
-package verify
+package install
 
 import (
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/capirepo/capirepo/verify"
 )
 
-// InstallReport is what the install check sent to the API server and what
+// Report is what the install check sent to the API server and what
 // the server answered, file by file.
-type InstallReport struct {
+type Report struct {
 	// Server is the API server's URL.
 	Server string `json:"server"`
 	// DryRunOnly is true when nothing was created.
@@ -27,11 +29,11 @@ type InstallReport struct {
 	Left     []string `json:"left,omitempty"`
 	// Files holds every file checked, in the order it was sent: cert-manager's,
 	// then each provider's components and templates in clusterctl's order.
-	Files []*InstallFile `json:"files"`
+	Files []*File `json:"files"`
 }
 
-// InstallFile is one file of the release as the API server judged it.
-type InstallFile struct {
+// File is one file of the release as the API server judged it.
+type File struct {
 	// Provider is the provider label; File the file name in its version folder.
 	Provider string `json:"provider"`
 	Version  string `json:"version,omitempty"`
@@ -45,11 +47,11 @@ type InstallFile struct {
 	// Warnings are the server's other warnings (deprecated versions, ...).
 	Warnings []string `json:"warnings,omitempty"`
 	// Variables are the required variables given a stand-in, with the value.
-	Variables []Variable `json:"variables,omitempty"`
+	Variables []verify.Variable `json:"variables,omitempty"`
 }
 
 // Path is the file as provider/version/name.
-func (f *InstallFile) Path() string {
+func (f *File) Path() string {
 	if f.Version == "" {
 		return f.Provider + "/" + f.File
 	}
@@ -88,7 +90,7 @@ type NotChecked struct {
 }
 
 // Refusals counts every refusal.
-func (r *InstallReport) Refusals() int {
+func (r *Report) Refusals() int {
 	n := 0
 	for _, f := range r.Files {
 		n += len(f.Refused)
@@ -97,7 +99,7 @@ func (r *InstallReport) Refusals() int {
 }
 
 // NotCheckedCount counts the objects not judged.
-func (r *InstallReport) NotCheckedCount() int {
+func (r *Report) NotCheckedCount() int {
 	n := 0
 	for _, f := range r.Files {
 		n += len(f.NotChecked)
@@ -106,7 +108,7 @@ func (r *InstallReport) NotCheckedCount() int {
 }
 
 // Accepted counts the objects the server accepted.
-func (r *InstallReport) Accepted() int {
+func (r *Report) Accepted() int {
 	n := 0
 	for _, f := range r.Files {
 		n += f.Accepted
@@ -114,9 +116,9 @@ func (r *InstallReport) Accepted() int {
 	return n
 }
 
-// refusedError lists every refusal, grouped by file: the error Install
+// refusedError lists every refusal, grouped by file: the error Check
 // returns when the server refused anything.
-func (r *InstallReport) refusedError() error {
+func (r *Report) refusedError() error {
 	n := r.Refusals()
 	if n == 0 {
 		return nil
@@ -137,7 +139,7 @@ func (r *InstallReport) refusedError() error {
 }
 
 // WriteText prints the report for people.
-func (r *InstallReport) WriteText(w io.Writer) error {
+func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	mode := "CRDs and namespaces created, everything else dry-run"
 	if r.DryRunOnly {

@@ -1,0 +1,288 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
+
+	"github.com/capirepo/capirepo/verify"
+)
+
+// install sends one provider's components: its Namespace and CRDs for
+// real, then every other object dry-run, in the file's order.
+func (in *installer) install(ctx context.Context, ip *installProvider, existing map[string]*unstructured.Unstructured) error {
+	f := ip.file
+	in.rep.Files = append(in.rep.Files, f)
+	ns := ip.namespace
+	if in.o.DryRunOnly {
+		ns = metav1.NamespaceDefault
+	}
+	var crds []*unstructured.Unstructured
+	created := false
+	for i := range ip.objs {
+		o := &ip.objs[i]
+		switch {
+		case isCRD(o):
+			crds = append(crds, o)
+		case o.GetKind() == "Namespace" && o.GroupVersionKind().Group == "" && o.GetName() == ip.namespace:
+			if in.o.DryRunOnly {
+				if err := in.send(ctx, f, o, ""); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := in.createNamespace(ctx, f, ip.namespace, o); err != nil {
+				return err
+			}
+			created = true
+		}
+	}
+	if !created && !in.o.DryRunOnly {
+		if err := in.createNamespace(ctx, f, ip.namespace, nil); err != nil {
+			return err
+		}
+	}
+	if err := in.createCRDs(ctx, f, crds, existing); err != nil {
+		return err
+	}
+	for i := range ip.objs {
+		o := &ip.objs[i]
+		if isCRD(o) || o.GetKind() == "Namespace" && o.GroupVersionKind().Group == "" && o.GetName() == ip.namespace {
+			continue
+		}
+		if err := in.send(ctx, f, o, ns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createNamespace creates a namespace of this run for real: obj when the
+// components hold it (so its labels and fields are judged), else a bare one.
+func (in *installer) createNamespace(ctx context.Context, f *File, name string, obj *unstructured.Unstructured) error {
+	if obj == nil {
+		obj = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
+		obj.SetName(name)
+	} else {
+		obj = obj.DeepCopy()
+	}
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[NamespacePrefix] = in.run
+	obj.SetLabels(labels)
+	m, err := in.c.mapping(ctx, obj.GroupVersionKind(), false)
+	if err != nil {
+		return fmt.Errorf("install check: %w", err)
+	}
+	a := in.c.create(ctx, m, obj, false)
+	if a.err == nil {
+		in.namespaces = append(in.namespaces, name)
+		in.rep.Created = append(in.rep.Created, "Namespace/"+name)
+	}
+	if f == nil {
+		if a.err != nil {
+			return fmt.Errorf("install check: create Namespace %s: %w", name, a.err)
+		}
+		return nil
+	}
+	return in.record(f, objectName(obj), a)
+}
+
+// templates sends every flavor and ClusterClass of a provider, each
+// processed by clusterctl into the templates' namespace.
+func (in *installer) templates(ctx context.Context, ip *installProvider, ns string) error {
+	type tmpl struct{ file, flavor, class string }
+	var files []tmpl
+	for _, f := range ip.p.Files {
+		if flavor, ok := verify.FlavorOf(f.Name); ok {
+			files = append(files, tmpl{file: f.Name, flavor: flavor})
+		}
+	}
+	slices.SortFunc(files, func(a, b tmpl) int { return strings.Compare(a.flavor, b.flavor) })
+	for _, f := range ip.p.Files {
+		if class, ok := verify.ClassOf(f.Name); ok {
+			files = append(files, tmpl{file: f.Name, class: class})
+		}
+	}
+	for _, t := range files {
+		raw, _ := ip.p.File(t.file)
+		f := &File{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
+		in.rep.Files = append(in.rep.Files, f)
+		s, err := in.session(ctx, ip)
+		if err != nil {
+			return fmt.Errorf("install check: %s: %w", f.Path(), err)
+		}
+		var objs []unstructured.Unstructured
+		vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw.Data)
+		if err == nil {
+			f.Variables = in.standIns(s, raw.Data, vars, map[string]string{"NAMESPACE": ns})
+			var tpl repository.Template
+			if t.class != "" {
+				tpl, err = s.Repository().ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
+			} else {
+				tpl, err = s.Repository().Templates(ip.p.Version).Get(ctx, t.flavor, ns, false)
+			}
+			if err == nil {
+				objs = tpl.Objs()
+			}
+		}
+		if err != nil {
+			f.NotChecked = append(f.NotChecked, NotChecked{Object: t.file, Why: "clusterctl cannot process it: " + err.Error()})
+			continue
+		}
+		for i := range objs {
+			if err := in.send(ctx, f, &objs[i], ns); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// send dry-runs one object in namespace ns (when it is namespaced) and
+// records the answer; an object whose kind the cluster does not serve is
+// judged here: refused when the release should serve it, else not checked.
+func (in *installer) send(ctx context.Context, f *File, obj *unstructured.Unstructured, ns string) error {
+	gvk := obj.GroupVersionKind()
+	name := objectName(obj)
+	rc := in.kinds[gvk.GroupKind()]
+	if rc != nil {
+		switch {
+		case in.o.DryRunOnly:
+			f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: "dry-run only: the release's CustomResourceDefinition " + rc.name + " is not created"})
+			return nil
+		case rc.refused != "":
+			f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: "its CustomResourceDefinition " + rc.name + " was " + rc.refused})
+			return nil
+		case !rc.created:
+			f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: "its CustomResourceDefinition " + rc.name + " comes with a provider clusterctl installs later"})
+			return nil
+		case !slices.Contains(rc.versions, gvk.Version):
+			f.Refused = append(f.Refused, Refusal{Object: name, Field: "apiVersion",
+				Message: fmt.Sprintf("no matches for kind %q in version %q: the release's CustomResourceDefinition %s serves %s", gvk.Kind, gvk.GroupVersion(), rc.name, strings.Join(rc.versions, ", ")),
+				Reason:  "not served"})
+			return nil
+		}
+	}
+	if isCertManagerGroup(gvk.Group) && !in.certManager {
+		why := "cert-manager's CRDs are not in the cluster"
+		if in.o.DryRunOnly {
+			why += " (dry-run only: not created)"
+		}
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: why})
+		return nil
+	}
+	m, err := in.c.mapping(ctx, gvk, rc != nil) // a CRD just created may take a moment to be discovered
+	if meta.IsNoMatchError(err) {
+		in.unserved(f, obj)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("install check: %s: %s: %w", f.Path(), name, err)
+	}
+	obj = obj.DeepCopy()
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		obj.SetNamespace(ns)
+	}
+	a := in.c.create(ctx, m, obj, true)
+	if apierrors.IsAlreadyExists(a.err) {
+		// Already in the cluster (a cluster-scoped object of an installed
+		// provider, with --force or --dry-run-only): judged as the update
+		// clusterctl would make.
+		a = in.c.update(ctx, m, obj, true)
+	}
+	return in.record(f, name, a)
+}
+
+// unserved judges an object of a kind the cluster serves no resource for.
+func (in *installer) unserved(f *File, obj *unstructured.Unstructured) {
+	gvk := obj.GroupVersionKind()
+	name := objectName(obj)
+	msg := fmt.Sprintf("no matches for kind %q in version %q", gvk.Kind, gvk.GroupVersion())
+	switch {
+	case in.groups[gvk.Group]:
+		f.Refused = append(f.Refused, Refusal{Object: name, Field: "kind", Reason: "not served",
+			Message: msg + ": no CustomResourceDefinition of the release or the cluster defines it, though the release's CRDs serve its group"})
+	case in.clusterGroups[gvk.Group]:
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: msg + ": the cluster's CRDs for " + gvk.Group + " do not serve it (another provider's, at another version?)"})
+	case !strings.Contains(gvk.Group, ".") || strings.HasSuffix(gvk.Group, ".k8s.io"):
+		f.Refused = append(f.Refused, Refusal{Object: name, Field: "apiVersion", Reason: "not served", Message: msg + ": the API server does not serve it"})
+	default:
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: msg + ": needs another provider's CustomResourceDefinition, which the cluster does not have"})
+	}
+}
+
+// record adds an answer to the file's report.
+func (in *installer) record(f *File, name string, a answer) error {
+	refused, warnings, err := judge(name, a)
+	if err != nil {
+		return fmt.Errorf("install check: %s: %s: %w", f.Path(), name, err)
+	}
+	f.Refused = append(f.Refused, refused...)
+	f.Warnings = append(f.Warnings, warnings...)
+	if len(refused) == 0 {
+		f.Accepted++
+	}
+	return nil
+}
+
+// objectName is Kind/name.
+func objectName(o *unstructured.Unstructured) string {
+	return o.GetKind() + "/" + o.GetName()
+}
+
+// fieldWarning matches the warnings fieldValidation=Warn gives for what
+// Strict (kubectl's default) refuses.
+var fieldWarning = regexp.MustCompile(`^(unknown|duplicate) field "([^"]*)"`)
+
+// judge turns an answer into refusals of object (the server's causes, each
+// with its field, and the field warnings) and other warnings. An error that
+// is not the server's answer (a timeout, a refused connection) is returned.
+func judge(object string, a answer) (refused []Refusal, warnings []string, err error) {
+	for _, w := range a.warnings {
+		if m := fieldWarning.FindStringSubmatch(w); m != nil {
+			refused = append(refused, Refusal{Object: object, Field: m[2], Message: w, Reason: "strict field validation"})
+			continue
+		}
+		warnings = append(warnings, object+": "+w)
+	}
+	if a.err == nil {
+		return refused, warnings, nil
+	}
+	var st apierrors.APIStatus
+	if !errors.As(a.err, &st) || st.Status().Code == 0 || isTransient(a.err) {
+		return refused, warnings, a.err
+	}
+	s := st.Status()
+	reason := fmt.Sprintf("%d %s", s.Code, s.Reason)
+	if s.Details != nil && len(s.Details.Causes) > 0 {
+		for _, c := range s.Details.Causes {
+			field := c.Field
+			if field == "<nil>" {
+				field = ""
+			}
+			refused = append(refused, Refusal{Object: object, Field: field, Message: c.Message, Reason: reason})
+		}
+		return refused, warnings, nil
+	}
+	return append(refused, Refusal{Object: object, Message: s.Message, Reason: reason}), warnings, nil
+}
+
+// isTransient says whether an answer is about the server or the check's
+// credentials, not the object.
+func isTransient(err error) bool {
+	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err)
+}
