@@ -59,12 +59,9 @@ func (f *installFlags) options(s streams, githubAPI string, timeout time.Duratio
 	if !f.on {
 		return nil
 	}
-	if githubAPI == "" {
-		githubAPI = s.getenv("GITHUB_API_URL")
-	}
 	return &pipeline.InstallCheckOptions{
 		Kubeconfig: f.kubeconfig, DryRunOnly: f.dryRunOnly, Force: f.force, ClusterctlConfig: f.clusterctlConfig,
-		Sources:   targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, timeout), GitHub: github.Options{APIURL: githubAPI}},
+		Sources:   targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, timeout), GitHub: github.Options{APIURL: gitHubAPI(s, githubAPI)}},
 		Variables: tokenVariables(s.getenv),
 		Log:       s.errOut,
 	}

@@ -73,11 +73,7 @@ a GitHub Enterprise server.`,
 			if err != nil {
 				return err
 			}
-			api := o.apiURL
-			if api == "" {
-				api = s.getenv("GITHUB_API_URL")
-			}
-			gho := github.Options{Tag: o.tag, Concurrency: o.concurrency, APIURL: api}
+			gho := github.Options{Tag: o.tag, Concurrency: o.concurrency, APIURL: gitHubAPI(s, o.apiURL)}
 			if err := o.notes.apply(&gho); err != nil {
 				return err
 			}

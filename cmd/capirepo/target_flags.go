@@ -64,9 +64,13 @@ func (f *targetFlags) options(s streams) (targets.Options, error) {
 
 // gitHubAPI is --github-api-url, else $GITHUB_API_URL (GitHub Actions sets
 // it on GitHub Enterprise), else "": api.github.com.
-func (f *targetFlags) gitHubAPI(s streams) string {
-	if f.githubAPI != "" {
-		return f.githubAPI
+func (f *targetFlags) gitHubAPI(s streams) string { return gitHubAPI(s, f.githubAPI) }
+
+// gitHubAPI is the GitHub API a command's flag names, else $GITHUB_API_URL,
+// else "": api.github.com. Every command takes its default here.
+func gitHubAPI(s streams, flag string) string {
+	if flag != "" {
+		return flag
 	}
 	return s.getenv("GITHUB_API_URL")
 }
