@@ -346,7 +346,7 @@ func runSign(ctx context.Context, s streams, g *globalOptions, o *signOptions) e
 		return printJSON(s.out, sum)
 	}
 	for _, f := range sum.Files {
-		fmt.Fprintf(s.out, "%s\t%s %s\n", f.File, f.Bundle, f.Signature)
+		fmt.Fprintf(s.out, "%s\t%s %s%s\n", f.File, f.Bundle, f.Signature, f.Note())
 	}
 	for _, ref := range refs {
 		fmt.Fprintf(s.out, "%s\tsignature referrer %s\n", ref, sum.Images[ref.String()])
