@@ -10,10 +10,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/capirepo/capirepo/builder/buildtest"
+	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
@@ -196,5 +198,41 @@ func TestAttack_DiffRefusesAFileThatIsNotARegularFile(t *testing.T) {
 				t.Errorf("the file was skipped and its content reported missing:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestAttack_DiffAgainstAGitHubReleaseThatStreamsWithoutEnd: diff reads the
+// release before from a GitHub release whose asset download never ends (a
+// fake GitHub on 127.0.0.1): it stops at the size GitHub lists for the
+// asset, within seconds, exit 1, naming the asset; nothing says it waits
+// for an answer while data arrives.
+func TestAttack_DiffAgainstAGitHubReleaseThatStreamsWithoutEnd(t *testing.T) {
+	srv := fakegh.New(t)
+	srv.AddRepo("acme", "provider", false)
+	flat, err := buildtest.MinimalRelease(t, "v0.1.0").Flat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var assets []fakegh.Asset
+	for _, f := range flat {
+		assets = append(assets, fakegh.Asset{Name: f.Name, Data: f.Data})
+	}
+	srv.AddRelease("acme", "provider", fakegh.Release{Tag: "v0.1.0", Assets: assets})
+	newDist := buildtest.Dist(t, buildtest.MinimalRelease(t, "v0.2.0"))
+	srv.Inject(fakegh.RouteGetAsset, 1, fakegh.Fault{Endless: true})
+	start := time.Now()
+	code, _, stderr := runCmd(t, map[string]string{"GITHUB_API_URL": srv.APIURL()}, "diff", "github://acme/provider", newDist)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	mustContain(t, "stderr", stderr, "read infrastructure-", "yaml: the server sends more than the ", "bytes it lists for it: stopped reading")
+	if strings.Contains(stderr, "without an answer") {
+		t.Errorf("said it waits while data arrives:\n%s", stderr)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s", d)
+	}
+	if n := srv.Calls(fakegh.RouteGetAsset); n != 1 {
+		t.Errorf("%d downloads, want 1: a reply cut off is not retried", n)
 	}
 }
