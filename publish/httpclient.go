@@ -44,10 +44,12 @@ type readLimit struct {
 	limit int64
 }
 
-// ReadLimit returns ctx for requests whose reply bodies may hold at most
-// limit bytes (the size the target listed for the file); what names the file
-// in the error. A body that goes on is cut off with a TooLargeError instead
-// of being read into memory.
+// ReadLimit returns ctx for requests whose successful (2xx) reply bodies
+// may hold at most limit bytes (the size the target listed for the file);
+// what names the file in the error. A body that goes on is cut off with a
+// TooLargeError instead of being read into memory. Every request made with
+// ctx gets the limit: give it only to the download of that one file (not
+// to a client that first fetches a token with it).
 func ReadLimit(ctx context.Context, what string, limit int64) context.Context {
 	return context.WithValue(ctx, readLimitKey{}, readLimit{what: what, limit: max(limit, 0)})
 }

@@ -176,7 +176,8 @@ func (c *client) getManifest(ctx context.Context, ref name.Reference) (raw []byt
 // size is cut off, not read into memory, and not retried.
 func (c *client) fetchBlob(ctx context.Context, repo name.Repository, what string, d v1.Descriptor) ([]byte, error) {
 	var out []byte
-	ctx = publish.ReadLimit(ctx, what, d.Size)
+	// Not publish.ReadLimit: the token exchange a registry asks for goes
+	// out with the same context, and its reply may be larger than the blob.
 	err := c.do(ctx, func(ctx context.Context) error {
 		l, err := remote.Layer(repo.Digest(d.Digest.String()), c.options(ctx)...)
 		if err != nil {
