@@ -79,7 +79,7 @@ func (m *mirror) requireSignatures(ctx context.Context, p *MirroredProvider) err
 		if err != nil {
 			return fmt.Errorf("read %s from %s: %w", v, p.Source, err)
 		}
-		c, err := sign.VerifyFiles(m.o.RequireSignatures, p.Label+"/"+v, slices.Concat(rp.Files, rp.Attached), sign.VerifyFilesOptions{Partial: true})
+		c, err := sign.VerifyFiles(m.o.RequireSignatures, p.Label+"/"+v, slices.Concat(rp.Files, rp.Attached), sign.VerifyFilesOptions{Partial: true, Version: v})
 		if err != nil {
 			return fmt.Errorf("upstream signatures (%s): %w", p.Source, err)
 		}

@@ -286,7 +286,7 @@ type SignReport struct {
 // signature referrer.
 func (r *SignReport) WriteText(w io.Writer) {
 	for _, f := range r.Files {
-		fmt.Fprintf(w, "%s\t%s %s\n", f.File, f.Bundle, f.Signature)
+		fmt.Fprintf(w, "%s\t%s %s%s\n", f.File, f.Bundle, f.Signature, f.Note())
 	}
 	for _, ref := range r.refs {
 		fmt.Fprintf(w, "%s\tsignature referrer %s\n", ref, r.Images[ref.String()])

@@ -26,7 +26,72 @@ const (
 	// waiting, its retries included (see Retry): the server's silence in
 	// every attempt and the pauses between attempts.
 	WaitBudgetFactor = 2
+	// TransferTimeFactor times the timeout is the longest one reply's body
+	// may take to read, however steadily it arrives: a server that streams
+	// without end, or a byte at a time, is cut off.
+	TransferTimeFactor = 10
+	// MaxReplySize bounds the body of one reply read through capirepo's
+	// clients where nothing smaller is known: the readers cap each file at
+	// the size its target lists (a GitHub or GitLab asset's size, an OCI
+	// descriptor's) with ReadLimit.
+	MaxReplySize = 512 << 20
 )
+
+type readLimitKey struct{}
+
+type readLimit struct {
+	what  string
+	limit int64
+}
+
+// ReadLimit returns ctx for requests whose successful (2xx) reply bodies
+// may hold at most limit bytes (the size the target listed for the file);
+// what names the file in the error. A body that goes on is cut off with a
+// TooLargeError instead of being read into memory. Every request made with
+// ctx gets the limit: give it only to the download of that one file (not
+// to a client that first fetches a token with it).
+func ReadLimit(ctx context.Context, what string, limit int64) context.Context {
+	return context.WithValue(ctx, readLimitKey{}, readLimit{what: what, limit: max(limit, 0)})
+}
+
+// LimitedReadAll reads r to its end, at most limit bytes: more is a
+// TooLargeError naming what. A reader's own bound, whatever client it was
+// given.
+func LimitedReadAll(r io.Reader, what string, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{What: what, Limit: limit}
+	}
+	return data, nil
+}
+
+// TooLargeError says a reply went on past the size the target listed for
+// it (or MaxReplySize). It is final: the same server would send the same.
+type TooLargeError struct {
+	What  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Limit == MaxReplySize {
+		return fmt.Sprintf("%s: the reply goes on past %d bytes, capirepo's most for one reply: stopped reading", e.What, e.Limit)
+	}
+	return fmt.Sprintf("%s: the server sends more than the %d bytes it lists for it: stopped reading (a broken or hostile server)", e.What, e.Limit)
+}
+
+// TransferTimeoutError says a reply's body took longer than its bound to
+// arrive, though it kept moving.
+type TransferTimeoutError struct {
+	What  string
+	After time.Duration
+}
+
+func (e *TransferTimeoutError) Error() string {
+	return fmt.Sprintf("%s: the reply was still arriving after %s (%d times --timeout): stopped reading", e.What, e.After, TransferTimeFactor)
+}
 
 // HTTPOptions say how long a request may wait and whom to tell.
 type HTTPOptions struct {
@@ -157,6 +222,17 @@ func (d *watchdog) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	w.touch()
+	what := req.URL.Host + req.URL.Path
+	limit := int64(MaxReplySize)
+	if l, ok := req.Context().Value(readLimitKey{}).(readLimit); ok && resp.StatusCode < 300 {
+		what, limit = l.what, l.limit
+	}
+	w.mu.Lock()
+	w.what, w.limit = what, limit
+	if !w.over {
+		w.transfer = time.AfterFunc(TransferTimeFactor*d.o.Timeout, w.tooSlow)
+	}
+	w.mu.Unlock()
 	resp.Body = &watchedBody{rc: resp.Body, w: w}
 	return resp, nil
 }
@@ -174,6 +250,54 @@ type watch struct {
 	start, last   time.Time
 	timer, notice *time.Timer
 	fired, over   bool
+	// The reply's body: what it is, how much of it may come and came, and
+	// the bound on reading it all.
+	what          string
+	limit, read   int64
+	transfer      *time.Timer
+	slow, tooMuch bool
+}
+
+// tooSlow cuts off a reply that is still arriving at its bound.
+func (w *watch) tooSlow() {
+	w.mu.Lock()
+	if w.over {
+		w.mu.Unlock()
+		return
+	}
+	w.slow, w.over = true, true
+	w.timer.Stop()
+	w.notice.Stop()
+	w.mu.Unlock()
+	w.cancel(&TransferTimeoutError{What: w.what, After: TransferTimeFactor * w.d.o.Timeout})
+}
+
+// count adds n bytes of the reply and cuts it off past its limit.
+func (w *watch) count(n int) error {
+	w.mu.Lock()
+	w.read += int64(n)
+	if w.read <= w.limit {
+		w.mu.Unlock()
+		return nil
+	}
+	err := &TooLargeError{What: w.what, Limit: w.limit}
+	w.tooMuch = true
+	w.mu.Unlock()
+	w.done()
+	return err
+}
+
+// stopped is the error of a reply the watch cut off, or nil.
+func (w *watch) stopped() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.slow:
+		return &TransferTimeoutError{What: w.what, After: TransferTimeFactor * w.d.o.Timeout}
+	case w.tooMuch:
+		return &TooLargeError{What: w.what, Limit: w.limit}
+	}
+	return nil
 }
 
 func (w *watch) touch() {
@@ -227,6 +351,9 @@ func (w *watch) done() {
 	w.over = true
 	w.timer.Stop()
 	w.notice.Stop()
+	if w.transfer != nil {
+		w.transfer.Stop()
+	}
 	w.mu.Unlock()
 	w.cancel(nil)
 }
@@ -240,12 +367,27 @@ type watchedBody struct {
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
+	if !b.request {
+		if err := b.w.stopped(); err != nil {
+			return 0, err
+		}
+	}
 	n, err := b.rc.Read(p)
 	if n > 0 {
 		b.w.touch()
+		if !b.request {
+			if cerr := b.w.count(n); cerr != nil {
+				return 0, cerr
+			}
+		}
 	}
-	if err != nil && !errors.Is(err, io.EOF) && b.w.expired() {
-		return n, &TimeoutError{Host: b.w.host, After: b.w.bound}
+	if err != nil && !errors.Is(err, io.EOF) {
+		if serr := b.w.stopped(); serr != nil && !b.request {
+			return n, serr
+		}
+		if b.w.expired() {
+			return n, &TimeoutError{Host: b.w.host, After: b.w.bound}
+		}
 	}
 	if errors.Is(err, io.EOF) && !b.request {
 		b.w.done()

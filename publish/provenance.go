@@ -55,6 +55,11 @@ type ProvenanceSource struct {
 	Repository string
 	// Version is the release's version (the tag).
 	Version string
+	// Providers are the labels of the providers the files are of, in the
+	// external parameters when given (what verify --signatures checks a
+	// folder's label against); the publishers' unsigned provenance names
+	// none.
+	Providers []string
 }
 
 // Provenance returns an in-toto statement (v1) with an SLSA provenance v1
@@ -66,7 +71,15 @@ func Provenance(files []release.File, src ProvenanceSource) (release.File, error
 	for _, f := range files {
 		st.Subject = append(st.Subject, &intotov1.ResourceDescriptor{Name: f.Name, Digest: map[string]string{"sha256": f.SHA256()}})
 	}
-	params, err := structpb.NewStruct(map[string]any{"repository": src.Repository, "version": src.Version})
+	ext := map[string]any{"repository": src.Repository, "version": src.Version}
+	if len(src.Providers) > 0 {
+		labels := make([]any, len(src.Providers))
+		for i, l := range src.Providers {
+			labels[i] = l
+		}
+		ext["providers"] = labels
+	}
+	params, err := structpb.NewStruct(ext)
 	if err != nil {
 		return release.File{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -286,10 +287,10 @@ func ReadFolder(dir string) ([]File, error) {
 	}
 	var out []File
 	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			return nil, fmt.Errorf("%s: %s is not a regular file", dir, e.Name())
+		if err := fsafe.CheckEntry(dir, e); err != nil {
+			return nil, err
 		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		data, err := fsafe.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}

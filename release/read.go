@@ -13,6 +13,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -121,7 +122,7 @@ func hasAssets(dir string) bool {
 	}
 	return slices.ContainsFunc(entries, func(e os.DirEntry) bool {
 		n := e.Name()
-		return e.Type().IsRegular() && (n == provider.MetadataFile ||
+		return !e.IsDir() && (n == provider.MetadataFile || // not a regular file: readFiles says why
 			(strings.Contains(n, "components") && strings.HasSuffix(n, ".yaml")) ||
 			(strings.HasPrefix(n, "cluster-template") && strings.HasSuffix(n, ".yaml")))
 	})
@@ -198,7 +199,10 @@ func readProvider(dir string, id provider.ID, version string) (*Provider, error)
 	return p, nil
 }
 
-// readFiles reads the regular files of a folder but checksums.txt.
+// readFiles reads the files of a folder but checksums.txt, hidden files
+// and subfolders. Anything else that is not a regular file (a symlink, a
+// FIFO) is an error naming it: skipped, it would read as a release without
+// that file.
 func readFiles(dir string) (map[string][]byte, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -207,10 +211,14 @@ func readFiles(dir string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	var errs []error
 	for _, e := range entries {
-		if !e.Type().IsRegular() || e.Name() == ChecksumsFile || strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() || e.Name() == ChecksumsFile || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err := fsafe.CheckEntry(dir, e); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		data, err := fsafe.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			errs = append(errs, err)
 			continue

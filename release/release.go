@@ -172,10 +172,16 @@ func Checksums(files []File) []byte {
 
 // ParseChecksums reads checksums.txt (sha256sum's format, as Checksums
 // writes it): file name -> hex sha256. err names the first line that is not
-// "<sha256>  <name>"; the lines before and after it are read.
+// "<sha256>  <name>", or the first name listed twice (sha256sum -c would
+// check the file against both lines, and one of them fails: which sum is
+// meant cannot be told); the lines before and after it are read, and a name
+// listed twice keeps its first sum.
 func ParseChecksums(data []byte) (sums map[string]string, err error) {
 	sums = map[string]string{}
+	lineOf := map[string]int{}
+	n := 0
 	for line := range strings.Lines(string(data)) {
+		n++
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
 			continue
@@ -187,7 +193,14 @@ func ParseChecksums(data []byte) (sums map[string]string, err error) {
 			}
 			continue
 		}
-		sums[strings.TrimPrefix(name, "*")] = sum // sha256sum -b marks binary files
+		name = strings.TrimPrefix(name, "*") // sha256sum -b marks binary files
+		if first, dup := lineOf[name]; dup {
+			if err == nil {
+				err = fmt.Errorf("%s is listed twice (lines %d and %d): a checksums file lists each file once", name, first, n)
+			}
+			continue
+		}
+		sums[name], lineOf[name] = sum, n
 	}
 	return sums, err
 }

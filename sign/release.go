@@ -35,32 +35,65 @@ type Signed struct {
 	File string `json:"file"`
 	// Bundle is the bundle's file name, beside the file.
 	Bundle string `json:"bundle"`
+	// Made says the file was written by this signing (a provenance where
+	// the release held none); a file found is signed as it is, never made
+	// again.
+	Made bool `json:"made,omitempty"`
 	*Signature
 }
 
+// Note says, for the output, whether a provenance signed was made here or
+// found: "" for checksums.txt.
+func (s Signed) Note() string {
+	switch {
+	case path.Base(s.File) != release.ProvenanceFile:
+		return ""
+	case s.Made:
+		return " (provenance written here: the release held none)"
+	default:
+		return " (provenance signed as found)"
+	}
+}
+
 // SignRelease signs each provider's checksums.txt (which names every
-// release file by sha256) and, with Provenance, its provenance (made here,
-// naming the same files), and attaches the bundles to the provider; for a
-// release of several providers, the flat set a GitHub release holds is
-// signed the same way (Release.Attached). Providers that hold no
-// checksums.txt of capirepo's (a mirrored release) are left as they are.
+// release file by sha256) and its provenance, and attaches the bundles to
+// the provider; for a release of several providers, the flat set a GitHub
+// release holds is signed the same way (Release.Attached). A provenance the
+// release holds is signed as it is, after checking it names the files with
+// their sha256 and the release's version: a signing step never edits what
+// it attests. With Provenance, one is made where there is none (naming the
+// files, the version and the providers), and the log says so. Providers
+// that hold no checksums.txt of capirepo's (a mirrored release) are left as
+// they are.
 func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o ReleaseOptions) ([]Signed, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	var out []Signed
-	signSet := func(dir string, listed []release.File, attach func(string, []byte) error) error {
+	signSet := func(dir string, labels []string, listed []release.File, found func(string) (release.File, bool), attach func(string, []byte) error) error {
 		sums := listed[len(listed)-1]
 		todo := []release.File{sums}
-		if o.Provenance {
-			pf, err := publish.Provenance(listed, publish.ProvenanceSource{Repository: o.Source, Version: rel.Version})
+		made := false
+		if pf, ok := found(release.ProvenanceFile); ok {
+			byName := map[string]release.File{}
+			for _, f := range listed {
+				byName[f.Name] = f
+			}
+			if err := checkProvenance(pf.Data, byName, VerifyFilesOptions{Version: rel.Version}); err != nil {
+				return fmt.Errorf("%s: %w: it is signed as it is, never made again; remove it to have one made", path.Join(dir, pf.Name), err)
+			}
+			fmt.Fprintf(o.Log, "  signing %s as found\n", path.Join(dir, pf.Name))
+			todo = append(todo, pf)
+		} else if o.Provenance {
+			pf, err := publish.Provenance(listed, publish.ProvenanceSource{Repository: o.Source, Version: rel.Version, Providers: labels})
 			if err != nil {
 				return err
 			}
 			if err := attach(pf.Name, pf.Data); err != nil {
 				return err
 			}
-			todo = append(todo, pf)
+			fmt.Fprintf(o.Log, "  wrote %s (the release held none)\n", path.Join(dir, pf.Name))
+			todo, made = append(todo, pf), true
 		}
 		for _, f := range todo {
 			sig, err := s.SignBlob(ctx, f.Data)
@@ -70,17 +103,21 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 			if err := attach(BundleName(f.Name), sig.Bundle); err != nil {
 				return err
 			}
-			sd := Signed{File: path.Join(dir, f.Name), Bundle: BundleName(f.Name), Signature: sig}
+			sd := Signed{File: path.Join(dir, f.Name), Bundle: BundleName(f.Name), Made: made && f.Name == release.ProvenanceFile, Signature: sig}
 			out = append(out, sd)
 			fmt.Fprintf(o.Log, "  signed %s %s\n", sd.File, sig)
 		}
 		return nil
 	}
+	var labels []string
+	for _, p := range rel.Providers {
+		labels = append(labels, p.Label())
+	}
 	for _, p := range rel.Providers {
 		if p.NoChecksums {
 			continue
 		}
-		if err := signSet(path.Join(p.Label(), p.Version), p.Listed(), p.Attach); err != nil {
+		if err := signSet(path.Join(p.Label(), p.Version), []string{p.Label()}, p.Listed(), p.AttachedFile, p.Attach); err != nil {
 			return nil, err
 		}
 	}
@@ -92,8 +129,17 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 			fmt.Fprintf(o.Log, "  the providers' files are not one flat set (%v): no flat checksums.txt signed\n", err)
 			return out, nil
 		}
-		var attached []release.File
-		err = signSet(path.Join(release.FlatDir, rel.Version), listed, func(name string, data []byte) error {
+		// A flat provenance the release holds (release.Load reads one made
+		// for the same files) is kept; the bundles are made again.
+		attached := slices.DeleteFunc(slices.Clone(rel.Attached), func(f release.File) bool { return f.Name != release.ProvenanceFile })
+		foundFlat := func(name string) (release.File, bool) {
+			i := slices.IndexFunc(attached, func(f release.File) bool { return f.Name == name })
+			if i < 0 {
+				return release.File{}, false
+			}
+			return attached[i], true
+		}
+		err = signSet(path.Join(release.FlatDir, rel.Version), labels, listed, foundFlat, func(name string, data []byte) error {
 			attached = slices.DeleteFunc(attached, func(f release.File) bool { return f.Name == name })
 			attached = append(attached, release.File{Name: name, Data: data})
 			return nil
@@ -123,6 +169,14 @@ type VerifyFilesOptions struct {
 	// mirror holds only what clusterctl reads, and a GitHub release's
 	// checksums.txt also lists other providers' files.
 	Partial bool
+	// Version is the version the files are read as (the folder's name, the
+	// tag): a signed provenance of another version is refused, so a signed
+	// older release cannot pass for a newer one (a rollback). "" checks
+	// nothing.
+	Version string
+	// Provider is the label the files are read as: a signed provenance
+	// that names its providers must name it. "" checks nothing (a flat set).
+	Provider string
 }
 
 // VerifyFiles checks one set of files (a provider version folder, a
@@ -187,7 +241,7 @@ func VerifyFiles(v *Verifier, dir string, files []release.File, o VerifyFilesOpt
 	if pf, ok := byName[release.ProvenanceFile]; ok {
 		if err := verifyOne(pf); err != nil {
 			errs = append(errs, err)
-		} else if err := checkProvenance(pf.Data, byName, o.Partial); err != nil {
+		} else if err := checkProvenance(pf.Data, byName, o); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", at(pf.Name), err))
 		}
 	}
@@ -197,22 +251,42 @@ func VerifyFiles(v *Verifier, dir string, files []release.File, o VerifyFilesOpt
 	return res, nil
 }
 
-// checkProvenance checks the statement's subjects against the files.
-func checkProvenance(data []byte, files map[string]release.File, partial bool) error {
+// checkProvenance checks the statement's subjects against the files, and
+// its version and providers against those the files are read as.
+func checkProvenance(data []byte, files map[string]release.File, o VerifyFilesOptions) error {
 	var st struct {
 		Subject []struct {
 			Name   string            `json:"name"`
 			Digest map[string]string `json:"digest"`
 		} `json:"subject"`
+		Predicate struct {
+			BuildDefinition struct {
+				ExternalParameters struct {
+					Version   *string  `json:"version"`
+					Providers []string `json:"providers"`
+				} `json:"externalParameters"`
+			} `json:"buildDefinition"`
+		} `json:"predicate"`
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("not an in-toto statement: %w", err)
 	}
 	var errs []error
+	ext := st.Predicate.BuildDefinition.ExternalParameters
+	switch {
+	case o.Version == "":
+	case ext.Version == nil || *ext.Version == "":
+		errs = append(errs, fmt.Errorf("names no version (predicate.buildDefinition.externalParameters.version), so the release it attests cannot be told from %s", o.Version))
+	case *ext.Version != o.Version:
+		errs = append(errs, fmt.Errorf("attests version %s, not %s: these are the files of another release, under the name of this one (a rollback?)", *ext.Version, o.Version))
+	}
+	if o.Provider != "" && len(ext.Providers) > 0 && !slices.Contains(ext.Providers, o.Provider) {
+		errs = append(errs, fmt.Errorf("attests the files of %s, not of %s: these are another provider's files", strings.Join(ext.Providers, ", "), o.Provider))
+	}
 	for _, s := range st.Subject {
 		f, ok := files[s.Name]
 		switch {
-		case !ok && partial:
+		case !ok && o.Partial:
 		case !ok:
 			errs = append(errs, fmt.Errorf("names %s, which is missing", s.Name))
 		case s.Digest["sha256"] != f.SHA256():
@@ -241,9 +315,9 @@ func VerifyDir(v *Verifier, root, version string) ([]*Checked, error) {
 			errs = append(errs, err)
 			continue
 		}
-		ver := filepath.Base(dir)
-		name := path.Join(filepath.Base(filepath.Dir(dir)), ver)
-		c, err := VerifyFiles(v, name, files, VerifyFilesOptions{})
+		ver, label := filepath.Base(dir), filepath.Base(filepath.Dir(dir))
+		name := path.Join(label, ver)
+		c, err := VerifyFiles(v, name, files, VerifyFilesOptions{Version: ver, Provider: label})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -273,7 +347,7 @@ func VerifyDir(v *Verifier, root, version string) ([]*Checked, error) {
 				flat = append(flat, f)
 			}
 		}
-		c, err := VerifyFiles(v, path.Join(release.FlatDir, ver), flat, VerifyFilesOptions{})
+		c, err := VerifyFiles(v, path.Join(release.FlatDir, ver), flat, VerifyFilesOptions{Version: ver})
 		if err != nil {
 			errs = append(errs, err)
 			continue

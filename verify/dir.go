@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
@@ -110,7 +111,9 @@ func isVersionDir(dir string) bool {
 }
 
 // componentsFile picks the components file of a version folder as
-// release.Load does.
+// release.Load does. A file that is not a regular file (a symlink, which
+// clusterctl would follow out of the folder; a FIFO, on which it would
+// block) is refused by name.
 func componentsFile(dir string, id provider.ID) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -118,6 +121,11 @@ func componentsFile(dir string, id provider.ID) (string, error) {
 	}
 	names := make([]string, len(entries))
 	for i, e := range entries {
+		if !e.IsDir() {
+			if err := fsafe.CheckEntry(dir, e); err != nil {
+				return "", err
+			}
+		}
 		names[i] = e.Name()
 	}
 	name, err := release.ComponentsFile(id, names)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -369,9 +370,13 @@ func (v *targetVerifier) files() ([]string, bool, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if e.Type().IsRegular() {
-			out = append(out, e.Name())
+		if e.IsDir() {
+			continue
 		}
+		if err := fsafe.CheckEntry(dir, e); err != nil {
+			return nil, false, err
+		}
+		out = append(out, e.Name())
 	}
 	return out, true, nil
 }

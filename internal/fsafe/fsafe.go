@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Open opens name for reading and refuses anything but a regular file.
@@ -86,4 +87,36 @@ func WriteFileAtomic(name string, data []byte) error {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
+}
+
+// CheckEntry returns an error naming dir/NAME, what it is and why it is not
+// read, unless the folder entry is a regular file: a release folder is read
+// file by file, and a symlink (which could name any file on the machine) or
+// a FIFO (which blocks a reader for ever) is refused, not skipped, so the
+// user hears of it instead of a release that seems to lack the file.
+func CheckEntry(dir string, e fs.DirEntry) error {
+	if e.Type().IsRegular() {
+		return nil
+	}
+	name := filepath.Join(dir, e.Name())
+	fi, err := e.Info()
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		to, err := os.Readlink(name)
+		if err != nil {
+			return err
+		}
+		where := ""
+		abs := to
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(dir, to)
+		}
+		if rel, err := filepath.Rel(dir, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			where = ", out of " + dir
+		}
+		return fmt.Errorf("%s is a symlink (to %s%s), not a regular file: capirepo reads only regular files from a release folder and does not follow links; replace it with the file it stands for", name, to, where)
+	}
+	return CheckRegular(name, fi)
 }

@@ -42,3 +42,37 @@ func TestReadFileReadsARegularFile(t *testing.T) {
 		t.Errorf("folder: err = %v", err)
 	}
 }
+
+func TestCheckEntryNamesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ok.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(dir, "out.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "metadata.yaml"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range entries {
+		if err := CheckEntry(dir, e); err != nil {
+			got[e.Name()] = err.Error()
+		} else {
+			got[e.Name()] = ""
+		}
+	}
+	for name, want := range map[string]string{
+		"ok.yaml":       "",
+		"out.yaml":      filepath.Join(dir, "out.yaml") + " is a symlink (to /etc/hostname, out of " + dir + ")",
+		"metadata.yaml": filepath.Join(dir, "metadata.yaml") + " is a named pipe (FIFO)",
+	} {
+		if want == "" && got[name] != "" || !strings.Contains(got[name], want) {
+			t.Errorf("%s: %q, want %q", name, got[name], want)
+		}
+	}
+}

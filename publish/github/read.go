@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 
@@ -116,14 +115,33 @@ func (r *Target) fetch(ctx context.Context, rel *ghRelease, names []string) ([]r
 }
 
 // downloadBytes reads an asset's bytes through the API (octet-stream
-// Accept header), following GitHub's redirect to its storage.
+// Accept header), following GitHub's redirect to its storage. It reads at
+// most the size GitHub lists for the asset (and no asset over
+// publish.MaxReplySize): a reply that goes on is cut off, not retried.
 func (g *Target) downloadBytes(ctx context.Context, a *gh.ReleaseAsset) ([]byte, error) {
+	what, size := a.GetName(), int64(a.GetSize())
+	if size > publish.MaxReplySize {
+		return nil, fmt.Errorf("%s is listed at %d bytes, more than capirepo reads of one file (%d)", what, size, publish.MaxReplySize)
+	}
+	ctx = publish.ReadLimit(ctx, what, size)
 	return publish.DoValue(ctx, g.retry, func(ctx context.Context) ([]byte, error) {
 		rc, _, err := g.c.Repositories.DownloadReleaseAsset(ctx, g.o.Owner, g.o.Repo, a.GetID(), g.hc)
 		if err != nil {
 			return nil, g.convert(err)
 		}
 		defer func() { _ = rc.Close() }()
-		return io.ReadAll(rc)
+		data, err := publish.LimitedReadAll(rc, what, size)
+		if stopped(err) {
+			return nil, publish.Permanent(err)
+		}
+		return data, err
 	})
+}
+
+// stopped says a download was cut off for its size or its time: trying
+// again would read the same.
+func stopped(err error) bool {
+	var big *publish.TooLargeError
+	var slow *publish.TransferTimeoutError
+	return errors.As(err, &big) || errors.As(err, &slow)
 }

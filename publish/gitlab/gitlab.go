@@ -399,7 +399,9 @@ func (g *Target) plan(ctx context.Context, pk *glPackage) error {
 		newest := cs[len(cs)-1] // what clusterctl downloads
 		have[name] = publish.Remote{Name: name, Size: newest.Size, SHA256: newest.FileSHA256}
 	}
-	fetch := func(ctx context.Context, name string) ([]byte, error) { return g.download(ctx, pk, name) }
+	fetch := func(ctx context.Context, name string) ([]byte, error) {
+		return g.downloadLimited(ctx, pk, name, min(have[name].Size, publish.MaxReplySize))
+	}
 	if pk.diff, err = publish.Compare(ctx, pk.files, have, fetch); err != nil {
 		return fmt.Errorf("gitlab package %s %s of project %s: %w", pk.name, pk.version, g.projectName(), err)
 	}
@@ -636,21 +638,6 @@ func listAll[T any](ctx context.Context, g *Target, what string, call func(conte
 		page = next
 	}
 	return nil, fmt.Errorf("%s: more than 10000 pages", what)
-}
-
-func (g *Target) download(ctx context.Context, pk *glPackage, name string) ([]byte, error) {
-	data, err := publish.DoValue(ctx, g.retry, func(ctx context.Context) ([]byte, error) {
-		ctx, cap := withCapture(ctx)
-		data, resp, err := g.c.GenericPackages.DownloadPackageFile(g.pid, pk.name, pk.version, name, gl.WithContext(ctx))
-		if err != nil {
-			return nil, g.convert(resp, cap, err)
-		}
-		return data, nil
-	})
-	if err != nil {
-		return nil, g.hint(fmt.Errorf("gitlab: download %s of package %s %s of project %s: %w", name, pk.name, pk.version, g.projectName(), err))
-	}
-	return data, nil
 }
 
 // APIError is a GitLab error reply: the request and GitLab's message.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -89,10 +90,13 @@ func (r *Target) List(ctx context.Context, ref publish.Ref) (map[string]publish.
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if !e.Type().IsRegular() {
-			continue
+		if e.IsDir() {
+			continue // clusterctl reads files by name; a folder is none
 		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err := fsafe.CheckEntry(dir, e); err != nil {
+			return nil, err // skipped, it would read as a release without the file
+		}
+		data, err := fsafe.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +117,7 @@ func (r *Target) Fetch(ctx context.Context, ref publish.Ref, names ...string) ([
 		if err := provider.CheckFileName("file name", n); err != nil {
 			return nil, err
 		}
-		data, err := os.ReadFile(filepath.Join(dir, n))
+		data, err := fsafe.ReadFile(filepath.Join(dir, n))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: no %s: %w", dir, n, publish.ErrNotFound)
 		}

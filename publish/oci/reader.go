@@ -247,7 +247,7 @@ func (a *artifactFiles) fetch(ctx context.Context, names ...string) ([]release.F
 			if e.layer.Size > maxFileSize {
 				return nil, fmt.Errorf("%s: layer %s is %d bytes, more than a provider file may be", a.repo, e.layer.Annotations[AnnotationTitle], e.layer.Size)
 			}
-			b, err := a.p.c.fetchBlob(ctx, a.repo, e.layer.Digest)
+			b, err := a.p.c.fetchBlob(ctx, a.repo, e.layer.Annotations[AnnotationTitle], e.layer)
 			if err != nil {
 				return nil, fmt.Errorf("%s: read %s: %w", a.repo, e.layer.Annotations[AnnotationTitle], err)
 			}
@@ -328,7 +328,7 @@ func (p *Target) unpackProposal(ctx context.Context, a *artifactFiles, l v1.Desc
 	if l.Size > maxFileSize {
 		return fmt.Errorf("%s: layer of %d bytes is too large", repo, l.Size)
 	}
-	b, err := p.c.fetchBlob(ctx, repo, l.Digest)
+	b, err := p.c.fetchBlob(ctx, repo, "layer "+l.Digest.String(), l)
 	if err != nil {
 		return fmt.Errorf("%s: read layer: %w", repo, err)
 	}

@@ -171,11 +171,15 @@ func (c *client) getManifest(ctx context.Context, ref name.Reference) (raw []byt
 	return raw, mt, digest, ok, c.redact(err)
 }
 
-// fetchBlob reads one blob of repo and checks its digest.
-func (c *client) fetchBlob(ctx context.Context, repo name.Repository, h v1.Hash) ([]byte, error) {
+// fetchBlob reads one blob of repo, of the size its descriptor gives
+// (what names it), and checks its digest. A blob that goes on past its
+// size is cut off, not read into memory, and not retried.
+func (c *client) fetchBlob(ctx context.Context, repo name.Repository, what string, d v1.Descriptor) ([]byte, error) {
 	var out []byte
+	// Not publish.ReadLimit: the token exchange a registry asks for goes
+	// out with the same context, and its reply may be larger than the blob.
 	err := c.do(ctx, func(ctx context.Context) error {
-		l, err := remote.Layer(repo.Digest(h.String()), c.options(ctx)...)
+		l, err := remote.Layer(repo.Digest(d.Digest.String()), c.options(ctx)...)
 		if err != nil {
 			return err
 		}
@@ -184,7 +188,12 @@ func (c *client) fetchBlob(ctx context.Context, repo name.Repository, h v1.Hash)
 			return err
 		}
 		defer func() { _ = rc.Close() }()
-		out, err = io.ReadAll(rc)
+		out, err = publish.LimitedReadAll(rc, what, d.Size)
+		var big *publish.TooLargeError
+		var slow *publish.TransferTimeoutError
+		if errors.As(err, &big) || errors.As(err, &slow) {
+			return publish.Permanent(err)
+		}
 		return err
 	})
 	return out, c.redact(err)

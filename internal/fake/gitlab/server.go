@@ -1,6 +1,7 @@
 package gitlab
 
 import (
+	"bytes"
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
@@ -95,6 +96,10 @@ type Fault struct {
 	// AfterEffect performs the request first (an upload is stored) and then
 	// fails, as when a response is lost on the way back.
 	AfterEffect bool
+	// Endless answers 200 with a body that never ends (a hostile or broken
+	// download); with Trickle, one byte every Trickle.
+	Endless bool
+	Trickle time.Duration
 }
 
 // File is one stored package file, as the fake holds it.
@@ -385,6 +390,10 @@ func (s *Server) faultFor(route Route, n int) (Fault, bool) {
 }
 
 func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f Fault) int {
+	if f.Endless {
+		stream(w, r, f.Trickle)
+		return http.StatusOK
+	}
 	if f.Drop {
 		hj, ok := w.(http.Hijacker)
 		if !ok {
@@ -863,3 +872,34 @@ type discardWriter struct{ header http.Header }
 func (d *discardWriter) Header() http.Header         { return d.header }
 func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardWriter) WriteHeader(int)             {}
+
+// stream answers 200 with a body that never ends: 32 KiB at a time as fast
+// as the client reads, or with every > 0 one byte each every (a server that
+// trickles, never silent long enough for an idle timeout). It returns when
+// the client goes away.
+func stream(w http.ResponseWriter, r *http.Request, every time.Duration) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	chunk := bytes.Repeat([]byte("x"), 32<<10)
+	if every > 0 {
+		chunk = chunk[:1]
+	}
+	for {
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		if every > 0 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(every):
+			}
+		} else if r.Context().Err() != nil {
+			return
+		}
+	}
+}
