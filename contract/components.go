@@ -242,7 +242,11 @@ func (l *linter) lintImage(v *view, file string, o *object, field, container, im
 		return
 	}
 	if container == "manager" && v.version != "" && !v.releaseTag(tag) && !v.managerTagged {
-		l.add(RuleImageVersion, file, o.ID(), field, "manager image %q has tag %s, not the release version %s", image, tag, v.version)
+		if otherReleaseTag(tag, v.version) {
+			l.add(RuleImageVersion, file, o.ID(), field, "manager image %q has tag %s, another release's version, not %s: users of %s would run the code of %s; tag it %s (or waive CAPI206 with the reason for the reuse)", image, tag, v.version, v.version, tag, v.version)
+			return
+		}
+		l.addSev(RuleImageVersion, Warning, file, o.ID(), field, "manager image %q has tag %s, not the release version %s", image, tag, v.version)
 	}
 }
 

@@ -110,9 +110,6 @@ func TestLint_NoFalsePositives(t *testing.T) {
 				"  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object}\n"), group, "bootstrap.cluster.x-k8s.io")
 			fs[tmpl] += "---\napiVersion: bootstrap.cluster.x-k8s.io/v1beta2\nkind: KubeadmConfigTemplate\nmetadata:\n  name: ${CLUSTER_NAME}-md\n"
 		}, nil},
-		{"CAPI102 metadata.yaml without kind is a warning", func(t *testing.T, fs files) {
-			fs.replace(t, meta, "kind: Metadata\n", "")
-		}, []key{{"CAPI102", W, meta, "Metadata", "kind"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

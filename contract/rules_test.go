@@ -81,6 +81,12 @@ func TestLint_Rules(t *testing.T) {
 		{"CAPI102 wrong apiVersion", func(t *testing.T, fs files) {
 			fs.replace(t, meta, "/v1alpha3", "/v1alpha4")
 		}, []key{{"CAPI102", E, meta, "Metadata", "apiVersion"}}},
+		{"CAPI102 no kind: clusterctl v1.11.0 refuses it (cluster-api #12712), and users of the contract may run it", func(t *testing.T, fs files) {
+			fs.replace(t, meta, "kind: Metadata\n", "")
+		}, []key{{"CAPI102", E, meta, "Metadata", "kind"}}},
+		{"CAPI102 no apiVersion", func(t *testing.T, fs files) {
+			fs.replace(t, meta, "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\n", "")
+		}, []key{{"CAPI102", E, meta, "Metadata", "apiVersion"}}},
 		{"CAPI102 no releaseSeries", func(t *testing.T, fs files) {
 			fs[meta] = "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\n"
 		}, []key{{"CAPI102", E, meta, "Metadata", "releaseSeries"}}},
@@ -136,8 +142,11 @@ func TestLint_Rules(t *testing.T) {
 			// One finding per rule and object, listing its fields.
 			{"CAPI205", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image, spec.template.spec.containers[1].image"},
 		}},
-		{"CAPI206 manager image from another version", func(t *testing.T, fs files) {
+		{"CAPI206 manager image of another release (kamaji v0.15.1 shipped :v0.15.0)", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "foo/manager:v0.1.0", "foo/manager:v0.0.9")
+		}, []key{{"CAPI206", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"}}},
+		{"CAPI206 manager image tagged with no version", func(t *testing.T, fs files) {
+			fs.replace(t, comps, "foo/manager:v0.1.0", "foo/manager:sha-1a2b3c4")
 		}, []key{{"CAPI206", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"}}},
 		{"CAPI207 image without registry, image with a variable", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.16.0", "kube-rbac-proxy:v0.16.0")
