@@ -93,6 +93,9 @@ func TestLint_NoFalsePositives(t *testing.T) {
 			fs["example_variables.rc"] = "export FOO_REGION=west\n"
 			fs["values.yaml"] = "replicas: 2\n"
 		}, nil},
+		{"CAPI001 a template that does not parse, with variables but none on the failing lines: no substitution mends it", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${CLUSTER_NAME}-cfg\ndata:\n  values: |\n    x\n  items:\n  - name: controlPlaneType:\n"
+		}, []key{{"CAPI001", E, tmpl, "document 5", ""}}},
 		{"CAPI001 a published YAML file clusterctl does not read still parses", func(t *testing.T, fs files) {
 			fs["image-template-node.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n"
 		}, []key{{"CAPI001", E, "image-template-node.yaml", "document 1", ""}}},

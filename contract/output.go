@@ -348,6 +348,8 @@ func WriteRulesMarkdown(w io.Writer) error {
 		}
 		ew.printf("\n### %s\n\n%s.\n\n- Severity: %s\n- Why: %s\n- Fix: %s\n", r.ID, md(r.Title), r.Severity, md(r.Why), md(r.Fix))
 		switch {
+		case !r.Waivable() && r.Area == AreaFiles:
+			ew.printf("- Cannot be waived: clusterctl refuses the release with this error; in a cluster template or ClusterClass file it is waivable with a reason, as clusterctl refuses only that flavor.\n")
 		case !r.Waivable():
 			ew.printf("- Cannot be waived: clusterctl refuses the release with this error.\n")
 		case r.Refused:

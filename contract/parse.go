@@ -68,6 +68,10 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 		}
 	}
 	for _, b := range bads {
+		if mended, ok := still[b.doc]; ok && !mended {
+			l.add(RuleYAML, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s; no variable is on the lines the error points at, so no substitution can make it parse: clusterctl generate cluster fails on it", b.msg)
+			continue
+		}
 		if still[b.doc] {
 			l.addSev(RuleYAML, Warning, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s; it holds variables and may be YAML only once they are substituted (clusterctl substitutes before it parses), but no placeholder makes it parse, so %s skipped for this document", b.msg, skippedChecks(f))
 			continue

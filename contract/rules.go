@@ -137,7 +137,7 @@ const (
 
 var catalogue = []Rule{
 	{RuleYAML, Error, AreaFiles, "Every YAML file parses, and every document is an object with apiVersion, kind and metadata.name",
-		"clusterctl splits each file into documents and converts each to an object; one bad document fails init, generate cluster and upgrade.",
+		"clusterctl splits each file into documents and converts each to an object; one bad document fails init, generate cluster and upgrade. clusterctl substitutes variables before it parses, so a document that holds variables and parses with no placeholder is a warning when a variable is on the lines the YAML error points at (a value may mend it), and an error when none is: no substitution can, as in a template line '- name: controlPlaneType:' with nothing after it, seen in a real provider tree. In a cluster template or ClusterClass file the error is waivable with a reason: clusterctl refuses only that flavor.",
 		"Fix the YAML where the message points; quote values that start with '{', '*' or '@'.", true},
 	{RuleEmptyDefault, Warning, AreaFiles, "No variable has an empty default (${VAR:=})",
 		"clusterctl (yamlprocessor.SimpleProcessor.Process) treats a variable whose default is empty as missing: generate provider, init and generate cluster fail with 'value for variables [VAR] is not set' unless the user sets it, which the empty default suggests they need not.",
@@ -190,7 +190,7 @@ var catalogue = []Rule{
 		"clusterctl parses each image with reference.ParseNamed to apply image overrides; 'nginx:1' or 'docker.io/nginx' fail with 'couldn't parse image name'. An image that holds a variable parses only after substitution, so init --list-images fails (warning).",
 		"Write registry/path/name:tag, e.g. registry.k8s.io/cluster-api/manager:v1.0.0 or docker.io/library/nginx:1.27.", false},
 	{RuleInjectCA, Error, AreaComponents, "cert-manager CA injection points at a Certificate in the file",
-		"clusterctl rewrites cert-manager.io/inject-ca-from as <namespace>/<name> and cert-manager injects the CA from that Certificate; a malformed or dangling reference leaves webhooks without a CA, so every API call they serve fails.",
+		"clusterctl rewrites cert-manager.io/inject-ca-from as <namespace>/<name> and cert-manager injects the CA from that Certificate; a malformed or dangling reference leaves webhooks without a CA, so every API call they serve fails. On a CRD the CA serves only the conversion webhook, which the API server calls only when the CRD serves two or more versions with strategy Webhook: elsewhere a bad reference breaks nothing today (warning). Decided by real trees whose kubebuilder cainjection patch leaves the kustomize variable $(CERTIFICATE_NAMESPACE)/$(CERTIFICATE_NAME) on CRDs with one served version, which clusterctl, the API server and core accept.",
 		"Set the annotation to <namespace>/<certificate-name> of a cert-manager.io Certificate shipped in the components.", false},
 	{RuleComponentsObject, Error, AreaComponents, "Objects clusterctl transforms use the API versions it can convert",
 		"clusterctl converts CRDs (apiextensions.k8s.io/v1), webhook configurations (admissionregistration.k8s.io/v1), Deployments and DaemonSets (apps/v1) and bindings (rbac.authorization.k8s.io/v1) to typed objects; other versions fail with 'failed to patch' or are rejected by current API servers.",
@@ -250,7 +250,7 @@ var catalogue = []Rule{
 		"Ship a ClusterRole with that label granting get, list, watch, create, update, patch and delete on the resources.", false},
 
 	{RuleTemplateNS, Error, AreaTemplates, "A cluster template holds no Namespace object",
-		"The contract says templates MUST assume the target namespace exists; clusterctl renames a Namespace object to the target namespace, which then collides with the existing one.",
+		"The contract says templates MUST assume the target namespace exists; clusterctl renames every Namespace object to the target namespace, so a second Namespace, or one of a literal name, is not what the template says it creates (error). A template whose only Namespace is the target namespace itself (name: ${NAMESPACE}) works with clusterctl generate cluster | kubectl apply -f -, as real provider templates show; but kubectl delete -f of the generated file deletes the namespace and every cluster in it (warning).",
 		"Remove the Namespace; users pass --target-namespace.", true},
 	{RuleTemplateOneNS, Warning, AreaTemplates, "All objects of a cluster template are in one namespace",
 		"The contract asks that all objects of a template be in the same namespace. clusterctl moves every object into the target namespace, so nothing fails with clusterctl; but applied with kubectl, objects in different namespaces cannot refer to each other (a latent defect). One namespace for all, even a literal one, is what the contract asks.",

@@ -168,11 +168,33 @@ func TestLint_Rules(t *testing.T) {
 			})
 			fs.edit(t, comps, "CustomResourceDefinition", "fooclusters."+group, func(m map[string]any) bool {
 				set(t, m, "foo-serving-cert", "metadata", "annotations", "cert-manager.io/inject-ca-from")
+				m["spec"].(map[string]any)["conversion"] = map[string]any{"strategy": "Webhook"} // two served versions: the API server calls it
 				return true
 			})
 		}, []key{
 			{"CAPI208", E, comps, crd("fooclusters"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
 			{"CAPI208", E, comps, "ValidatingWebhookConfiguration/foo-validating-webhook-configuration", "metadata.annotations[cert-manager.io/inject-ca-from]"},
+		}},
+		{"CAPI208 a leftover kustomize variable on a CRD whose conversion webhook is never called", func(t *testing.T, fs files) {
+			// One served version, strategy Webhook (as a kubebuilder
+			// cainjection patch leaves it), and strategy None.
+			fs.edit(t, comps, "CustomResourceDefinition", "fooclusters."+group, func(m map[string]any) bool {
+				set(t, m, "$(CERTIFICATE_NAMESPACE)/$(CERTIFICATE_NAME)", "metadata", "annotations", "cert-manager.io/inject-ca-from")
+				m["spec"].(map[string]any)["conversion"] = map[string]any{"strategy": "Webhook"}
+				for _, v := range m["spec"].(map[string]any)["versions"].([]any) {
+					if v.(map[string]any)["name"] == "v1alpha1" {
+						v.(map[string]any)["served"] = false
+					}
+				}
+				return true
+			})
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, "$(CERTIFICATE_NAMESPACE)/$(CERTIFICATE_NAME)", "metadata", "annotations", "cert-manager.io/inject-ca-from")
+				return true
+			})
+		}, []key{
+			{"CAPI208", W, comps, crd("fooclusters"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
+			{"CAPI208", W, comps, crd("foomachines"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
 		}},
 		{"CAPI209 Deployment in an API version clusterctl cannot convert", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "apiVersion: apps/v1\n", "apiVersion: apps/v1beta2\n")
@@ -307,9 +329,18 @@ func TestLint_Rules(t *testing.T) {
 		}},
 
 		// Templates.
-		{"CAPI501 template with a Namespace", func(t *testing.T, fs files) {
+		{"CAPI501 template whose only Namespace is the target namespace: a warning (kubectl delete -f deletes it)", func(t *testing.T, fs files) {
 			fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${NAMESPACE}\n"
-		}, []key{{"CAPI501", E, tmpl, "Namespace/${NAMESPACE}", "kind"}}},
+		}, []key{{"CAPI501", W, tmpl, "Namespace/${NAMESPACE}", "kind"}}},
+		{"CAPI501 template with a Namespace of a literal name", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: workloads\n"
+		}, []key{{"CAPI501", E, tmpl, "Namespace/workloads", "kind"}}},
+		{"CAPI501 template with the target namespace and a second one", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${NAMESPACE:=default}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${CLUSTER_NAME}-addons\n"
+		}, []key{
+			{"CAPI501", E, tmpl, "Namespace/${CLUSTER_NAME}-addons", "kind"},
+			{"CAPI501", E, tmpl, "Namespace/${NAMESPACE:=default}", "kind"},
+		}},
 		{"CAPI502 template object in a fixed namespace", func(t *testing.T, fs files) {
 			fs.replace(t, tmpl, "kind: FooCluster\nmetadata:\n  name: ${CLUSTER_NAME}\n", "kind: FooCluster\nmetadata:\n  name: ${CLUSTER_NAME}\n  namespace: default\n")
 		}, []key{{"CAPI502", W, tmpl, "FooCluster/default/${CLUSTER_NAME}", "metadata.namespace"}}},

@@ -7,13 +7,22 @@ import (
 	"strings"
 
 	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
 )
 
 // Unwaivable says whether f is an error no waiver clears: one of a rule
 // whose errors clusterctl refuses the whole release for (Rule.Waivable).
+//
+// A file rule's error (CAPI001, CAPI002) in a cluster template or
+// ClusterClass file is waivable as a template rule's is: clusterctl refuses
+// only that flavor's generate cluster, and the release installs.
 func Unwaivable(f Finding) bool {
 	r, ok := LookupRule(f.Rule)
-	return ok && f.Severity == Error && !r.Waivable()
+	if !ok || f.Severity != Error || r.Waivable() {
+		return false
+	}
+	name := path.Base(f.File)
+	return r.Area != AreaFiles || !release.IsFlavor(name) && !release.IsClusterClass(name)
 }
 
 // Waiver waives a rule, on every finding or on those of matching objects
