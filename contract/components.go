@@ -116,6 +116,7 @@ func (l *linter) lintComponents(v *view, f release.File, rs refs) []string {
 	l.lintInjectCA(file, objs, target)
 	kinds := classifyKinds(crds, rs, ptype)
 	l.lintCRDs(v, file, crds, ptype, kinds)
+	l.lintMove(file, crds, kinds)
 	l.lintAggregation(file, objs, crds, kinds)
 	return definedKinds(objs)
 }

@@ -104,6 +104,7 @@ const (
 	RuleCategory         = "CAPI313"
 	RuleLabelMetadata    = "CAPI314"
 	RuleCRDDecode        = "CAPI315"
+	RuleMoveLabel        = "CAPI316"
 	RuleAggregatedRole   = "CAPI401"
 	RuleTemplateNS       = "CAPI501"
 	RuleTemplateOneNS    = "CAPI502"
@@ -245,6 +246,9 @@ var catalogue = []Rule{
 		"clusterctl converts the YAML to JSON without the CRD type, so an unquoted 123, 1.5 or true stays a number or boolean (description: 123, a label value 1, categories: [7]); clusterctl init converts each CRD to the typed object and the API server decodes it strictly by type, and both refuse a number or boolean where the field is a string, or a string where it is a boolean or integer. kubectl apply fails the same way. Unknown fields are not reported: the API server drops them.",
 		"Quote the value where the field is a string (description: \"123\"); write booleans and numbers unquoted where the field takes them.", true},
 
+	{RuleMoveLabel, Warning, AreaCRDs, "A cluster-scoped kind an InfraCluster references carries clusterctl's move label",
+		"clusterctl move (the clusterctl contract's Move section) takes the namespaced objects linked to a Cluster by owner references; a cluster-scoped kind, such as an identity an InfraCluster's spec.identityRef names, and what hangs off it move only when its CRD carries clusterctl.cluster.x-k8s.io/move-hierarchy (or clusterctl.cluster.x-k8s.io/move). Without it the identity stays behind and the moved cluster's controllers cannot find it. A warning: the contract leaves room for a documented manual step. capirepo diff reports a release that drops the label from a CRD that had it.",
+		"Label the CRD, e.g. a kustomize patch adding clusterctl.cluster.x-k8s.io/move-hierarchy: \"\" (as CAPA's config/crd/patches/label_in_*identities.yaml), or document the manual step.", false},
 	{RuleAggregatedRole, Error, AreaRBAC, "Contract kinds outside *.cluster.x-k8s.io are granted to core Cluster API by an aggregated ClusterRole",
 		"Core Cluster API's manager role covers only the *.cluster.x-k8s.io groups; for another group it cannot read, label or own the objects unless a ClusterRole labelled cluster.x-k8s.io/aggregate-to-manager: \"true\" grants it.",
 		"Ship a ClusterRole with that label granting get, list, watch, create, update, patch and delete on the resources.", false},

@@ -1,6 +1,7 @@
 package contract_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -196,6 +197,12 @@ func TestLint_Rules(t *testing.T) {
 			{"CAPI208", W, comps, crd("fooclusters"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
 			{"CAPI208", W, comps, crd("foomachines"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
 		}},
+		{"CAPI316 a cluster-scoped identity an InfraCluster's identityRef names, without a move label", func(t *testing.T, fs files) {
+			addIdentity(t, fs, "")
+		}, []key{{"CAPI316", W, comps, crd("fooclusteridentities"), "metadata.labels"}}},
+		{"CAPI316 the identity's CRD carries move-hierarchy", func(t *testing.T, fs files) {
+			addIdentity(t, fs, "    clusterctl.cluster.x-k8s.io/move-hierarchy: \"\"\n")
+		}, []key{}},
 		{"CAPI209 Deployment in an API version clusterctl cannot convert", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "apiVersion: apps/v1\n", "apiVersion: apps/v1beta2\n")
 		}, []key{{"CAPI209", E, comps, "Deployment/foo-system/foo-controller-manager", "apiVersion"}}},
@@ -424,4 +431,33 @@ func TestLint_Rules(t *testing.T) {
 			t.Errorf("rule %s has no failing case", r.ID)
 		}
 	}
+}
+
+// addIdentity adds a cluster-scoped FooClusterIdentity CRD with the extra
+// labels, and a spec.identityRef naming it to every version of FooCluster,
+// as CAPA's AWSCluster names its identities.
+func addIdentity(t *testing.T, fs files, labels string) {
+	t.Helper()
+	fs[comps] += strings.Replace(crdDoc("FooClusterIdentity", "fooclusteridentities", "    cluster.x-k8s.io/v1beta2: v1beta1\n"+labels,
+		"  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object}\n"), "scope: Namespaced", "scope: Cluster", 1)
+	fs.replace(t, comps, "resources: [foomachinepooltemplates]", "resources: [foomachinepooltemplates, fooclusteridentities]")
+	fs.edit(t, comps, "CustomResourceDefinition", "fooclusters."+group, func(m map[string]any) bool {
+		child := func(m map[string]any, k string) map[string]any {
+			c, ok := m[k].(map[string]any)
+			if !ok {
+				c = map[string]any{}
+				m[k] = c
+			}
+			return c
+		}
+		for _, v := range at(t, m, "spec", "versions").([]any) {
+			schema := child(child(v.(map[string]any), "schema"), "openAPIV3Schema")
+			props := child(child(child(schema, "properties"), "spec"), "properties")
+			props["identityRef"] = map[string]any{"type": "object", "properties": map[string]any{
+				"kind": map[string]any{"type": "string", "enum": []any{"FooClusterIdentity", "Secret"}},
+				"name": map[string]any{"type": "string"},
+			}}
+		}
+		return true
+	})
 }

@@ -40,6 +40,7 @@ func (c *collector) crds(o, n *side) {
 		}
 		c.conversion(o, n, id, o.crds[name], nc)
 		c.contractLabels(o, n, id, o.crds[name], nc)
+		c.moveLabel(o, n, id, o.crds[name], nc)
 	}
 }
 

@@ -554,3 +554,42 @@ func TestCompare_ContractLabelOnlyWhatTheUpgradeBreaks(t *testing.T) {
 		})
 	}
 }
+
+// TestCompare_MoveLabelDropped: a CRD that carried clusterctl's move label in
+// the old release and not in the new one is a warning (CAPI316); kept, or
+// never there, it is none.
+func TestCompare_MoveLabelDropped(t *testing.T) {
+	const ext = "extensionconfigs.runtime.cluster.x-k8s.io" // cluster-scoped, as identities are
+	label := func(t *testing.T, rel *release.Release) {
+		editCRD(t, rel, ext, func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Labels["clusterctl.cluster.x-k8s.io/move-hierarchy"] = ""
+		})
+	}
+	for _, c := range []struct {
+		name     string
+		old, new func(t *testing.T, rel *release.Release)
+		want     []key
+	}{
+		{"dropped", label, nil, []key{{coreComps, "CAPI316", W, crd(ext), "metadata.labels[clusterctl.cluster.x-k8s.io/move-hierarchy]"}}},
+		{"kept", label, label, []key{}},
+		{"new", nil, label, []key{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			old, new := realPair(t)
+			only(old, core)
+			only(new, core)
+			for _, f := range []struct {
+				fn  func(*testing.T, *release.Release)
+				rel *release.Release
+			}{{c.old, old}, {c.new, new}} {
+				if f.fn != nil {
+					f.fn(t, f.rel)
+				}
+			}
+			res := diff.Compare(old, new)
+			if diff := cmp.Diff(c.want, keys(res.Findings)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\n%s", diff, messages(res))
+			}
+		})
+	}
+}
