@@ -308,6 +308,9 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		set.Files[i].Data = data
 	}
 	warnings := slices.Clone(set.Warnings)
+	if s.Templates != nil && len(s.Templates.Set) > 0 {
+		warnings = append(warnings, applyTemplateSets(s.Name, s.Templates.Set, set.Files)...)
+	}
 	if len(metaAdded) > 0 {
 		warnings = append(warnings, metadataWarning(s.Name, s.Metadata, metaAdded))
 	}
