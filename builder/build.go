@@ -222,11 +222,14 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 	p := &release.Provider{ID: id, Version: version, ComponentsFile: s.ComponentsFile}
 	r := ProviderResult{Label: id.Label()}
 
-	// metadata.yaml is copied as it is; the lint checks it (CAPI101 ...
+	// metadata.yaml is copied as it is but for an apiVersion or kind it
+	// leaves out (completeMetadata); the lint checks it (CAPI101 ...
 	// CAPI107), so its waivers apply and every finding is reported at once.
 	var findings []finding.Finding
 	mfile := filepath.Join(opts.Dir, filepath.FromSlash(s.Metadata))
+	var metaAdded []string
 	if mdata, err := fs.ReadFile(mfile); err == nil {
+		mdata, metaAdded = completeMetadata(mdata)
 		if err := p.Add(provider.MetadataFile, mdata); err != nil {
 			return providerOut{err: err}
 		}
@@ -305,6 +308,12 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		set.Files[i].Data = data
 	}
 	warnings := slices.Clone(set.Warnings)
+	if s.Templates != nil && len(s.Templates.Set) > 0 {
+		warnings = append(warnings, applyTemplateSets(s.Name, s.Templates.Set, set.Files)...)
+	}
+	if len(metaAdded) > 0 {
+		warnings = append(warnings, metadataWarning(s.Name, s.Metadata, metaAdded))
+	}
 	for i, pt := range s.Patches {
 		if pt.File != "" && !slices.ContainsFunc(files, func(c provider.Components) bool { return pt.Applies(c.File, false) }) &&
 			!slices.ContainsFunc(set.Files, func(f release.File) bool { return pt.Applies(f.Name, false) }) {

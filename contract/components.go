@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/distribution/reference"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
@@ -116,6 +117,7 @@ func (l *linter) lintComponents(v *view, f release.File, rs refs) []string {
 	l.lintInjectCA(file, objs, target)
 	kinds := classifyKinds(crds, rs, ptype)
 	l.lintCRDs(v, file, crds, ptype, kinds)
+	l.lintMove(file, crds, kinds)
 	l.lintAggregation(file, objs, crds, kinds)
 	return definedKinds(objs)
 }
@@ -243,7 +245,11 @@ func (l *linter) lintImage(v *view, file string, o *object, field, container, im
 		return
 	}
 	if container == "manager" && v.version != "" && !v.releaseTag(tag) && !v.managerTagged {
-		l.add(RuleImageVersion, file, o.ID(), field, "manager image %q has tag %s, not the release version %s", image, tag, v.version)
+		if otherReleaseTag(tag, v.version) {
+			l.add(RuleImageVersion, file, o.ID(), field, "manager image %q has tag %s, another release's version, not %s: users of %s would run the code of %s; tag it %s (or waive CAPI206 with the reason for the reuse)", image, tag, v.version, v.version, tag, v.version)
+			return
+		}
+		l.addSev(RuleImageVersion, Warning, file, o.ID(), field, "manager image %q has tag %s, not the release version %s", image, tag, v.version)
 	}
 }
 
@@ -276,15 +282,43 @@ func (l *linter) lintInjectCA(file string, objs []*object, target string) {
 			continue
 		}
 		field := labelField("annotations", injectCAAnnotation)
+		// A CRD's CA serves only its conversion webhook, which the API
+		// server calls only between two served versions with strategy
+		// Webhook: on any other CRD a bad reference leaves nothing broken.
+		sev, idle := Error, ""
+		if o.crd != nil {
+			if why := conversionIdle(o.crd); why != "" {
+				sev, idle = Warning, "; the API server never calls this CRD's conversion webhook ("+why+"), so nothing fails today, but it will once the CRD serves a second version"
+			}
+		}
 		ns, name, ok := strings.Cut(ref, "/")
 		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-			l.add(RuleInjectCA, file, o.ID(), field, "%q is not <namespace>/<certificate>", ref)
+			l.addSev(RuleInjectCA, sev, file, o.ID(), field, "%q is not <namespace>/<certificate>%s", ref, idle)
 			continue
 		}
 		if !certs[ref] {
-			l.add(RuleInjectCA, file, o.ID(), field, "no cert-manager.io Certificate %s in the file to inject the CA from", ref)
+			l.addSev(RuleInjectCA, sev, file, o.ID(), field, "no cert-manager.io Certificate %s in the file to inject the CA from%s", ref, idle)
 		}
 	}
+}
+
+// conversionIdle says why the API server never calls a CRD's conversion
+// webhook ("" when it may): fewer than two served versions, or a strategy
+// other than Webhook.
+func conversionIdle(crd *apiextensionsv1.CustomResourceDefinition) string {
+	served := 0
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			served++
+		}
+	}
+	switch {
+	case crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter:
+		return "conversion strategy is not Webhook"
+	case served < 2:
+		return plural(served, "version is", "versions are") + " served"
+	}
+	return ""
 }
 
 // stagingRegistry says whether an image is in a Kubernetes staging

@@ -32,7 +32,7 @@ func TestLintFiles(t *testing.T) {
 		}, contract.Options{}, []key{{"CAPI204", E, "out.yaml", "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers"}}},
 		{"the version option checks the manager tag", func(t *testing.T, fs files) []release.File {
 			return []release.File{{Name: comps, Data: []byte(fs[comps])}}
-		}, contract.Options{Version: "v0.2.0"}, []key{{"CAPI206", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"}}},
+		}, contract.Options{Version: "v0.2.0"}, []key{{"CAPI206", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"}}},
 		{"the provider option checks the components file name", func(t *testing.T, fs files) []release.File {
 			return []release.File{{Name: "foo-components.yaml", Data: []byte(fs[comps])}}
 		}, contract.Options{Provider: label}, []key{{"CAPI106", W, "foo-components.yaml", "", ""}}},

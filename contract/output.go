@@ -280,6 +280,17 @@ func WriteRulesMarkdown(w io.Writer) error {
 	ew.printf("  warning where it fires on other CRDs.\n")
 	ew.printf("- **info** for what the contract says MAY.\n\n")
 	ew.printf("A false refusal is as bad as a missed defect: a rule that cannot say which of the three fails is not an error.\n\n")
+	ew.printf("**What clusterctl refuses** means what any clusterctl release a user of the release's contract may run\n")
+	ew.printf("refuses: every patch release of every minor that supports the contract (`v1beta2`: clusterctl v1.11.0 and\n")
+	ew.printf("later; `v1beta1`: v1.0.0 and later, v1.11 on through their compatibility with it), not only the newest.\n")
+	ew.printf("A check one such release made and a later patch relaxed still fails users who run that release: it is\n")
+	ew.printf("an error. The rules whose severity rests on clusterctl's behaviour were reviewed under this rule:\n")
+	ew.printf("CAPI102 became an error for a metadata.yaml without `kind` (clusterctl v1.11.0 refuses it, v1.11.1\n")
+	ew.printf("accepts it again); CAPI001, CAPI002, CAPI101, CAPI102's other fields, CAPI103, CAPI104, CAPI105, CAPI201,\n")
+	ew.printf("CAPI207, CAPI209, CAPI305, CAPI504, CAPI506, CAPI701, CAPI703 and CAPI714 were errors already, because\n")
+	ew.printf("the newer releases refuse what they find; CAPI003, CAPI702, CAPI711 and CAPI712 stay warnings (no\n")
+	ew.printf("clusterctl release refuses the release for them). Each rule whose severity changed names, in its *Why*,\n")
+	ew.printf("the real release that decided it.\n\n")
 	ew.printf("## Contract kinds\n\n")
 	ew.printf("The contract rules (CAPI301 ... CAPI314, CAPI401) apply to contract kinds only, classified from evidence:\n\n")
 	ew.printf("1. **References** in the release's templates and ClusterClass files: a Cluster's `spec.infrastructureRef`\n")
@@ -332,6 +343,8 @@ func WriteRulesMarkdown(w io.Writer) error {
 		}
 		ew.printf("\n### %s\n\n%s.\n\n- Severity: %s\n- Why: %s\n- Fix: %s\n", r.ID, md(r.Title), r.Severity, md(r.Why), md(r.Fix))
 		switch {
+		case !r.Waivable() && r.Area == AreaFiles:
+			ew.printf("- Cannot be waived: clusterctl refuses the release with this error; in a cluster template or ClusterClass file it is waivable with a reason, as clusterctl refuses only that flavor.\n")
 		case !r.Waivable():
 			ew.printf("- Cannot be waived: clusterctl refuses the release with this error.\n")
 		case r.Refused:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/capirepo/capirepo/builder/buildtest"
@@ -72,5 +73,48 @@ func TestLint_RealReleasesOnlyTrueFindings(t *testing.T) {
 				t.Errorf("waivers matched nothing: %v", rep.Unmatched)
 			}
 		})
+	}
+}
+
+// TestLint_CAPI316_RealCAPA: CAPA's AWSCluster and AWSManagedControlPlane
+// name three cluster-scoped identities in spec.identityRef, and CAPA's
+// config/crd labels their CRDs move-hierarchy: no finding. Without the label
+// (the release as it would be without CAPA's label_in_*identities.yaml
+// patches) each identity is a warning; the cluster-scoped ROSAOCMRoleConfig,
+// which no InfraCluster references, is not.
+func TestLint_CAPI316_RealCAPA(t *testing.T) {
+	dir := testtree.ModuleDir(t, testtree.CAPAModule)
+	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Version: "v2.13.0", Config: buildtest.Config(t, dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capi316 := func() []string {
+		var out []string
+		for _, f := range contract.Lint(res.Release, contract.Options{Findings: res.Findings}).Findings {
+			if f.Rule == contract.RuleMoveLabel {
+				out = append(out, string(f.Severity)+" "+f.Object)
+			}
+		}
+		return out
+	}
+	if got := capi316(); len(got) > 0 {
+		t.Errorf("CAPI316 on CAPA as released: %v", got)
+	}
+	p := res.Release.Providers[0]
+	comps := p.Components()
+	stripped := strings.ReplaceAll(string(comps.Data), "    clusterctl.cluster.x-k8s.io/move-hierarchy: \"\"\n", "")
+	if stripped == string(comps.Data) {
+		t.Fatal("no move-hierarchy label in CAPA's components")
+	}
+	if err := p.Add(p.ComponentsFile, []byte(stripped)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"warning CustomResourceDefinition/awsclustercontrolleridentities.infrastructure.cluster.x-k8s.io",
+		"warning CustomResourceDefinition/awsclusterroleidentities.infrastructure.cluster.x-k8s.io",
+		"warning CustomResourceDefinition/awsclusterstaticidentities.infrastructure.cluster.x-k8s.io",
+	}
+	if diff := cmp.Diff(want, capi316()); diff != "" {
+		t.Errorf("CAPI316 without the labels (-want +got):\n%s", diff)
 	}
 }

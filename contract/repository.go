@@ -37,7 +37,9 @@ func (l *linter) lintMetadata(v *view, f *release.File) {
 		case provider.MetadataInvalid:
 			l.add(RuleMetadataInvalid, file, obj, p.Field, "%s", p.Message)
 		case provider.MetadataNoKind:
-			l.addSev(RuleMetadataInvalid, Warning, file, obj, p.Field, "%s", p.Message)
+			// clusterctl v1.11.0 refuses it, and users of every contract
+			// capirepo releases for may run v1.11.0 (see the severity policy).
+			l.add(RuleMetadataInvalid, file, obj, p.Field, "%s", p.Message)
 		case provider.MetadataDuplicate:
 			l.add(RuleSeriesDuplicate, file, obj, p.Field, "%s", p.Message)
 		case provider.MetadataUnknownContract:

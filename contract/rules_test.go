@@ -1,6 +1,7 @@
 package contract_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,6 +82,12 @@ func TestLint_Rules(t *testing.T) {
 		{"CAPI102 wrong apiVersion", func(t *testing.T, fs files) {
 			fs.replace(t, meta, "/v1alpha3", "/v1alpha4")
 		}, []key{{"CAPI102", E, meta, "Metadata", "apiVersion"}}},
+		{"CAPI102 no kind: clusterctl v1.11.0 refuses it (cluster-api #12712), and users of the contract may run it", func(t *testing.T, fs files) {
+			fs.replace(t, meta, "kind: Metadata\n", "")
+		}, []key{{"CAPI102", E, meta, "Metadata", "kind"}}},
+		{"CAPI102 no apiVersion", func(t *testing.T, fs files) {
+			fs.replace(t, meta, "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\n", "")
+		}, []key{{"CAPI102", E, meta, "Metadata", "apiVersion"}}},
 		{"CAPI102 no releaseSeries", func(t *testing.T, fs files) {
 			fs[meta] = "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\n"
 		}, []key{{"CAPI102", E, meta, "Metadata", "releaseSeries"}}},
@@ -136,8 +143,11 @@ func TestLint_Rules(t *testing.T) {
 			// One finding per rule and object, listing its fields.
 			{"CAPI205", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image, spec.template.spec.containers[1].image"},
 		}},
-		{"CAPI206 manager image from another version", func(t *testing.T, fs files) {
+		{"CAPI206 manager image of another release (kamaji v0.15.1 shipped :v0.15.0)", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "foo/manager:v0.1.0", "foo/manager:v0.0.9")
+		}, []key{{"CAPI206", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"}}},
+		{"CAPI206 manager image tagged with no version", func(t *testing.T, fs files) {
+			fs.replace(t, comps, "foo/manager:v0.1.0", "foo/manager:sha-1a2b3c4")
 		}, []key{{"CAPI206", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"}}},
 		{"CAPI207 image without registry, image with a variable", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.16.0", "kube-rbac-proxy:v0.16.0")
@@ -159,12 +169,40 @@ func TestLint_Rules(t *testing.T) {
 			})
 			fs.edit(t, comps, "CustomResourceDefinition", "fooclusters."+group, func(m map[string]any) bool {
 				set(t, m, "foo-serving-cert", "metadata", "annotations", "cert-manager.io/inject-ca-from")
+				m["spec"].(map[string]any)["conversion"] = map[string]any{"strategy": "Webhook"} // two served versions: the API server calls it
 				return true
 			})
 		}, []key{
 			{"CAPI208", E, comps, crd("fooclusters"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
 			{"CAPI208", E, comps, "ValidatingWebhookConfiguration/foo-validating-webhook-configuration", "metadata.annotations[cert-manager.io/inject-ca-from]"},
 		}},
+		{"CAPI208 a leftover kustomize variable on a CRD whose conversion webhook is never called", func(t *testing.T, fs files) {
+			// One served version, strategy Webhook (as a kubebuilder
+			// cainjection patch leaves it), and strategy None.
+			fs.edit(t, comps, "CustomResourceDefinition", "fooclusters."+group, func(m map[string]any) bool {
+				set(t, m, "$(CERTIFICATE_NAMESPACE)/$(CERTIFICATE_NAME)", "metadata", "annotations", "cert-manager.io/inject-ca-from")
+				m["spec"].(map[string]any)["conversion"] = map[string]any{"strategy": "Webhook"}
+				for _, v := range m["spec"].(map[string]any)["versions"].([]any) {
+					if v.(map[string]any)["name"] == "v1alpha1" {
+						v.(map[string]any)["served"] = false
+					}
+				}
+				return true
+			})
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, "$(CERTIFICATE_NAMESPACE)/$(CERTIFICATE_NAME)", "metadata", "annotations", "cert-manager.io/inject-ca-from")
+				return true
+			})
+		}, []key{
+			{"CAPI208", W, comps, crd("fooclusters"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
+			{"CAPI208", W, comps, crd("foomachines"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
+		}},
+		{"CAPI316 a cluster-scoped identity an InfraCluster's identityRef names, without a move label", func(t *testing.T, fs files) {
+			addIdentity(t, fs, "")
+		}, []key{{"CAPI316", W, comps, crd("fooclusteridentities"), "metadata.labels"}}},
+		{"CAPI316 the identity's CRD carries move-hierarchy", func(t *testing.T, fs files) {
+			addIdentity(t, fs, "    clusterctl.cluster.x-k8s.io/move-hierarchy: \"\"\n")
+		}, []key{}},
 		{"CAPI209 Deployment in an API version clusterctl cannot convert", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "apiVersion: apps/v1\n", "apiVersion: apps/v1beta2\n")
 		}, []key{{"CAPI209", E, comps, "Deployment/foo-system/foo-controller-manager", "apiVersion"}}},
@@ -298,9 +336,18 @@ func TestLint_Rules(t *testing.T) {
 		}},
 
 		// Templates.
-		{"CAPI501 template with a Namespace", func(t *testing.T, fs files) {
+		{"CAPI501 template whose only Namespace is the target namespace: a warning (kubectl delete -f deletes it)", func(t *testing.T, fs files) {
 			fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${NAMESPACE}\n"
-		}, []key{{"CAPI501", E, tmpl, "Namespace/${NAMESPACE}", "kind"}}},
+		}, []key{{"CAPI501", W, tmpl, "Namespace/${NAMESPACE}", "kind"}}},
+		{"CAPI501 template with a Namespace of a literal name", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: workloads\n"
+		}, []key{{"CAPI501", E, tmpl, "Namespace/workloads", "kind"}}},
+		{"CAPI501 template with the target namespace and a second one", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${NAMESPACE:=default}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${CLUSTER_NAME}-addons\n"
+		}, []key{
+			{"CAPI501", E, tmpl, "Namespace/${CLUSTER_NAME}-addons", "kind"},
+			{"CAPI501", E, tmpl, "Namespace/${NAMESPACE:=default}", "kind"},
+		}},
 		{"CAPI502 template object in a fixed namespace", func(t *testing.T, fs files) {
 			fs.replace(t, tmpl, "kind: FooCluster\nmetadata:\n  name: ${CLUSTER_NAME}\n", "kind: FooCluster\nmetadata:\n  name: ${CLUSTER_NAME}\n  namespace: default\n")
 		}, []key{{"CAPI502", W, tmpl, "FooCluster/default/${CLUSTER_NAME}", "metadata.namespace"}}},
@@ -384,4 +431,33 @@ func TestLint_Rules(t *testing.T) {
 			t.Errorf("rule %s has no failing case", r.ID)
 		}
 	}
+}
+
+// addIdentity adds a cluster-scoped FooClusterIdentity CRD with the extra
+// labels, and a spec.identityRef naming it to every version of FooCluster,
+// as CAPA's AWSCluster names its identities.
+func addIdentity(t *testing.T, fs files, labels string) {
+	t.Helper()
+	fs[comps] += strings.Replace(crdDoc("FooClusterIdentity", "fooclusteridentities", "    cluster.x-k8s.io/v1beta2: v1beta1\n"+labels,
+		"  - name: v1beta1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object}\n"), "scope: Namespaced", "scope: Cluster", 1)
+	fs.replace(t, comps, "resources: [foomachinepooltemplates]", "resources: [foomachinepooltemplates, fooclusteridentities]")
+	fs.edit(t, comps, "CustomResourceDefinition", "fooclusters."+group, func(m map[string]any) bool {
+		child := func(m map[string]any, k string) map[string]any {
+			c, ok := m[k].(map[string]any)
+			if !ok {
+				c = map[string]any{}
+				m[k] = c
+			}
+			return c
+		}
+		for _, v := range at(t, m, "spec", "versions").([]any) {
+			schema := child(child(v.(map[string]any), "schema"), "openAPIV3Schema")
+			props := child(child(child(schema, "properties"), "spec"), "properties")
+			props["identityRef"] = map[string]any{"type": "object", "properties": map[string]any{
+				"kind": map[string]any{"type": "string", "enum": []any{"FooClusterIdentity", "Secret"}},
+				"name": map[string]any{"type": "string"},
+			}}
+		}
+		return true
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
 	"github.com/capirepo/capirepo/internal/clusterctlvars"
+	"github.com/capirepo/capirepo/internal/yamlpos"
 )
 
 // errUnset tells clusterctl's processor that a variable is not set, so that
@@ -52,7 +53,9 @@ func parsesClean(parse parseFunc, raw []byte) bool {
 // substituteBad returns data with each document that does not parse, but
 // does after substituting its variables as clusterctl does, replaced by the
 // substituted text; still lists, by position among the non-blank documents,
-// those with variables that parse neither way. changed says data changed.
+// those with variables that parse neither way: true where a variable is on
+// the lines the YAML error points at (a substitution may mend it), false
+// where none is (no substitution can). changed says data changed.
 func substituteBad(parse parseFunc, data []byte) (out []byte, still map[int]bool, changed bool) {
 	raws, err := splitDocuments(data)
 	if err != nil {
@@ -71,7 +74,7 @@ func substituteBad(parse parseFunc, data []byte) (out []byte, still map[int]bool
 			}
 		}
 		if !fixed {
-			still[i] = true
+			still[i] = variableOnFailingLines(raw)
 		}
 	}
 	if !changed {
@@ -86,4 +89,29 @@ func substituteBad(parse parseFunc, data []byte) (out []byte, still map[int]bool
 	}
 	b.WriteString("\n")
 	return b.Bytes(), still, true
+}
+
+// variableOnFailingLines says whether a document that does not parse has a
+// variable on the lines its YAML error points at, or whether the error names
+// no line at all: then a substitution may still mend it. The lines are the
+// one the error names and those next to it; for an unclosed collection ("did
+// not find expected ..."), whose error names the line before the one that
+// opens it, every line from there to the end of the document, any of which
+// might close it.
+func variableOnFailingLines(raw []byte) bool {
+	e := yamlpos.Find("", raw)
+	if e == nil || e.Line == 0 {
+		return true
+	}
+	lines := bytes.Split(raw, []byte("\n"))
+	from, to := e.Line-1, e.Line+1
+	if strings.Contains(e.Msg, "did not find expected") {
+		to = len(lines)
+	}
+	for n := max(from, 1); n <= min(to, len(lines)); n++ {
+		if bytes.Contains(lines[n-1], []byte("${")) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +11,10 @@ import (
 )
 
 const clusterGroup = "cluster.x-k8s.io"
+
+// targetNamespaceVar matches ${NAMESPACE}, with a default or not: the
+// variable clusterctl generate cluster sets to the target namespace.
+var targetNamespaceVar = regexp.MustCompile(`^\$\{\s*NAMESPACE\s*(:?[=-][^}]*)?\}$`)
 
 // classFile is the file clusterctl fetches for a topology class.
 func classFile(class string) string { return "clusterclass-" + class + ".yaml" }
@@ -48,8 +53,22 @@ func (l *linter) lintTemplate(v *view, f release.File, objs []*object, classes [
 			namespaces[nsOf(o)]++
 		}
 	}
+	nsObjects := 0
 	for _, o := range objs {
 		if o.kind == "Namespace" && o.group() == "" {
+			nsObjects++
+		}
+	}
+	for _, o := range objs {
+		if o.kind == "Namespace" && o.group() == "" {
+			// The target namespace itself, alone: clusterctl generate
+			// cluster | kubectl apply -f - works (the Namespace exists and
+			// is applied unchanged); only deleting the generated file
+			// deletes the namespace, and all in it.
+			if nsObjects == 1 && targetNamespaceVar.MatchString(o.name) {
+				l.addSev(RuleTemplateNS, Warning, file, o.ID(), "kind", "the template creates its own target namespace: clusterctl generate cluster | kubectl apply -f - works, but kubectl delete -f of the generated file deletes the namespace %s and everything in it, other clusters too; a cluster template must assume the target namespace exists: remove the Namespace", o.name)
+				continue
+			}
 			l.add(RuleTemplateNS, file, o.ID(), "kind", "a cluster template must assume the target namespace exists; clusterctl renames this Namespace to it")
 			continue
 		}

@@ -41,6 +41,7 @@ func (c *collector) crds(o, n *side) {
 		}
 		c.conversion(o, n, id, o.crds[name], nc)
 		c.contractLabels(o, n, id, o.crds[name], nc)
+		c.moveLabel(o, n, id, o.crds[name], nc)
 	}
 }
 
@@ -242,21 +243,28 @@ func stripDescriptions(s any) {
 // contractLabels checks that core Cluster API still resolves new's CRD from
 // its contract labels, to a served version, as it did old's, and that a
 // release that moves to another contract labels its CRDs for it.
+//
+// Only what the upgrade breaks is an upgrade error: a label that led core to
+// a version old served and leads to none new serves. A label that led
+// nowhere in old already (kustomize commonLabels stamp one on every CRD,
+// identities and pools too, often with a version the CRD never served), or
+// a CRD new in new, is the release's own finding: the lint's CAPI303 and
+// CAPI304 report it at their own severity (lint --against, release), and
+// nothing changes for it on upgrade.
 func (c *collector) contractLabels(o, n *side, id string, oc, nc *apiextensionsv1.CustomResourceDefinition) {
 	file := n.components()
 	newC, newV := contract.ResolvedContract(nc)
-	oldC, oldV := "", ""
 	if oc != nil {
-		oldC, oldV = contract.ResolvedContract(oc)
-	}
-	switch {
-	case oldC != "" && newC == "":
-		c.add(contract.RuleUpgradeContractLabel, file, id, "metadata.labels", "%s labels it cluster.x-k8s.io/%s (core Cluster API resolves %s), and %s has no cluster.x-k8s.io/%s label: every reference to %s fails after the upgrade ('contract version label(s) are either missing or empty')",
-			o.version, oldC, oldV, n.version, strings.Join(provider.Contracts, " or cluster.x-k8s.io/"), nc.Spec.Names.Kind)
-	case newC != "":
-		if v := crdVersion(nc, newV); v == nil || !v.Served {
-			c.add(contract.RuleUpgradeContractLabel, file, id, "metadata.labels[cluster.x-k8s.io/"+newC+"]", "core Cluster API resolves %s's label cluster.x-k8s.io/%s to %s, which %s does not serve (served: %s): every reference to %s fails after the upgrade",
-				n.version, newC, newV, n.version, strings.Join(servedVersions(nc), ", "), nc.Spec.Names.Kind)
+		oldC, oldV := contract.ResolvedContract(oc)
+		oldServed := oldC != "" && crdVersion(oc, oldV) != nil && crdVersion(oc, oldV).Served
+		switch v := crdVersion(nc, newV); {
+		case !oldServed:
+		case newC == "":
+			c.add(contract.RuleUpgradeContractLabel, file, id, "metadata.labels", "%s labels it cluster.x-k8s.io/%s (core Cluster API resolves %s), and %s has no cluster.x-k8s.io/%s label: every reference to %s fails after the upgrade ('contract version label(s) are either missing or empty')",
+				o.version, oldC, oldV, n.version, strings.Join(provider.Contracts, " or cluster.x-k8s.io/"), nc.Spec.Names.Kind)
+		case v == nil || !v.Served:
+			c.add(contract.RuleUpgradeContractLabel, file, id, "metadata.labels[cluster.x-k8s.io/"+newC+"]", "core Cluster API resolves %s's label cluster.x-k8s.io/%s to %s, which %s does not serve (served: %s), while %s's label led it to %s, which %s served: every reference to %s fails after the upgrade",
+				n.version, newC, newV, n.version, strings.Join(servedVersions(nc), ", "), o.version, oldV, o.version, nc.Spec.Names.Kind)
 		}
 	}
 	nmc, omc := seriesContract(n.meta, n.sv), seriesContract(o.meta, o.sv)

@@ -483,3 +483,113 @@ func TestCompare_Deterministic(t *testing.T) {
 		}
 	}
 }
+
+// poolCRD is the shape kustomize commonLabels give an IPAM pool kind (as
+// cluster-api-ipam-provider-in-cluster's InClusterIPPool): the contract label
+// config/crd stamps on every CRD, naming v1beta1, on a CRD that serves only
+// v1alpha2. Core Cluster API never resolves a pool: nothing reads the label.
+const poolCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: inclusterippools.ipam.cluster.x-k8s.io
+  labels:
+    cluster.x-k8s.io/provider: cluster-api
+    cluster.x-k8s.io/v1beta1: v1beta1
+spec:
+  group: ipam.cluster.x-k8s.io
+  names: {kind: InClusterIPPool, listKind: InClusterIPPoolList, plural: inclusterippools, singular: inclusterippool}
+  scope: Namespaced
+  versions:
+  - name: v1alpha2
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object}}
+`
+
+// TestCompare_ContractLabelOnlyWhatTheUpgradeBreaks: CAPI710 is an upgrade
+// error only where a label that led core Cluster API to a version the old
+// release served leads to none the new one serves. A label that led nowhere
+// in the old release already, and a CRD new in the new one, are the lint's
+// findings (CAPI303, CAPI304), not the upgrade's.
+func TestCompare_ContractLabelOnlyWhatTheUpgradeBreaks(t *testing.T) {
+	addPool := func(t *testing.T, rel *release.Release) {
+		editFile(t, rel, core, "core-components.yaml", func(s string) string { return s + "\n---\n" + poolCRD })
+	}
+	cases := []struct {
+		name     string
+		old, new func(t *testing.T, rel *release.Release)
+		want     []key
+	}{
+		{name: "a label naming a version the CRD serves in neither release", old: addPool, new: addPool, want: []key{}},
+		{name: "a CRD new in the new release whose label names a version it does not serve", new: addPool, want: []key{}},
+		{name: "a label already unresolvable in the old release, dropped in the new one", old: addPool,
+			new: func(t *testing.T, rel *release.Release) {
+				addPool(t, rel)
+				editCRD(t, rel, "inclusterippools.ipam.cluster.x-k8s.io", func(c *apiextensionsv1.CustomResourceDefinition) {
+					delete(c.Labels, "cluster.x-k8s.io/v1beta1")
+				})
+			}, want: []key{}},
+		{name: "a label that resolved in the old release and no longer does",
+			old: func(t *testing.T, rel *release.Release) {
+				addPool(t, rel)
+				editCRD(t, rel, "inclusterippools.ipam.cluster.x-k8s.io", func(c *apiextensionsv1.CustomResourceDefinition) {
+					c.Labels["cluster.x-k8s.io/v1beta1"] = "v1alpha2"
+				})
+			}, new: addPool,
+			want: []key{{coreComps, "CAPI710", E, crd("inclusterippools.ipam.cluster.x-k8s.io"), "metadata.labels[cluster.x-k8s.io/v1beta1]"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			old, new := realPair(t)
+			only(old, core)
+			only(new, core)
+			if c.old != nil {
+				c.old(t, old)
+			}
+			c.new(t, new)
+			res := diff.Compare(old, new)
+			if diff := cmp.Diff(c.want, keys(res.Findings)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\n%s", diff, messages(res))
+			}
+		})
+	}
+}
+
+// TestCompare_MoveLabelDropped: a CRD that carried clusterctl's move label in
+// the old release and not in the new one is a warning (CAPI316); kept, or
+// never there, it is none.
+func TestCompare_MoveLabelDropped(t *testing.T) {
+	const ext = "extensionconfigs.runtime.cluster.x-k8s.io" // cluster-scoped, as identities are
+	label := func(t *testing.T, rel *release.Release) {
+		editCRD(t, rel, ext, func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Labels["clusterctl.cluster.x-k8s.io/move-hierarchy"] = ""
+		})
+	}
+	for _, c := range []struct {
+		name     string
+		old, new func(t *testing.T, rel *release.Release)
+		want     []key
+	}{
+		{"dropped", label, nil, []key{{coreComps, "CAPI316", W, crd(ext), "metadata.labels[clusterctl.cluster.x-k8s.io/move-hierarchy]"}}},
+		{"kept", label, label, []key{}},
+		{"new", nil, label, []key{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			old, new := realPair(t)
+			only(old, core)
+			only(new, core)
+			for _, f := range []struct {
+				fn  func(*testing.T, *release.Release)
+				rel *release.Release
+			}{{c.old, old}, {c.new, new}} {
+				if f.fn != nil {
+					f.fn(t, f.rel)
+				}
+			}
+			res := diff.Compare(old, new)
+			if diff := cmp.Diff(c.want, keys(res.Findings)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\n%s", diff, messages(res))
+			}
+		})
+	}
+}

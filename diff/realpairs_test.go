@@ -74,3 +74,32 @@ func TestCompare_RealPairs(t *testing.T) {
 		})
 	}
 }
+
+// TestCompare_RealPairsLabelledNonContractKinds: consecutive releases of CAPA
+// and CAPG whose config/crd commonLabels stamp cluster.x-k8s.io/v1beta1 (and
+// CAPA's v1alpha3 and v1alpha4) on every CRD, identities, Fargate profiles and
+// ROSA role and network kinds too, some of them new in the newer release.
+// clusterctl upgrades them without trouble: no upgrade error, and no CAPI710
+// at all.
+func TestCompare_RealPairsLabelledNonContractKinds(t *testing.T) {
+	for _, c := range []struct{ old, new string }{
+		// ROSANetwork and ROSARoleConfig arrive, labelled.
+		{"sigs.k8s.io/cluster-api-provider-aws/v2@v2.9.0", "sigs.k8s.io/cluster-api-provider-aws/v2@v2.10.0"},
+		// NodeadmConfig and its template arrive, labelled.
+		{"sigs.k8s.io/cluster-api-provider-aws/v2@v2.10.0", "sigs.k8s.io/cluster-api-provider-aws/v2@v2.11.0"},
+		// ROSAOCMRoleConfig arrives, labelled.
+		{"sigs.k8s.io/cluster-api-provider-aws/v2@v2.11.0", "sigs.k8s.io/cluster-api-provider-aws/v2@v2.12.1"},
+		// GKEConfig, GCPMachinePool and the GKE templates arrive, labelled.
+		{"sigs.k8s.io/cluster-api-provider-gcp@v1.10.0", "sigs.k8s.io/cluster-api-provider-gcp@v1.12.0"},
+	} {
+		t.Run(c.old+" to "+c.new, func(t *testing.T) {
+			res := diff.Compare(build(t, c.old), build(t, c.new))
+			for _, f := range res.Findings {
+				if f.Severity == contract.Error || f.Rule == contract.RuleUpgradeContractLabel {
+					t.Errorf("%s", f)
+				}
+			}
+			t.Logf("%d findings:\n%s", len(res.Findings), messages(res))
+		})
+	}
+}

@@ -52,8 +52,8 @@ const (
 	MetadataInvalid
 	// MetadataDuplicate: a major.minor listed twice.
 	MetadataDuplicate
-	// MetadataNoKind: no kind, which clusterctl v1.11.0 refused and v1.11.1
-	// on accept.
+	// MetadataNoKind: no kind, which clusterctl v1.11.0 refuses and v1.11.1
+	// on accept: an error of the lint (CAPI102), not of ParseMetadata.
 	MetadataNoKind
 	// MetadataUnknownContract: a contract that is no Cluster API contract
 	// version.
@@ -82,7 +82,7 @@ func CheckMetadata(data []byte) (m *Metadata, problems []MetadataProblem) {
 	switch md.Kind {
 	case MetadataKind:
 	case "":
-		add(MetadataNoKind, "kind", "no kind: clusterctl v1.11.1 and later accept it, v1.11.0 refuses it; add kind: %s", MetadataKind)
+		add(MetadataNoKind, "kind", "no kind: clusterctl v1.11.0 refuses it ('invalid provider metadata'; v1.11.1 and later accept it again), and users of a v1beta1 or v1beta2 contract may run v1.11.0; add kind: %s (capirepo build adds it)", MetadataKind)
 	default:
 		add(MetadataInvalid, "kind", "kind is %q; clusterctl refuses any kind but %q (or none)", md.Kind, MetadataKind)
 	}

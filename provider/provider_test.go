@@ -330,6 +330,21 @@ providers:
 			wantErr: `providers[0].patches[0].file: "templates/cluster-template-*.yaml" is not a release file name pattern`,
 		},
 		{
+			name:    "templates.set value named with ${ }",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  templates: {dir: t, set: [{file: cluster-template-k3s-*.yaml, values: {'${CERTPATH}': /x}}]}\n"},
+			wantErr: `providers[0].templates.set[0].values: "${CERTPATH}" is not a variable name`,
+		},
+		{
+			name:    "templates.set without values",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  templates: {dir: t, set: [{file: cluster-template-k3s-*.yaml}]}\n"},
+			wantErr: `providers[0].templates.set[0]: no values`,
+		},
+		{
+			name:    "templates.set pattern with a folder",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  templates: {dir: t, set: [{file: t/cluster-template-*.yaml, values: {A: b}}]}\n"},
+			wantErr: `providers[0].templates.set[0].file: "t/cluster-template-*.yaml" is not a release file name pattern`,
+		},
+		{
 			name:    "empty before command",
 			files:   map[string]string{"capirepo.yaml": "before: ['']\nproviders:\n- name: infrastructure-x\n"},
 			wantErr: "before[0] is empty",

@@ -187,7 +187,7 @@ func TestConfigSchema_TemplatesStringOrObject(t *testing.T) {
 
 	for _, tt := range []struct{ config, want string }{
 		{"providers:\n- name: infrastructure-x\n  templates:\n    flavours: [templates/flavors]\n", `capirepo.yaml:4: providers[0].templates: unknown field "flavours" (did you mean "flavors"?)`},
-		{"providers:\n- name: infrastructure-x\n  templates: [templates]\n", `capirepo.yaml:3: providers[0].templates: expected a string (dir) or a mapping with dir, flavors, loadRestrictor, committed, regenerate, exclude, files, none, not a list`},
+		{"providers:\n- name: infrastructure-x\n  templates: [templates]\n", `capirepo.yaml:3: providers[0].templates: expected a string (dir) or a mapping with dir, flavors, loadRestrictor, committed, regenerate, exclude, files, set, none, not a list`},
 		{"providers:\n- name: infrastructure-x\n  templates: {none: yes please}\n", `capirepo.yaml:3: providers[0].templates.none: expected true or false`},
 	} {
 		dir := testtree.Write(t, map[string]string{"capirepo.yaml": tt.config})

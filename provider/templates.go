@@ -43,6 +43,9 @@ type Templates struct {
 	// clusterclass-*.yaml) are templates; any other file (a ClusterClass
 	// example, a script, a variables file) is published as it is.
 	Files map[string]string `json:"files,omitempty"`
+	// Set fills named variables with fixed values in the files a pattern
+	// names, after rendering (templates_set.go).
+	Set []TemplateSet `json:"set,omitempty"`
 	// None: this provider ships no templates.
 	None bool `json:"none,omitempty"`
 
@@ -76,7 +79,7 @@ func (t *Templates) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return fmt.Errorf("templates: a folder name or an object with dir, flavors, loadRestrictor, committed, regenerate, exclude, files, none: %w", err)
+		return fmt.Errorf("templates: a folder name or an object with dir, flavors, loadRestrictor, committed, regenerate, exclude, files, set, none: %w", err)
 	}
 	*t = Templates(p)
 	return nil
@@ -116,7 +119,7 @@ func (s *Spec) defaultTemplates(dir string, all []Spec, field func(string) strin
 		t = s.Templates
 	}
 	if t.None {
-		if t.Dir != "" || len(t.Flavors) > 0 || len(t.Files) > 0 || len(t.Exclude) > 0 || t.LoadRestrictor != "" || t.Committed != "" {
+		if t.Dir != "" || len(t.Flavors) > 0 || len(t.Files) > 0 || len(t.Exclude) > 0 || len(t.Set) > 0 || t.LoadRestrictor != "" || t.Committed != "" {
 			return fmt.Errorf("%s: none: true ships no templates; remove the other templates settings or none", field("templates"))
 		}
 		return nil
@@ -154,6 +157,9 @@ func (s *Spec) defaultTemplates(dir string, all []Spec, field func(string) strin
 		if _, err := path.Match(p, ""); err != nil || p == "" || strings.Contains(p, "/") {
 			return fmt.Errorf("%s: %q is not a file name pattern (path.Match, no '/')", field(fmt.Sprintf("templates.exclude[%d]", i)), p)
 		}
+	}
+	if err := checkTemplateSets(t.Set, field); err != nil {
+		return err
 	}
 	names := make([]string, 0, len(t.Files))
 	for name := range t.Files {
