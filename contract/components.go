@@ -316,7 +316,7 @@ func conversionIdle(crd *apiextensionsv1.CustomResourceDefinition) string {
 	case crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter:
 		return "conversion strategy is not Webhook"
 	case served < 2:
-		return plural(served, "version is", "versions are") + " served"
+		return text.Plural(served, "version is", "versions are") + " served"
 	}
 	return ""
 }
