@@ -25,15 +25,25 @@ func TestDirVersions_EveryVersionOldestFirstBySemver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if diff := cmp.Diff([]string{"v1.9.0", "v1.10.0"}, pipeline.DirVersions(root)); diff != "" {
-		t.Errorf("versions (-want +got):\n%s", diff)
+	got, err := pipeline.DirVersions(root)
+	if diff := cmp.Diff([]string{"v1.9.0", "v1.10.0"}, got); diff != "" || err != nil {
+		t.Errorf("versions (-want +got):\n%s%v", diff, err)
 	}
-	// One version folder: verify.Dir picks.
-	if got := pipeline.DirVersions(filepath.Join(root, "infrastructure-example", "v1.9.0")); !cmp.Equal(got, []string{""}) {
-		t.Errorf("a version folder: %q", got)
+	// One version folder: its version.
+	if got, err := pipeline.DirVersions(filepath.Join(root, "infrastructure-example", "v1.9.0")); !cmp.Equal(got, []string{"v1.9.0"}) || err != nil {
+		t.Errorf("a version folder: %q, %v", got, err)
 	}
-	if got := pipeline.DirVersions(t.TempDir()); !cmp.Equal(got, []string{""}) {
-		t.Errorf("an empty folder: %q", got)
+	if got, err := pipeline.DirVersions(t.TempDir()); len(got) != 0 || err != nil {
+		t.Errorf("an empty folder: %q, %v", got, err)
+	}
+	// A folder clusterctl reads as a version (without the v) is named.
+	if err := os.MkdirAll(filepath.Join(root, "infrastructure-example", "9.9.9"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pipeline.DirVersions(root)
+	want := filepath.Join(root, "infrastructure-example", "9.9.9") + ": clusterctl reads this folder as version 9.9.9 of infrastructure-example"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "rename it to v9.9.9") {
+		t.Errorf("a v-less version folder: %v; want %q", err, want)
 	}
 }
 

@@ -97,6 +97,9 @@ field, with the server's message.`,
 				path = args[0]
 			}
 			if configMaps == "" && path != "" && !strings.HasPrefix(path, "oci://") {
+				if path, err = pipeline.FolderPath(path); err != nil {
+					return err
+				}
 				if err := checkDirFlag("verify", path); err != nil {
 					return err
 				}
