@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/elliptic"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,8 +105,8 @@ func TestVerify_EveryVersionClusterctlReadsIsJudged(t *testing.T) {
 }
 
 // TestVerify_AFolderRenderedTheMaintainersWay: the release files of a
-// kustomize + cp pipeline (no checksums.txt), in a flat out/ folder and in
-// a <label>/<version> tree, are verified (file:// too), with one note that
+// kustomize + cp pipeline (no checksums.txt), in a flat out/ folder, in a
+// <label>/<version> tree and rendered with kubectl's kustomize, are verified (file:// too), with one note that
 // there is nothing to check them against; --signatures fails on them, as
 // nothing is signed; diff reads them; the install check reads them and
 // goes on to the cluster.
@@ -115,9 +116,13 @@ func TestVerify_AFolderRenderedTheMaintainersWay(t *testing.T) {
 	copyRelease(t, filepath.Join(dist, "infrastructure-example", "v0.1.0"), flat)
 	tree := t.TempDir()
 	copyRelease(t, filepath.Join(dist, "infrastructure-example", "v0.1.0"), filepath.Join(tree, "infrastructure-example", "v0.1.0"))
-	for _, dir := range []string{flat, tree} {
+	dirs := []string{flat, tree}
+	if rendered := renderWithKubectl(t); rendered != "" {
+		dirs = append(dirs, rendered)
+	}
+	for _, dir := range dirs {
 		for _, arg := range []string{dir, "file://" + dir} {
-			code, stdout, stderr := runCmd(t, nil, "verify", arg)
+			code, stdout, stderr := runCmd(t, nil, "verify", arg, "--version", "v0.1.0")
 			if code != 0 || !strings.Contains(stdout, "flavor ha") {
 				t.Errorf("verify %s: exit %d:\n%s%s", arg, code, stdout, stderr)
 			}
@@ -130,11 +135,11 @@ func TestVerify_AFolderRenderedTheMaintainersWay(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, "nothing is signed: no checksums.txt") || !strings.Contains(stderr, "an unsigned release cannot pass a signature check") {
 			t.Errorf("verify --signatures %s: exit %d:\n%s", dir, code, stderr)
 		}
-		code, _, stderr = runCmd(t, nil, "diff", dist, dir)
+		code, _, stderr = runCmd(t, nil, "diff", dist, dir+"@v0.1.0")
 		if code != 0 {
 			t.Errorf("diff %s %s: exit %d:\n%s", dist, dir, code, stderr)
 		}
-		code, _, stderr = runCmd(t, nil, "verify", dir, "--install", "--kubeconfig", closedKubeconfig(t))
+		code, _, stderr = runCmd(t, nil, "verify", dir, "--version", "v0.1.0", "--install", "--kubeconfig", closedKubeconfig(t))
 		if code != 1 || !strings.Contains(stderr, "cannot reach the API server at https://127.0.0.1:1") || strings.Contains(stderr, "not written by capirepo") {
 			t.Errorf("verify --install %s: exit %d, want the release read and the server unreachable:\n%s", dir, code, stderr)
 		}
@@ -162,6 +167,42 @@ func TestVerify_AMirrorFolder(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "cannot reach the API server at https://127.0.0.1:1") {
 		t.Errorf("verify --install the mirror: exit %d, want the release read and the server unreachable:\n%s", code, stderr)
 	}
+}
+
+// renderWithKubectl renders the example as a Makefile's release-manifests
+// target does, with the kustomize in kubectl and cp, into out/ (no
+// checksums.txt, the image tag the tree has); "" without kubectl.
+func renderWithKubectl(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Log("kubectl is not installed: no folder rendered with the kustomize CLI")
+		return ""
+	}
+	src := exampleDir(t)
+	out := filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for file, kustomization := range map[string]string{"infrastructure-components.yaml": "config/default", "cluster-template-ha.yaml": "templates/flavors/ha"} {
+		data, err := exec.Command("kubectl", "kustomize", filepath.Join(src, kustomization)).Output()
+		if err != nil {
+			t.Fatalf("kubectl kustomize %s: %v", kustomization, err)
+		}
+		if err := os.WriteFile(filepath.Join(out, file), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(src, "templates", "*.yaml"))
+	for _, f := range append(files, filepath.Join(src, "metadata.yaml")) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 // closedKubeconfig names an API server on a closed port.
