@@ -21,14 +21,17 @@ import (
 
 // VerifyOptions say what Verify reads back and what it checks besides.
 type VerifyOptions struct {
-	// Path is what is read: a DIR (a dist folder, a clusterctl local
-	// repository tree or one <label>/<version> folder) or an
-	// oci://REGISTRY/PATH/NAME:VERSION reference; "" with ConfigMaps.
+	// Path is what is read: a DIR or file://DIR (a dist folder, a
+	// clusterctl local repository tree, a mirror folder, one
+	// <label>/<version> folder, or a flat folder of release assets; with
+	// or without checksums.txt) or an oci://REGISTRY/PATH/NAME:VERSION
+	// reference; "" with ConfigMaps.
 	Path string
 	// ConfigMaps is a file of operator ConfigMaps and Provider resources
 	// (publish configmap --out), read instead of Path.
 	ConfigMaps string
-	// Version is the version to verify; "" means every version in a DIR.
+	// Version is the version to verify; "" means every version of a DIR
+	// clusterctl reads (release.ScanTree).
 	Version string
 	// KubernetesVersion and Variables are as for verify.Options.
 	KubernetesVersion string

@@ -71,11 +71,11 @@ func openFolder(path, version string, log io.Writer) (*folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range notes {
-		fmt.Fprintf(log, "%s: %s\n", path, n)
-	}
 	if rel.Version == "" {
 		return nil, fmt.Errorf("%s: no version: the folder is not in a <label>/<version>/ tree and its manager image carries no vX.Y.Z tag: give it with --version", path)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(log, "%s: %s\n", path, n)
 	}
 	f.flat = rel
 	return f, nil

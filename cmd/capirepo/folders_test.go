@@ -131,7 +131,7 @@ func TestVerify_AFolderRenderedTheMaintainersWay(t *testing.T) {
 			}
 		}
 		_, pub := signedExample(t)
-		code, _, stderr := runCmd(t, nil, "verify", dir, "--signatures", "--key", pub)
+		code, _, stderr := runCmd(t, nil, "verify", dir, "--version", "v0.1.0", "--signatures", "--key", pub)
 		if code != 1 || !strings.Contains(stderr, "nothing is signed: no checksums.txt") || !strings.Contains(stderr, "an unsigned release cannot pass a signature check") {
 			t.Errorf("verify --signatures %s: exit %d:\n%s", dir, code, stderr)
 		}
