@@ -251,18 +251,6 @@ func verifyDirVersions(ctx context.Context, log io.Writer, f *folder, opts verif
 	return all, nil
 }
 
-// DirVersions lists the versions of a dist folder or repository tree,
-// DIR/<label>/<version>/, oldest first: every folder clusterctl reads as a
-// version (release.ScanTree), and an error naming each one capirepo cannot
-// read; none for a folder that holds no version folder.
-func DirVersions(root string) ([]string, error) {
-	tree, err := release.ScanTree(root)
-	if err != nil {
-		return nil, err
-	}
-	return release.Versions(tree), release.Unreadable(tree)
-}
-
 // verifyInstall runs the install check on the version of f that verify
 // reads: version, or else the newest.
 func verifyInstall(ctx context.Context, f *folder, version string, o InstallCheckOptions) (*verify.InstallReport, error) {

@@ -10,42 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/sign"
 )
-
-func TestDirVersions_EveryVersionOldestFirstBySemver(t *testing.T) {
-	root := t.TempDir()
-	for _, d := range []string{"infrastructure-example/v1.10.0", "infrastructure-example/v1.9.0", "core-cluster-api/v1.9.0",
-		"infrastructure-example/not-a-version", "bin/v2.0.0"} {
-		if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(d)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := pipeline.DirVersions(root)
-	if diff := cmp.Diff([]string{"v1.9.0", "v1.10.0"}, got); diff != "" || err != nil {
-		t.Errorf("versions (-want +got):\n%s%v", diff, err)
-	}
-	// One version folder: its version.
-	if got, err := pipeline.DirVersions(filepath.Join(root, "infrastructure-example", "v1.9.0")); !cmp.Equal(got, []string{"v1.9.0"}) || err != nil {
-		t.Errorf("a version folder: %q, %v", got, err)
-	}
-	if got, err := pipeline.DirVersions(t.TempDir()); len(got) != 0 || err != nil {
-		t.Errorf("an empty folder: %q, %v", got, err)
-	}
-	// A folder clusterctl reads as a version (without the v) is named.
-	if err := os.MkdirAll(filepath.Join(root, "infrastructure-example", "9.9.9"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, err = pipeline.DirVersions(root)
-	want := filepath.Join(root, "infrastructure-example", "9.9.9") + ": clusterctl reads this folder as version 9.9.9 of infrastructure-example"
-	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "rename it to v9.9.9") {
-		t.Errorf("a v-less version folder: %v; want %q", err, want)
-	}
-}
 
 func TestVerify_WhatCannotBeCheckedIsAUsageErrorAndNoReport(t *testing.T) {
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
