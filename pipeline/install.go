@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,7 +57,7 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 		DryRunOnly: o.DryRunOnly,
 		Force:      o.Force,
 		CertManager: func(ctx context.Context) (*release.Provider, error) {
-			return clusterctlCertManager(ctx, o.ClusterctlConfig, o.Sources)
+			return CertManager(ctx, o.ClusterctlConfig, o.Sources)
 		},
 		KubernetesVersion: o.KubernetesVersion,
 		Variables:         o.Variables,
@@ -64,9 +65,13 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 	})
 }
 
-// clusterctlCertManager reads the cert-manager release clusterctl would
-// install with the config at path.
-func clusterctlCertManager(ctx context.Context, path string, sources targets.Options) (*release.Provider, error) {
+// CertManager reads the cert-manager release clusterctl would install with
+// the clusterctl config at path ("": clusterctl's own), from where that
+// config says (its cert-manager: url:, else GitHub): what the install check
+// takes cert-manager's CRDs from when the cluster has none. When it cannot
+// be fetched (a scratch cluster without internet), the error says what it
+// was fetching and the ways on.
+func CertManager(ctx context.Context, path string, sources targets.Options) (*release.Provider, error) {
 	cfg, err := config.New(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("read clusterctl config %s: %w", path, err)
@@ -86,7 +91,27 @@ func clusterctlCertManager(ctx context.Context, path string, sources targets.Opt
 	if err != nil {
 		return nil, fmt.Errorf("cert-manager URL %s: %w", cm.URL(), err)
 	}
-	return certManagerRelease(ctx, src, cm.Version(), file)
+	p, err := certManagerRelease(ctx, src, cm.Version(), file)
+	if err != nil {
+		where := cmp.Or(loc.Source, cm.URL())
+		return nil, certManagerFetchError(file, cm.Version(), where, path, err)
+	}
+	return p, nil
+}
+
+// certManagerFetchError says what the install check was fetching, why it
+// needs it and the three ways on without a network.
+func certManagerFetchError(file, version, where, config string, err error) error {
+	from := "clusterctl's default config"
+	if config != "" {
+		from = config
+	}
+	return fmt.Errorf("fetching cert-manager's CRDs (%s of cert-manager %s from %s, as %s says clusterctl installs it): %w\n"+
+		"the cluster has no cert-manager CRDs and the release uses cert-manager's kinds, so the install check creates them from cert-manager's release; without internet, any of:\n"+
+		"  - install cert-manager's CRDs in the cluster first (kubectl apply -f cert-manager.crds.yaml, from cert-manager's release): the check then takes the cluster's\n"+
+		"  - --clusterctl-config FILE whose cert-manager: url: names a copy the machine can read, such as a capirepo mirror folder (capirepo mirror ... --to file:///DIR --config-out FILE writes both)\n"+
+		"  - --dry-run-only: nothing is created; objects of kinds the cluster does not serve are listed as not checked",
+		file, version, where, from, err)
 }
 
 // certManagerRelease reads cert-manager's manifest file at version from

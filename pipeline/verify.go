@@ -5,20 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/redact"
-	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/release"
@@ -28,14 +22,17 @@ import (
 
 // VerifyOptions say what Verify reads back and what it checks besides.
 type VerifyOptions struct {
-	// Path is what is read: a DIR (a dist folder, a clusterctl local
-	// repository tree or one <label>/<version> folder) or an
-	// oci://REGISTRY/PATH/NAME:VERSION reference; "" with ConfigMaps.
+	// Path is what is read: a DIR or file://DIR (a dist folder, a
+	// clusterctl local repository tree, a mirror folder, one
+	// <label>/<version> folder, or a flat folder of release assets; with
+	// or without checksums.txt) or an oci://REGISTRY/PATH/NAME:VERSION
+	// reference; "" with ConfigMaps.
 	Path string
 	// ConfigMaps is a file of operator ConfigMaps and Provider resources
 	// (publish configmap --out), read instead of Path.
 	ConfigMaps string
-	// Version is the version to verify; "" means every version in a DIR.
+	// Version is the version to verify; "" means every version of a DIR
+	// clusterctl reads (release.ScanTree).
 	Version string
 	// KubernetesVersion and Variables are as for verify.Options.
 	KubernetesVersion string
@@ -125,11 +122,21 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 // verifyDir reads every version of a DIR and runs the images, signatures
 // and install checks on it; each check runs even when another failed.
 func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts verify.Options) error {
-	var err error
-	rep.Read, err = verifyDirVersions(ctx, o.Log, o.Path, opts)
+	path, err := FolderPath(o.Path)
+	if err != nil {
+		return err
+	}
+	o.Path = path
+	f, err := openFolder(o.Path, o.Version, o.Log)
+	if err != nil {
+		return err
+	}
+	serr := f.checkSums(o.Version, o.Log)
+	rep.Read, err = verifyDirVersions(ctx, o.Log, f, opts)
+	err = errors.Join(serr, err)
 	if o.Images {
 		var ierr error
-		rep.Images, ierr = o.verifyImages(ctx)
+		rep.Images, ierr = o.verifyImages(ctx, f)
 		if rep.Images != nil && o.ImagesLog != nil {
 			_ = rep.Images.WriteText(o.ImagesLog)
 		}
@@ -137,14 +144,14 @@ func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts ve
 	}
 	if o.Signatures != nil {
 		var serr error
-		rep.Signatures, serr = o.verifyDirSignatures(ctx)
+		rep.Signatures, serr = o.verifyDirSignatures(ctx, f)
 		err = errors.Join(err, serr)
 	}
 	if o.Install != nil {
 		check := *o.Install
 		check.KubernetesVersion = o.KubernetesVersion
 		var ierr error
-		rep.Install, ierr = verifyInstall(ctx, o.Path, o.Version, check)
+		rep.Install, ierr = verifyInstall(ctx, f, o.Version, check)
 		err = errors.Join(err, ierr)
 	}
 	return err
@@ -179,8 +186,8 @@ func ociRef(arg string) string {
 }
 
 // verifyImages checks the images of the release in the DIR.
-func (o VerifyOptions) verifyImages(ctx context.Context) (*verify.ImagesReport, error) {
-	rel, err := release.Load(o.Path, o.Version)
+func (o VerifyOptions) verifyImages(ctx context.Context, f *folder) (*verify.ImagesReport, error) {
+	rel, err := f.Release(o.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -201,12 +208,19 @@ func CheckImages(ctx context.Context, rel *release.Release, platforms []string, 
 		Remote: []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}})
 }
 
-// verifyDirVersions verifies every version in dir (or opts.Version): a
+// verifyDirVersions verifies every version of f (or opts.Version): a
 // failed version is named and the others are still reported.
-func verifyDirVersions(ctx context.Context, log io.Writer, dir string, opts verify.Options) (*verify.Report, error) {
+func verifyDirVersions(ctx context.Context, log io.Writer, f *folder, opts verify.Options) (*verify.Report, error) {
+	if f.flat != nil {
+		if opts.Version != "" && opts.Version != f.flat.Version {
+			return nil, fmt.Errorf("%s holds version %s, not %s", f.path, f.flat.Version, opts.Version)
+		}
+		opts.Version = ""
+		return verify.Providers(ctx, f.flat.Providers, f.path, opts)
+	}
 	versions := []string{opts.Version}
 	if opts.Version == "" {
-		versions = DirVersions(dir) // every version, not only the newest
+		versions = f.Versions() // every version, not only the newest
 	}
 	if len(versions) > 1 {
 		fmt.Fprintf(log, "verifying %d versions: %s\n", len(versions), strings.Join(versions, ", "))
@@ -217,7 +231,7 @@ func verifyDirVersions(ctx context.Context, log io.Writer, dir string, opts veri
 	for _, v := range versions {
 		o := opts
 		o.Version = v
-		rep, err := verify.Dir(ctx, dir, o)
+		rep, err := verify.Dir(ctx, f.path, o)
 		if rep != nil {
 			all.Providers = append(all.Providers, rep.Providers...)
 		}
@@ -238,46 +252,10 @@ func verifyDirVersions(ctx context.Context, log io.Writer, dir string, opts veri
 	return all, nil
 }
 
-// DirVersions lists the versions of a dist folder or repository tree,
-// DIR/<label>/<version>/, oldest first; [""] (verify.Dir picks) for one
-// <label>/<version> folder or when there is none.
-func DirVersions(root string) []string {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return []string{""}
-	}
-	if _, err := provider.ParseVersion(filepath.Base(abs)); err == nil {
-		return []string{""}
-	}
-	labels, _ := os.ReadDir(abs)
-	seen := map[string]*semver.Version{}
-	for _, l := range labels {
-		if _, err := provider.ParseLabel(l.Name()); err != nil || !l.IsDir() {
-			continue
-		}
-		vs, _ := os.ReadDir(filepath.Join(abs, l.Name()))
-		for _, v := range vs {
-			if sv, err := provider.ParseVersion(v.Name()); err == nil && v.IsDir() {
-				seen[v.Name()] = sv
-			}
-		}
-	}
-	if len(seen) == 0 {
-		return []string{""}
-	}
-	out := slices.Collect(maps.Keys(seen))
-	slices.SortFunc(out, func(a, b string) int { return seen[a].Compare(seen[b]) })
-	return out
-}
-
-// verifyInstall runs the install check on the version of dir that verify
+// verifyInstall runs the install check on the version of f that verify
 // reads: version, or else the newest.
-func verifyInstall(ctx context.Context, dir, version string, o InstallCheckOptions) (*install.Report, error) {
-	if version == "" {
-		versions := DirVersions(dir)
-		version = versions[len(versions)-1]
-	}
-	rel, err := release.Load(dir, version)
+func verifyInstall(ctx context.Context, f *folder, version string, o InstallCheckOptions) (*install.Report, error) {
+	rel, err := f.Release(version)
 	if err != nil {
 		return nil, err
 	}

@@ -106,15 +106,26 @@ func sortedNames[V any](m map[string]V) []string {
 
 // verifyDirSignatures checks the bundles of every version folder in the
 // DIR and, with Images, the signature of every image the components run.
-func (o VerifyOptions) verifyDirSignatures(ctx context.Context) (*SignatureReport, error) {
+func (o VerifyOptions) verifyDirSignatures(ctx context.Context, f *folder) (*SignatureReport, error) {
 	v := o.Signatures
 	rep := &SignatureReport{Verifier: v.String()}
 	var errs []error
-	checked, err := sign.VerifyDir(v, o.Path, o.Version)
-	rep.Folders = checked
-	errs = append(errs, err)
+	if f.flat != nil {
+		files, err := release.ReadFolder(f.path)
+		if err == nil {
+			var c *sign.Checked
+			if c, err = sign.VerifyFiles(v, f.path, files, sign.VerifyFilesOptions{}); c != nil {
+				rep.Folders = append(rep.Folders, c)
+			}
+		}
+		errs = append(errs, err)
+	} else {
+		checked, err := sign.VerifyDir(v, o.Path, o.Version)
+		rep.Folders = checked
+		errs = append(errs, err)
+	}
 	if o.Images {
-		rel, err := release.Load(o.Path, o.Version)
+		rel, err := f.Release(o.Version)
 		if err != nil {
 			return rep, errors.Join(append(errs, err)...)
 		}

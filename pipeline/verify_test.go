@@ -10,32 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/sign"
 )
-
-func TestDirVersions_EveryVersionOldestFirstBySemver(t *testing.T) {
-	root := t.TempDir()
-	for _, d := range []string{"infrastructure-example/v1.10.0", "infrastructure-example/v1.9.0", "core-cluster-api/v1.9.0",
-		"infrastructure-example/not-a-version", "bin/v2.0.0"} {
-		if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(d)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if diff := cmp.Diff([]string{"v1.9.0", "v1.10.0"}, pipeline.DirVersions(root)); diff != "" {
-		t.Errorf("versions (-want +got):\n%s", diff)
-	}
-	// One version folder: verify.Dir picks.
-	if got := pipeline.DirVersions(filepath.Join(root, "infrastructure-example", "v1.9.0")); !cmp.Equal(got, []string{""}) {
-		t.Errorf("a version folder: %q", got)
-	}
-	if got := pipeline.DirVersions(t.TempDir()); !cmp.Equal(got, []string{""}) {
-		t.Errorf("an empty folder: %q", got)
-	}
-}
 
 func TestVerify_WhatCannotBeCheckedIsAUsageErrorAndNoReport(t *testing.T) {
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

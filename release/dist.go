@@ -299,34 +299,20 @@ func ReadFolder(dir string) ([]File, error) {
 	return out, nil
 }
 
-// versionDirs finds <label>/<version> folders: root itself, or below it.
+// versionDirs finds <label>/<version> folders: root itself, or below it
+// (ScanTree). A folder clusterctl reads as a version and capirepo cannot
+// is an error by name: nothing read from the tree would have judged it.
 func versionDirs(root string) ([]string, error) {
-	if _, err := provider.ParseVersion(filepath.Base(root)); err == nil {
-		if _, err := provider.ParseLabel(filepath.Base(filepath.Dir(root))); err == nil {
-			return []string{root}, nil
-		}
-	}
-	labels, err := os.ReadDir(root)
+	vs, err := ScanTree(root)
 	if err != nil {
 		return nil, fmt.Errorf("read release folder: %w", err)
 	}
+	if err := Unreadable(vs); err != nil {
+		return nil, err
+	}
 	var out []string
-	for _, l := range labels {
-		if !l.IsDir() || l.Name() == "bin" || strings.HasPrefix(l.Name(), ".") {
-			continue
-		}
-		if _, err := provider.ParseLabel(l.Name()); err != nil {
-			continue
-		}
-		vs, err := os.ReadDir(filepath.Join(root, l.Name()))
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range vs {
-			if _, err := provider.ParseVersion(v.Name()); err == nil && v.IsDir() {
-				out = append(out, filepath.Join(root, l.Name(), v.Name()))
-			}
-		}
+	for _, v := range vs {
+		out = append(out, v.Dir)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s holds no <provider-label>/<version> folder: run capirepo build first", root)

@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 )
@@ -66,30 +64,37 @@ func Read(root string, o ReadOptions) (rel *Release, notes []string, err error) 
 		}
 		return &Release{Version: p.Version, Providers: []*Provider{p}}, n, nil
 	}
-	// <label>/<version>/ folders.
-	labels, _ := os.ReadDir(root)
+	// <label>/<version>/ folders, as clusterctl finds them.
+	tree, err := ScanTree(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := Unreadable(tree); err != nil {
+		return nil, nil, err
+	}
 	rel = &Release{Version: version}
-	for _, l := range labels {
-		if !l.IsDir() {
+	byLabel := map[provider.ID][]VersionFolder{}
+	var ids []provider.ID
+	for _, f := range tree {
+		if !hasAssets(f.Dir) {
 			continue
 		}
-		id, err := provider.ParseLabel(l.Name())
-		if err != nil {
+		if byLabel[f.ID] == nil {
+			ids = append(ids, f.ID)
+		}
+		byLabel[f.ID] = append(byLabel[f.ID], f)
+	}
+	for _, id := range ids {
+		vs := byLabel[id] // oldest first
+		i := slices.IndexFunc(vs, func(f VersionFolder) bool { return f.Version == version })
+		if version == "" {
+			i = len(vs) - 1
+			notes = append(notes, fmt.Sprintf("%s: %s %s, the newest version in %s (choose one with %s)", id.Label(), doing, vs[i].Version, filepath.Dir(vs[i].Dir), choose))
+		}
+		if i < 0 {
 			continue
 		}
-		dir := filepath.Join(root, l.Name())
-		v := version
-		if v == "" {
-			if v = newestVersion(dir); v == "" {
-				continue
-			}
-			notes = append(notes, fmt.Sprintf("%s: %s %s, the newest version in %s (choose one with %s)", id.Label(), doing, v, dir, choose))
-		}
-		vdir := filepath.Join(dir, v)
-		if !hasAssets(vdir) {
-			continue
-		}
-		p, err := readProvider(vdir, id, v)
+		p, err := readProvider(vs[i].Dir, id, vs[i].Version)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -126,23 +131,6 @@ func hasAssets(dir string) bool {
 			(strings.Contains(n, "components") && strings.HasSuffix(n, ".yaml")) ||
 			(strings.HasPrefix(n, "cluster-template") && strings.HasSuffix(n, ".yaml")))
 	})
-}
-
-// newestVersion returns the newest vX.Y.Z folder in dir that holds assets.
-func newestVersion(dir string) string {
-	entries, _ := os.ReadDir(dir)
-	var best *semver.Version
-	name := ""
-	for _, e := range entries {
-		v, err := provider.ParseVersion(e.Name())
-		if err != nil || !e.IsDir() || !hasAssets(filepath.Join(dir, e.Name())) {
-			continue
-		}
-		if best == nil || v.GreaterThan(best) {
-			best, name = v, e.Name()
-		}
-	}
-	return name
 }
 
 func readFlat(dir, version string) (*Provider, []string, error) {

@@ -194,7 +194,7 @@ func VerifyFiles(v *Verifier, dir string, files []release.File, o VerifyFilesOpt
 	res := &Checked{Dir: dir, Signatures: map[string]*Signature{}}
 	sums, ok := byName[release.ChecksumsFile]
 	if !ok {
-		return nil, fmt.Errorf("%s: no %s: nothing the files can be checked against", dir, release.ChecksumsFile)
+		return nil, fmt.Errorf("%s: nothing is signed: no %s (and so no %s), which is what a signature covers: an unsigned release cannot pass a signature check; sign it with capirepo sign, or check it without signatures", dir, release.ChecksumsFile, BundleName(release.ChecksumsFile))
 	}
 	verifyOne := func(f release.File) error {
 		b, ok := byName[BundleName(f.Name)]

@@ -171,7 +171,7 @@ func TestVerifyFiles_Tampering(t *testing.T) {
 		{"a file added", set(good, "cluster-template-evil.yaml", []byte("x")), false, "cluster-api/cluster-template-evil.yaml is not listed in the signed checksums.txt"},
 		{"a file missing", drop(good, "core-components.yaml"), false, "cluster-api/core-components.yaml is listed in the signed checksums.txt and missing"},
 		{"a file missing from a mirror", drop(good, "core-components.yaml"), true, ""},
-		{"no checksums.txt", drop(good, release.ChecksumsFile), false, "cluster-api: no checksums.txt"},
+		{"no checksums.txt", drop(good, release.ChecksumsFile), false, "cluster-api: nothing is signed: no checksums.txt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := sign.VerifyFiles(v, "cluster-api", tc.files, sign.VerifyFilesOptions{Partial: tc.partial})

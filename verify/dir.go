@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
@@ -43,42 +42,28 @@ func DirRepos(root, version string) ([]Repo, error) {
 			return nil, err
 		}
 	}
-	labels, err := os.ReadDir(abs)
+	tree, err := release.ScanTree(abs)
 	if err != nil {
-		return nil, fmt.Errorf("read repository folder: %w", err)
+		return nil, err
+	}
+	if err := release.Unreadable(tree); err != nil {
+		return nil, err
+	}
+	if len(tree) == 0 {
+		return nil, fmt.Errorf("%s holds no <provider-label>/<version> folder: run capirepo build or publish local first", root)
 	}
 	// versions[label] lists the label's version folders.
 	versions := map[string][]string{}
 	var ids []provider.ID
-	var newest *semver.Version
-	for _, l := range labels {
-		id, err := provider.ParseLabel(l.Name())
-		if !l.IsDir() || err != nil {
-			continue
+	for _, f := range tree {
+		if len(versions[f.ID.Label()]) == 0 {
+			ids = append(ids, f.ID)
 		}
-		vs, err := os.ReadDir(filepath.Join(abs, l.Name()))
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range vs {
-			sv, err := provider.ParseVersion(v.Name())
-			if !v.IsDir() || err != nil {
-				continue
-			}
-			if len(versions[l.Name()]) == 0 {
-				ids = append(ids, id)
-			}
-			versions[l.Name()] = append(versions[l.Name()], v.Name())
-			if newest == nil || sv.GreaterThan(newest) {
-				newest = sv
-			}
-		}
-	}
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("%s holds no <provider-label>/<version> folder: run capirepo build or publish local first", root)
+		versions[f.ID.Label()] = append(versions[f.ID.Label()], f.Version)
 	}
 	if version == "" {
-		version = "v" + newest.String()
+		all := release.Versions(tree)
+		version = all[len(all)-1]
 	}
 	var targets []Repo
 	for _, id := range ids {

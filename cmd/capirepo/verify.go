@@ -22,8 +22,10 @@ func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify DIR | oci://REGISTRY/PATH/NAME:VERSION | --configmaps FILE",
 		Short: "Read a built or published provider repository back through clusterctl's client",
-		Long: `Reads DIR (a dist folder, a clusterctl local repository tree or one
-<label>/<version> folder) the way clusterctl init and clusterctl generate
+		Long: `Reads DIR or file://DIR (a dist folder, a clusterctl local repository
+tree, a mirror folder, one <label>/<version> folder, or a flat folder of
+release assets such as a GitHub release download or the kustomize + cp
+pipeline's out/) the way clusterctl init and clusterctl generate
 cluster do: versions, metadata.yaml, components with and without a target
 namespace, every cluster-template flavor with its ClusterClasses, and every
 clusterclass file. Fails where clusterctl would fail, with its message.
@@ -34,8 +36,10 @@ output of publish configmap) are first read by cluster-api-operator's rules:
 the files it would pick, or its error; then those files go through
 clusterctl's client the same way.
 
-Every version in DIR is verified, unless --version names one. The report is
-printed on stdout.
+Every version in DIR is verified, unless --version names one: every folder
+clusterctl reads as a version, and one it reads that capirepo cannot (a name
+without the leading v, a link) is an error. A folder without checksums.txt
+is checked as it is, and said so. The report is printed on stdout.
 
 --images also asks the registry for every image the components run, for
 every --platforms, and names the missing ones by object and container
@@ -97,6 +101,9 @@ field, with the server's message.`,
 				path = args[0]
 			}
 			if configMaps == "" && path != "" && !strings.HasPrefix(path, "oci://") {
+				if path, err = pipeline.FolderPath(path); err != nil {
+					return err
+				}
 				if err := checkDirFlag("verify", path); err != nil {
 					return err
 				}

@@ -15,25 +15,24 @@ import (
 	"github.com/capirepo/capirepo/release"
 )
 
-// Versions lists the version folders of a provider.
+// Versions lists the version folders of a provider: every folder clusterctl
+// reads as a version (release.ScanLabel); one it reads and capirepo cannot
+// (a name without the v, a link) is an error by name.
 func (r *Target) Versions(ctx context.Context, id provider.ID) ([]string, error) {
 	if err := provider.CheckName(id.Name); err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(filepath.Join(r.Root, id.Label()))
+	vs, err := release.ScanLabel(filepath.Join(r.Root, id.Label()), id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, e := range entries {
-		if _, err := provider.ParseVersion(e.Name()); err == nil && e.IsDir() {
-			out = append(out, e.Name())
-		}
+	if err := release.Unreadable(vs); err != nil {
+		return nil, err
 	}
-	return out, nil
+	return release.Versions(vs), nil
 }
 
 // dir is the folder of one provider version.

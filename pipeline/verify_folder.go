@@ -1,0 +1,163 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/local"
+	"github.com/capirepo/capirepo/release"
+)
+
+// FolderPath is a folder argument as a path: file://DIR (as a clusterctl
+// provider URL or a capirepo target names a folder) is DIR; anything else
+// is taken as it is.
+func FolderPath(arg string) (string, error) {
+	rest, ok := strings.CutPrefix(arg, "file://")
+	if !ok {
+		return arg, nil
+	}
+	dir, err := local.ParseURL(rest)
+	if err != nil {
+		return "", publish.UsageError{Err: fmt.Errorf("%s: %w", arg, err)}
+	}
+	return dir, nil
+}
+
+// folder is a DIR verify reads: a repository tree (a dist folder, a
+// clusterctl local repository, a capirepo mirror folder) or one
+// <label>/<version> folder of one, which clusterctl reads through file://
+// URLs; or a flat folder of release assets (a GitHub release download, the
+// kustomize CLI + cp pipeline's out/), which it cannot, so its files are
+// read into memory and handed to clusterctl from there.
+type folder struct {
+	path string
+	// versions are the version folders clusterctl reads of a tree, every
+	// one readable by capirepo; nil for a flat folder.
+	versions []release.VersionFolder
+	// flat is a flat folder's release.
+	flat *release.Release
+}
+
+// openFolder finds what a DIR holds. A version folder clusterctl would read
+// and capirepo cannot (a name without the v, a link) is an error by name:
+// no check would have looked at it.
+func openFolder(path, version string, log io.Writer) (*folder, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is a file: pass the folder that holds it", path)
+	}
+	tree, err := release.ScanTree(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := release.Unreadable(tree); err != nil {
+		return nil, err
+	}
+	f := &folder{path: path, versions: tree}
+	if len(tree) > 0 {
+		return f, nil
+	}
+	rel, notes, err := release.Read(path, release.ReadOptions{Version: version, Doing: "verifying"})
+	if err != nil {
+		return nil, err
+	}
+	if rel.Version == "" {
+		return nil, fmt.Errorf("%s: no version: the folder is not in a <label>/<version>/ tree and its manager image carries no vX.Y.Z tag: give it with --version", path)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(log, "%s: %s\n", path, n)
+	}
+	f.flat = rel
+	return f, nil
+}
+
+// Versions are the versions of a tree, oldest first by clusterctl's order;
+// a flat folder's one version.
+func (f *folder) Versions() []string {
+	if f.flat != nil {
+		return []string{f.flat.Version}
+	}
+	return release.Versions(f.versions)
+}
+
+// dirs are the folders holding version's files ("" for every version).
+func (f *folder) dirs(version string) []string {
+	if f.flat != nil {
+		return []string{f.path}
+	}
+	var out []string
+	for _, v := range f.versions {
+		if version == "" || v.Version == version {
+			out = append(out, v.Dir)
+		}
+	}
+	return out
+}
+
+// Release reads the release of version (the newest for "") for the images
+// and install checks.
+func (f *folder) Release(version string) (*release.Release, error) {
+	if version == "" {
+		vs := f.Versions()
+		version = vs[len(vs)-1]
+	}
+	if f.flat != nil {
+		if version != f.flat.Version {
+			return nil, fmt.Errorf("%s holds version %s, not %s", f.path, f.flat.Version, version)
+		}
+		return f.flat, nil
+	}
+	rel, _, err := release.Read(f.path, release.ReadOptions{Version: version})
+	return rel, err
+}
+
+// checkSums checks the folders of version ("": of every version) against
+// their checksums.txt, each that has one (only the files there, when the
+// checksums.txt is signed: a mirror copies upstream's with only the files
+// clusterctl reads); log hears once which folders have none, whose files
+// are then checked as they are.
+func (f *folder) checkSums(version string, log io.Writer) error {
+	var unsummed []string
+	var errs []error
+	for _, dir := range f.dirs(version) {
+		has, err := checkFolderSums(dir)
+		if !has {
+			unsummed = append(unsummed, dir)
+		}
+		errs = append(errs, err)
+	}
+	if len(unsummed) > 0 {
+		fmt.Fprintf(log, "no %s in %s: nothing to check the files against (capirepo build writes one; a release rendered with the kustomize CLI, downloaded assets and a mirror folder have none): the files are checked as they are\n", release.ChecksumsFile, strings.Join(unsummed, ", "))
+	}
+	return errors.Join(errs...)
+}
+
+// checkFolderSums checks a folder's files against its checksums.txt: all of
+// them, as capirepo build writes it; those there, where the checksums.txt
+// is signed (a mirror copies upstream's with only the files clusterctl
+// reads). false: there is none.
+func checkFolderSums(dir string) (bool, error) {
+	sums, err := os.ReadFile(filepath.Join(dir, release.ChecksumsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	files, err := release.ReadFolder(dir)
+	if err != nil {
+		return true, err
+	}
+	signed := slices.ContainsFunc(files, func(f release.File) bool { return f.Name == release.ChecksumsFile+release.BundleSuffix })
+	return true, release.CheckChecksums(dir, sums, files, signed)
+}
