@@ -46,6 +46,10 @@ type ReleaseOptions struct {
 	// pipeline/upgrade.go) is skipped. In a dry run the step still reads the
 	// targets, without requiring credentials.
 	SkipUpgradeCheck string
+	// Against, when set, are the older releases the upgrade step compares
+	// with (release --against OLD: ParseSides), instead of the release
+	// before this one at the targets.
+	Against []Side
 	// Sign, when set, signs the release after it is written (pipeline/sign.go).
 	Sign *SignOptions
 	// InstallCheck, when set, applies the release to a Kubernetes API
