@@ -66,6 +66,21 @@ func ParseSide(arg, defaultVersion string) (Side, error) {
 	return s, nil
 }
 
+// ParseSides reads the arguments of a flag (such as --against) that each
+// name an older release, as ParseSide does; a bad one is a
+// publish.UsageError that names the flag.
+func ParseSides(flag string, args []string) ([]Side, error) {
+	var sides []Side
+	for _, a := range args {
+		side, err := ParseSide(a, "")
+		if err != nil {
+			return nil, publish.UsageError{Err: fmt.Errorf("%s %w", flag, err)}
+		}
+		sides = append(sides, side)
+	}
+	return sides, nil
+}
+
 // DiffOptions say what capirepo diff compares.
 type DiffOptions struct {
 	// Old are the older releases, New the newer one.

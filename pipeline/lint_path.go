@@ -115,13 +115,9 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 // checked in the same report.
 func (o LintPathOptions) lintRelease(ctx context.Context, rel *release.Release, opts contract.Options) (contract.Report, error) {
 	if len(o.Against) > 0 {
-		var sides []Side
-		for _, a := range o.Against {
-			side, err := ParseSide(a, "")
-			if err != nil {
-				return contract.Report{}, publish.UsageError{Err: fmt.Errorf("--against %w", err)}
-			}
-			sides = append(sides, side)
+		sides, err := ParseSides("--against", o.Against)
+		if err != nil {
+			return contract.Report{}, err
 		}
 		fs, notes, err := Against(ctx, sides, rel, o.Targets, o.Log)
 		if err != nil {

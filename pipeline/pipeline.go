@@ -46,12 +46,20 @@ type ReleaseOptions struct {
 	// pipeline/upgrade.go) is skipped. In a dry run the step still reads the
 	// targets, without requiring credentials.
 	SkipUpgradeCheck string
+	// Against, when set, are the older releases the upgrade step compares
+	// with (release --against OLD: ParseSides), instead of the release
+	// before this one at the targets.
+	Against []Side
 	// Sign, when set, signs the release after it is written (pipeline/sign.go).
 	Sign *SignOptions
 	// InstallCheck, when set, applies the release to a Kubernetes API
 	// server (install.Check) after the dist folder is written and before
 	// anything is published.
 	InstallCheck *InstallCheckOptions
+
+	// ConfigOut, when set, is the file the clusterctl config of the first
+	// target clusterctl reads is written to (atomically) after publishing.
+	ConfigOut string
 
 	// Variables are clusterctl config values for reading targets back
 	// (github-token, gitlab-access-token). They are never printed.
@@ -98,6 +106,9 @@ type ReleaseSummary struct {
 	// ReadBack is the dist folder as read back from disk after a run that
 	// published to a target the operator reads; nil otherwise.
 	ReadBack *release.Release `json:"-"`
+	// Next says what a maintainer does next: what a dry run would have
+	// published where, or the clusterctl init line that tries the release.
+	Next []string `json:"next,omitempty"`
 	// Error is why the run failed, for a summary printed as JSON.
 	Error string `json:"error,omitempty"`
 }
@@ -214,6 +225,9 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	if err == nil {
 		err = r.resources()
 	}
+	if err == nil {
+		err = r.next()
+	}
 	if err != nil {
 		r.sum.Error = err.Error()
 	}
@@ -266,7 +280,7 @@ func runSteps(ctx context.Context, pr Progress, steps []step, results *[]StepRes
 		switch {
 		case err != nil:
 			r.Status, r.Detail = StatusFailed, firstLine(err.Error())
-			failed = fmt.Errorf("%s: %w", st.name, err)
+			failed = stepError(st.name, err)
 		case skipped:
 			r.Status = StatusSkipped
 		}
@@ -274,6 +288,16 @@ func runSteps(ctx context.Context, pr Progress, steps []step, results *[]StepRes
 		*results = append(*results, r)
 	}
 	return failed
+}
+
+// stepError names the failed step, unless the error already begins with
+// its name (the install check's errors say "install check: ..."), so it
+// is not said twice.
+func stepError(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 func firstLine(s string) string {

@@ -407,3 +407,15 @@ func TestRun_LintGateTakesTheWaiversOfDisable(t *testing.T) {
 		t.Errorf("dist written despite the refused error")
 	}
 }
+
+// TestRun_AFailedStepIsNamedOnce: a step whose error already names it
+// (the install check's "install check: ...") is not named twice.
+func TestRun_AFailedStepIsNamedOnce(t *testing.T) {
+	var log bytes.Buffer
+	o := exampleRun(t, &log)
+	o.InstallCheck = &pipeline.InstallCheckOptions{} // no kubeconfig
+	_, err := pipeline.Release(context.Background(), o)
+	if err == nil || !strings.HasPrefix(err.Error(), "install check: ") || strings.Contains(err.Error(), "install check: install check:") {
+		t.Fatalf("error %v, want the install check named once", err)
+	}
+}

@@ -316,3 +316,75 @@ func TestDiff_ReadsOldFromGitHubAndOCI(t *testing.T) {
 		})
 	}
 }
+
+// TestRun_DryRunGoesOnWhenGitHubCannotBeReached: a dry run aimed at a
+// GitHub that refuses connections reports the upgrade check as not done
+// and goes on, as the image check does; a real run stops, with the hint to
+// publish without the check, which a dry run does not give.
+func TestRun_DryRunGoesOnWhenGitHubCannotBeReached(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // 127.0.0.1, refusing connections
+	fast := &publish.Retry{Attempts: 1}
+	to := targets.Options{GitHub: github.Options{APIURL: down.URL + "/", Token: "ghp_x"}, HTTPClient: &http.Client{}, Retry: fast}
+
+	var logs bytes.Buffer
+	o := minimalRun(t, buildtest.MinimalTree(t, 2), &logs, "github://acme/provider")
+	o.DryRun, o.TargetOptions, o.Open = true, to, nil
+	sum, err := pipeline.Release(context.Background(), o)
+	if err != nil {
+		t.Fatalf("dry run: %v\n%s", err, logs.String())
+	}
+	want := "skipped: not checked: github://acme/provider could not be reached (a dry run does not fail for it; a real run stops)"
+	if d := stepDetail(sum, "upgrade"); d != want {
+		t.Errorf("upgrade step %q, want %q\n%s", d, want, logs.String())
+	}
+	if !strings.Contains(logs.String(), "connection refused") || strings.Contains(logs.String(), "to publish without the check") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+	if st := statuses(sum); !strings.Contains(st, "write=ok") || !strings.Contains(st, "verify dist=ok") {
+		t.Errorf("steps after the upgrade step did not run:\n%s", st)
+	}
+
+	logs.Reset()
+	o.DryRun = false
+	o.Build.Out = filepath.Join(t.TempDir(), "dist")
+	sum, err = pipeline.Release(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "(to publish without the check: --skip-upgrade-check REASON)") {
+		t.Fatalf("real run: %v\n%s", err, logs.String())
+	}
+	if st := statuses(sum); !strings.Contains(st, "upgrade=failed\nimages=not run\nwrite=not run") {
+		t.Errorf("steps:\n%s", st)
+	}
+}
+
+// TestRun_AgainstComparesWithTheNamedRelease: release --against OLD (a
+// folder, or a target URL with @VERSION) compares with that release instead
+// of the one before at the targets.
+func TestRun_AgainstComparesWithTheNamedRelease(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "repo")
+	publishTo(t, "file://"+repo, targets.Options{}, buildtest.MinimalRelease(t, "v0.1.0"))
+	broken := testtree.Write(t, buildtest.MinimalFiles(2, map[string]string{"metadata.yaml": onlySeries}))
+	for _, arg := range []string{"file://" + repo + "@v0.1.0", filepath.Join(repo, "infrastructure-test", "v0.1.0")} {
+		t.Run(arg, func(t *testing.T) {
+			var logs bytes.Buffer
+			o := minimalRun(t, broken, &logs) // no target: only --against says what to compare with
+			o.DryRun = true
+			sides, err := pipeline.ParseSides("--against", []string{arg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Against = sides
+			sum, err := pipeline.Release(context.Background(), o)
+			var ue *pipeline.UpgradeError
+			if !errors.As(err, &ue) || !strings.HasPrefix(ue.Against, "v0.1.0 at ") {
+				t.Fatalf("error %v, want an UpgradeError against v0.1.0\n%s", err, logs.String())
+			}
+			if len(sum.Findings) != 1 || sum.Findings[0].Rule != contract.RuleUpgradeSeries {
+				t.Errorf("findings %+v", sum.Findings)
+			}
+		})
+	}
+	if _, err := pipeline.ParseSides("--against", []string{filepath.Join(repo, "nothing-here")}); err == nil || !strings.HasPrefix(err.Error(), "--against ") {
+		t.Errorf("a missing folder: %v", err)
+	}
+}

@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/capirepo/capirepo/publish/targets"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
@@ -24,9 +20,13 @@ type releaseOptions struct {
 	skipImage bool
 	// skipUpgrade is why the upgrade check is skipped (--skip-upgrade-check).
 	skipUpgrade string
-	replace     bool
-	notes       releaseNotesOptions
-	glRelease   gitlabReleaseOptions
+	// against are the older releases of --against, for the upgrade check.
+	against []string
+	// configOut is where the clusterctl config is written (--config-out).
+	configOut string
+	replace   bool
+	notes     releaseNotesOptions
+	glRelease gitlabReleaseOptions
 	targetFlags
 	oci ociFlags
 	// sign signs the release (--sign) with signing's flags (sign.go).
@@ -51,8 +51,9 @@ publishes it to every --publish target and reads each back through
 clusterctl. It stops at the first failure and prints what was and was not
 done. --dry-run does everything except publishing: it still reads the
 targets for the upgrade check, with the tokens that are set (none needed for
-public repositories); --skip-upgrade-check REASON skips that check and
-prints the reason.
+public repositories), and reports a target it cannot reach without failing;
+--against OLD compares with OLD instead (a folder, or a target URL with
+@VERSION); --skip-upgrade-check REASON skips that check and prints the reason.
 --install-check applies the release to the API server of --kubeconfig
 before anything is published (see verify --install).
 
@@ -81,12 +82,17 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 			if cmd.Flags().Changed("skip-upgrade-check") && strings.TrimSpace(o.skipUpgrade) == "" {
 				return usagef("--skip-upgrade-check needs a reason, which is printed: --skip-upgrade-check \"users reinstall, see the release notes\"")
 			}
+			if len(o.against) > 0 && cmd.Flags().Changed("skip-upgrade-check") {
+				return usagef("--against and --skip-upgrade-check: give one")
+			}
 			return runRelease(cmd.Context(), s, g, o)
 		},
 	}
 	o.build.bind(cmd, s.errOut)
 	f := cmd.Flags()
 	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH (repeatable)")
+	f.StringArrayVar(&o.against, "against", nil, "check the upgrade from this older release instead of the one before at the targets: a folder, or a target URL with an optional @VERSION (repeatable)")
+	f.StringVar(&o.configOut, "config-out", "", "write the clusterctl config of the first target clusterctl reads to this file (atomically), for the clusterctl init line printed")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.BoolVar(&o.skipImage, "skip-image-check", false, "do not ask the registry for every image the components run (for every platform built) before publishing")
@@ -110,6 +116,10 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		return err
 	}
 	if err := o.install.validate(); err != nil {
+		return err
+	}
+	against, err := pipeline.ParseSides("--against", o.against)
+	if err != nil {
 		return err
 	}
 	var locs []targets.Location
@@ -145,6 +155,8 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		DryRun:           o.dryRun,
 		SkipImageCheck:   o.skipImage,
 		SkipUpgradeCheck: o.skipUpgrade,
+		Against:          against,
+		ConfigOut:        o.configOut,
 		InstallCheck:     o.install.options(rs, o.gitHubAPI(s), o.timeout),
 		Variables:        tokenVariables(s.getenv),
 		Log:              rs.errOut,
@@ -175,6 +187,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		if err == nil {
 			err = printReleaseResources(s, sum, o.oci.format)
 		}
+		writeNext(s.errOut, sum.Next)
 	}
 	return err
 }
@@ -228,23 +241,4 @@ func printReleaseResources(s streams, sum *pipeline.ReleaseSummary, format strin
 		}
 	}
 	return nil
-}
-
-func writeSteps(w io.Writer, steps []pipeline.StepResult) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tSTATUS\tDETAIL")
-	for _, r := range steps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Step, r.Status, r.Detail)
-	}
-	_ = tw.Flush()
-}
-
-// isTerminal says whether w is a terminal, where progress rewrites one line
-// and uploads get bars; not a file, a pipe or /dev/null.
-func isTerminal(w io.Writer) bool {
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the secrets mask
-		w = u.Unwrap()
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

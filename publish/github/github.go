@@ -246,15 +246,13 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 			}
 		}
 		temps = takeTemps(r)
-		if _, has := r.assets[publish.ProvenanceFile]; g.o.Provenance && !has && !r.draft && (!g.o.Replace || r.immutable) {
-			// Published before capirepo wrote provenance: adding an asset
-			// changes a published release, and an immutable one refuses it.
+		if _, has := r.assets[publish.ProvenanceFile]; g.o.Provenance && !has && !r.draft && r.immutable {
+			// Published before capirepo wrote provenance, and immutable:
+			// GitHub refuses a new asset. A mutable release gets it, as
+			// any file it lacks, without --replace: nothing anybody read
+			// changes.
 			files = publish.WithoutProvenance(files)
-			if r.immutable {
-				g.warn(sum, "release %s was published without %s and is immutable; it stays without", tag, publish.ProvenanceFile)
-			} else {
-				g.warn(sum, "release %s was published without %s; it is not added (re-run with --replace to add it)", tag, publish.ProvenanceFile)
-			}
+			g.warn(sum, "release %s was published without %s and is immutable; it stays without", tag, publish.ProvenanceFile)
 		}
 		if d, err = publish.Compare(ctx, files, remotes(r), g.fetchFunc(r)); err != nil {
 			return nil, fmt.Errorf("github release %s: %w", tag, err)

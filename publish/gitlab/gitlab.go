@@ -387,13 +387,6 @@ func (g *Target) plan(ctx context.Context, pk *glPackage) error {
 		return err
 	}
 	pk.copies = copies
-	if g.o.Provenance && !g.o.Replace && len(copies[publish.ProvenanceFile]) == 0 && len(copies["metadata.yaml"]) > 0 {
-		// A package clusterctl already reads, published before capirepo
-		// wrote provenance: adding a file changes a published version.
-		pk.files = publish.WithoutProvenance(pk.files)
-		pk.warning = fmt.Sprintf("package %s %s was published without %s; it is not added (re-run with --replace to add it)", pk.name, pk.version, publish.ProvenanceFile)
-		g.progress("warning: %s", pk.warning)
-	}
 	have := map[string]publish.Remote{}
 	for name, cs := range copies {
 		newest := cs[len(cs)-1] // what clusterctl downloads

@@ -52,8 +52,9 @@ type Target struct {
 
 var _ publish.Target = (*Target)(nil)
 
-// ConflictError is returned when a version folder already holds different
-// content and Replace is off.
+// ConflictError is returned when a version folder already holds files
+// that differ from the release's, or files the release does not have, and
+// Replace is off; files only the release has are added without it.
 type ConflictError struct {
 	Dir string
 	// Changed, Added and Removed name files that differ, that the release
@@ -135,11 +136,17 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 			}
 		case len(d.changed)+len(d.added)+len(d.removed) == 0:
 			// identical: nothing to write
-		case !p.Replace:
+		case len(d.changed)+len(d.removed) > 0 && !p.Replace:
 			conflicts = append(conflicts, &ConflictError{Dir: dir, Changed: d.changed, Added: d.added, Removed: d.removed})
 			continue
 		default:
-			for _, f := range slices.Concat(d.changed, d.added, d.removed) {
+			// Files the version lacks (a signature, provenance, an SBOM
+			// added after publishing) change nothing anybody read: added
+			// without --replace. Changed and removed files are replaced.
+			for _, f := range d.added {
+				sum.Uploaded = append(sum.Uploaded, name(f))
+			}
+			for _, f := range slices.Concat(d.changed, d.removed) {
 				sum.Replaced = append(sum.Replaced, name(f))
 			}
 		}

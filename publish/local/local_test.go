@@ -170,8 +170,11 @@ func TestPublish_IdenticalIsNoOpDifferentNeedsReplace(t *testing.T) {
 		t.Fatalf("--replace: %v", err)
 	}
 	slices.Sort(sum.Replaced)
-	if diff := cmp.Diff([]string{"infrastructure-test/checksums.txt", "infrastructure-test/cluster-template-new.yaml", "infrastructure-test/metadata.yaml"}, sum.Replaced); diff != "" {
+	if diff := cmp.Diff([]string{"infrastructure-test/checksums.txt", "infrastructure-test/metadata.yaml"}, sum.Replaced); diff != "" {
 		t.Errorf("replaced (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"infrastructure-test/cluster-template-new.yaml"}, sum.Uploaded); diff != "" {
+		t.Errorf("added (-want +got):\n%s", diff)
 	}
 	after := testtree.ReadDir(t, dir)
 	if !strings.HasSuffix(after["metadata.yaml"], "# edited\n") || after["cluster-template-new.yaml"] == "" {
@@ -182,6 +185,44 @@ func TestPublish_IdenticalIsNoOpDifferentNeedsReplace(t *testing.T) {
 	}
 	if _, err := release.LoadProvider(dir); err != nil {
 		t.Errorf("replaced folder does not match its checksums: %v", err)
+	}
+}
+
+// TestPublish_SigningAPublishedVersionAddsWithoutReplace: files a
+// published version lacks (a Sigstore bundle, provenance) are added
+// without --replace and reported as added, not replaced; changing one of
+// them afterwards needs --replace again.
+func TestPublish_SigningAPublishedVersionAddsWithoutReplace(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	rel := buildtest.MinimalRelease(t, "v0.1.0")
+	if _, err := (&Target{Root: root}).Publish(ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "infrastructure-test", "v0.1.0")
+	signed := buildtest.Clone(rel)
+	for _, n := range []string{"checksums.txt.sigstore.json", "provenance.intoto.json"} {
+		if err := signed.Providers[0].Attach(n, []byte(`{"signed":"`+n+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := (&Target{Root: root}).Publish(ctx, signed)
+	if err != nil {
+		t.Fatalf("adding signatures to a published version without --replace: %v", err)
+	}
+	slices.Sort(sum.Uploaded)
+	if diff := cmp.Diff([]string{"infrastructure-test/checksums.txt.sigstore.json", "infrastructure-test/provenance.intoto.json"}, sum.Uploaded); diff != "" || len(sum.Replaced) != 0 {
+		t.Errorf("added (-want +got):\n%s\nreplaced %v", diff, sum.Replaced)
+	}
+	if got := testtree.ReadDir(t, dir); got["provenance.intoto.json"] == "" || got["metadata.yaml"] == "" {
+		t.Errorf("folder after signing: %v", slices.Sorted(mapsKeys(got)))
+	}
+
+	resigned := buildtest.Clone(signed)
+	resigned.Providers[0].Attached[1].Data = []byte(`{"signed":"again"}`)
+	var ce *ConflictError
+	if _, err := (&Target{Root: root}).Publish(ctx, resigned); !errors.As(err, &ce) || !strings.Contains(err.Error(), "--replace") {
+		t.Fatalf("changing an added file without --replace: %v, want a ConflictError", err)
 	}
 }
 

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"golang.org/x/term"
+
+	"github.com/capirepo/capirepo/pipeline"
+)
+
+func writeSteps(w io.Writer, steps []pipeline.StepResult) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tDETAIL")
+	for _, r := range steps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Step, r.Status, r.Detail)
+	}
+	_ = tw.Flush()
+}
+
+// isTerminal says whether w is a terminal, where progress rewrites one line
+// and uploads get bars; not a file, a pipe or /dev/null.
+func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the secrets mask
+		w = u.Unwrap()
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// writeNext prints what a maintainer does next, once the run passed.
+func writeNext(w io.Writer, next []string) {
+	if len(next) > 0 {
+		fmt.Fprintln(w, "next:")
+	}
+	for _, n := range next {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+}
