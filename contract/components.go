@@ -47,7 +47,7 @@ const injectCAAnnotation = "cert-manager.io/inject-ca-from"
 // CRDs define, as group/kind.
 func (l *linter) lintComponents(v *view, f release.File, rs refs) []string {
 	file := v.path(f.Name)
-	objs := l.parse(v, f, true)
+	objs := l.lintDuplicates(file, l.parse(v, f, true))
 	crds := parseCRDs(objs)
 	l.lintCRDDecode(file, objs)
 	ptype, label := v.providerTypeAndLabel(f.Name, objs)

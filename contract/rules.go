@@ -119,6 +119,7 @@ const (
 	RuleCCFileName       = "CAPI604"
 	RuleComponentsObject = "CAPI209"
 	RuleImageStaging     = "CAPI210"
+	RuleDuplicateObject  = "CAPI211"
 
 	RuleUpgradeSeries        = "CAPI701"
 	RuleUpgradeContract      = "CAPI702"
@@ -199,6 +200,9 @@ var catalogue = []Rule{
 	{RuleImageStaging, Warning, AreaComponents, "No image in a release comes from a Kubernetes staging registry (gcr.io/k8s-staging-*)",
 		"Staging registries hold what CI builds from every merge and tag, before promotion; their images are not meant for users and are garbage-collected, so a release that names one may install a build nobody promoted, or one that is gone. A tree's kustomization often names the staging image (the Makefile's release target rewrites it), which a release built without a config keeps.",
 		"Set the release image: providers[].image.newName in capirepo.yaml (e.g. registry.k8s.io/<project>/<image>), or --image.", false},
+	{RuleDuplicateObject, Error, AreaComponents, "No object appears twice in a components file",
+		"clusterctl init applies every document in order: it creates the first copy of an object and sends each later copy as a merge patch, so the cluster holds the last copy's fields (with map keys only an earlier copy has). Checks that read the first copy, and readers of the file, judge an object the cluster never sees. The other checks judge the merged object.",
+		"Keep one copy of the object: the one you mean the cluster to hold. Two kustomize bases that both include it are the usual cause.", false},
 
 	{RuleCRDScope, Error, AreaCRDs, "Contract kinds (InfraCluster, InfraMachine, InfraMachinePool, bootstrap configs, control planes and their templates) are namespaced",
 		"Core Cluster API resolves references in the Cluster's namespace, and clusterctl move treats cluster-scoped kinds as global.",

@@ -206,6 +206,14 @@ func TestLint_Rules(t *testing.T) {
 		{"CAPI209 Deployment in an API version clusterctl cannot convert", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "apiVersion: apps/v1\n", "apiVersion: apps/v1beta2\n")
 		}, []key{{"CAPI209", E, comps, "Deployment/foo-system/foo-controller-manager", "apiVersion"}}},
+		{"CAPI211 the manager Deployment twice, the second copy with another image", func(t *testing.T, fs files) {
+			fs.appendCopy(t, comps, "Deployment", "foo-controller-manager", func(m map[string]any) {
+				set(t, m, "registry.example.com/foo/manager:v0.0.9", "spec", "template", "spec", "containers", 0, "image")
+			})
+		}, []key{
+			{"CAPI211", E, comps, "Deployment/foo-system/foo-controller-manager", "metadata.name"},
+			{"CAPI206", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"},
+		}},
 
 		// CRDs.
 		{"CAPI301 cluster-scoped InfraMachine; a cluster-scoped identity is fine", func(t *testing.T, fs files) {

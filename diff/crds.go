@@ -16,6 +16,12 @@ import (
 // crds compares the CRDs of old's and new's components.
 func (c *collector) crds(o, n *side) {
 	file := n.components()
+	// Documents folded each object held twice into what clusterctl leaves
+	// in the cluster (the last copy's fields win), so both sides are judged
+	// as installed; the lint's own rule says the file holds it twice.
+	for _, d := range n.dups {
+		c.add(contract.RuleDuplicateObject, file, d.ID(), "metadata.name", "%s", d.Duplicate.Message)
+	}
 	for _, name := range o.crdNames {
 		oc := o.crds[name]
 		nc, ok := n.crds[name]

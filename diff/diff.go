@@ -119,6 +119,9 @@ type side struct {
 
 	crds     map[string]*apiextensionsv1.CustomResourceDefinition // by metadata.name
 	crdNames []string                                             // sorted
+	// dups are the components' objects held more than once (each
+	// Document is what the cluster ends up with).
+	dups []contract.Document
 	// namespaces and managers are the components' Namespace objects and
 	// the Deployments with a container named manager (namespace/name).
 	namespaces []string
@@ -145,6 +148,9 @@ func parse(p *release.Provider, relVersion string) *side {
 	}
 	comps := p.Components()
 	for _, d := range contract.Documents(comps.Data) {
+		if d.Duplicate != nil {
+			s.dups = append(s.dups, d)
+		}
 		switch {
 		case d.CRD != nil:
 			if _, dup := s.crds[d.Name]; !dup {

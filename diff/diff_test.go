@@ -191,6 +191,17 @@ func TestCompare_Rules(t *testing.T) {
 				})
 			},
 			want: []key{{coreComps, "CAPI703", E, crd(md), "spec.versions[v1beta2]"}}},
+		{name: "CAPI211 a CRD twice: the cluster holds the second copy, which drops the storage version",
+			new: func(t *testing.T, rel *release.Release) {
+				appendCRD(t, rel, md, func(c *apiextensionsv1.CustomResourceDefinition) {
+					c.Spec.Versions = slices.DeleteFunc(c.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == "v1beta2" })
+					c.Spec.Versions[0].Storage = true
+				})
+			},
+			want: []key{
+				{coreComps, "CAPI211", E, crd(md), "metadata.name"},
+				{coreComps, "CAPI703", E, crd(md), "spec.versions[v1beta2]"},
+			}},
 		{name: "CAPI306 two storage versions",
 			new: func(t *testing.T, rel *release.Release) {
 				editCRD(t, rel, md, func(c *apiextensionsv1.CustomResourceDefinition) { version(c, "v1beta1").Storage = true })
@@ -350,7 +361,7 @@ func TestCompare_Rules(t *testing.T) {
 			// ones (identity, a CRD dropped) name the versions they affect
 			// or none.
 			for _, f := range res.Findings {
-				if f.Severity != contract.Error || !strings.HasPrefix(f.Object, "CustomResourceDefinition/") {
+				if f.Severity != contract.Error || !strings.HasPrefix(f.Object, "CustomResourceDefinition/") || f.Rule == contract.RuleDuplicateObject {
 					continue
 				}
 				v := apiVersion.FindString(f.Field)

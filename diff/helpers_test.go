@@ -100,6 +100,35 @@ func editCRD(t testing.TB, rel *release.Release, name string, fn func(*apiextens
 	t.Fatalf("no CRD %s", name)
 }
 
+// appendCRD appends to a release's components a copy of the named CRD,
+// changed by fn: the file then holds it twice.
+func appendCRD(t testing.TB, rel *release.Release, name string, fn func(*apiextensionsv1.CustomResourceDefinition)) {
+	t.Helper()
+	for _, p := range rel.Providers {
+		comps := p.Components()
+		for _, d := range strings.Split(string(comps.Data), "\n---\n") {
+			if !strings.Contains(d, "kind: CustomResourceDefinition") || !strings.Contains(d, "\n  name: "+name+"\n") {
+				continue
+			}
+			var c apiextensionsv1.CustomResourceDefinition
+			if err := yaml.Unmarshal([]byte(d), &c); err != nil {
+				t.Fatal(err)
+			}
+			fn(&c)
+			out, err := yaml.Marshal(&c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := strings.TrimSuffix(string(comps.Data), "\n") + "\n---\n" + string(out)
+			if err := p.Add(p.ComponentsFile, []byte(data)); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no CRD %s", name)
+}
+
 // editFile changes one file of a provider of a release.
 func editFile(t testing.TB, rel *release.Release, label, name string, fn func(string) string) {
 	t.Helper()

@@ -163,6 +163,9 @@ type installer struct {
 	namespaces []string
 	crds       []string
 	replaced   []*unstructured.Unstructured
+	// unsure are the crds whose create was sent and not answered (yet):
+	// cleanup removes them if the server holds them.
+	unsure map[string]bool
 	// served are the resources the created CRDs serve, at their storage versions.
 	served []schema.GroupVersionResource
 }

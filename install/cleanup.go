@@ -12,6 +12,10 @@ import (
 // cleanup removes what the run created, within cleanupTimeout, also after
 // an interruption: namespaces, then CRDs (waiting until they are gone, so a
 // next run finds a clean cluster), and puts back the CRDs --force replaced.
+// What it removes and puts back was recorded before each request was sent,
+// so a request whose reply an interruption lost is undone too: a CRD the
+// server does not hold was never created, and putting back one that was
+// never replaced writes what the server holds already.
 func (in *installer) cleanup(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -30,6 +34,9 @@ func (in *installer) cleanup(ctx context.Context) {
 		if errs[i] == nil {
 			deleted = append(deleted, name)
 			continue
+		}
+		if in.unsure[name] && apierrors.IsNotFound(errs[i]) {
+			continue // its create's reply was lost, and it never made it
 		}
 		in.removed("CustomResourceDefinition/"+name, errs[i])
 	}

@@ -2,9 +2,12 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
@@ -107,10 +110,24 @@ func (in *installer) createCRDs(ctx context.Context, f *File, crds []*unstructur
 		}
 		live := crd.DeepCopy()
 		_ = unstructured.SetNestedMap(live.Object, map[string]any{"strategy": "None"}, "spec", "conversion")
+		// Recorded before it is sent: a request whose reply is lost (an
+		// interruption, a dropped connection) may still have replaced or
+		// created the CRD, so cleanup must put back or remove it. Only the
+		// server's own refusal says nothing changed.
 		if old != nil {
+			in.replaced = append(in.replaced, old)
 			a = in.c.update(ctx, m, live, false)
 		} else {
+			in.crds = append(in.crds, name)
+			in.served = append(in.served, storageResource(crd))
+			if in.unsure == nil {
+				in.unsure = map[string]bool{}
+			}
+			in.unsure[name] = true
 			a = in.c.create(ctx, m, live, false)
+		}
+		if answered(a.err) {
+			in.forget(old, name)
 		}
 		if a.err != nil {
 			refused, _, err := judge(objectName(crd), a)
@@ -122,11 +139,8 @@ func (in *installer) createCRDs(ctx context.Context, f *File, crds []*unstructur
 			in.refuseCRD(crd, "refused")
 			continue
 		}
-		if old != nil {
-			in.replaced = append(in.replaced, old)
-		} else {
-			in.crds = append(in.crds, name)
-			in.served = append(in.served, storageResource(crd))
+		if old == nil {
+			delete(in.unsure, name)
 			in.rep.Created = append(in.rep.Created, "CustomResourceDefinition/"+name)
 		}
 		made = append(made, crd)
@@ -150,6 +164,29 @@ func (in *installer) createCRDs(ctx context.Context, f *File, crds []*unstructur
 	}
 	in.c.mapper.Reset()
 	return nil
+}
+
+// answered says err is the server's refusal, so the request changed
+// nothing; any other error (the context's, the connection's) leaves the
+// outcome unknown.
+func answered(err error) bool {
+	var s apierrors.APIStatus
+	return err != nil && errors.As(err, &s)
+}
+
+// forget drops what createCRDs recorded before sending a request the server
+// refused: old, the CRD it would have replaced, or name, the one it would
+// have created.
+func (in *installer) forget(old *unstructured.Unstructured, name string) {
+	if old != nil {
+		in.replaced = slices.DeleteFunc(in.replaced, func(o *unstructured.Unstructured) bool { return o == old })
+		return
+	}
+	if i := slices.Index(in.crds, name); i >= 0 {
+		in.crds = slices.Delete(in.crds, i, i+1)
+		in.served = slices.Delete(in.served, i, i+1)
+	}
+	delete(in.unsure, name)
 }
 
 // refuseCRD records that a release CRD serves nothing in this run.

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/image"
 	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -260,11 +260,7 @@ func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []buil
 			created = t
 		}
 	}
-	keychain := o.Keychain
-	if keychain == nil {
-		keychain = authn.NewMultiKeychain() // anonymous
-	}
-	remoteOpts := []remote.Option{remote.WithAuthFromKeychain(keychain), remote.WithUserAgent("capirepo")}
+	remoteOpts := publish.RegistryOptions(publish.Registry{Keychain: o.Keychain})
 	in := make([]image.Binary, len(bins))
 	sum := &Image{Tag: o.Image + ":" + tag}
 	for i, b := range bins {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/contract"
@@ -375,11 +374,7 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 	}
 	opts := r.o.ImageRemote
 	if opts == nil {
-		kc := r.o.Build.Keychain
-		if kc == nil {
-			kc = authn.NewMultiKeychain() // anonymous
-		}
-		opts = []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}
+		opts = publish.RegistryOptions(publish.Registry{Keychain: r.o.Build.Keychain})
 	}
 	rep, err := verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms, Remote: opts, Report: r.imageStatusesReported()})
 	if rep != nil {

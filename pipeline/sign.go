@@ -156,11 +156,7 @@ func (r *run) buildSource(ctx context.Context) string {
 
 // imageRemote are the registry options of the build's image push.
 func (r *run) imageRemote() []remote.Option {
-	kc := r.o.Build.Keychain
-	if kc == nil {
-		kc = authn.NewMultiKeychain() // anonymous
-	}
-	return []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}
+	return publish.RegistryOptions(publish.Registry{Keychain: r.o.Build.Keychain})
 }
 
 // created stamps the referrers: $SOURCE_DATE_EPOCH, else now.
@@ -203,16 +199,12 @@ func sbomFiles(ctx context.Context, b *Built, o *BuildOptions, created time.Time
 		}
 		files = append(files, release.File{Name: sign.ImageSBOMFile, Data: data})
 		if img.Pushed {
-			kc := o.Keychain
-			if kc == nil {
-				kc = authn.NewMultiKeychain()
-			}
 			ref, err := name.NewDigest(repo + "@" + img.Digest)
 			if err != nil {
 				return err
 			}
 			if _, err := sign.Attach(ctx, ref, sign.SBOMArtifactType, data, nil, created,
-				remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")); err != nil {
+				publish.RegistryOptions(publish.Registry{Keychain: o.Keychain})...); err != nil {
 				return err
 			}
 			fmt.Fprintf(log, "  attached %s to %s\n", sign.ImageSBOMFile, ref)
@@ -315,14 +307,7 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 	if o.PlainHTTP {
 		nameOpts = append(nameOpts, name.Insecure)
 	}
-	kc := o.Keychain
-	if kc == nil {
-		kc = authn.NewMultiKeychain() // anonymous
-	}
-	ropts := []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}
-	if o.Transport != nil {
-		ropts = append(ropts, remote.WithTransport(o.Transport))
-	}
+	ropts := publish.RegistryOptions(publish.Registry{Keychain: o.Keychain, Transport: o.Transport})
 	rep := &SignReport{Version: rel.Version}
 	for _, raw := range o.Images {
 		ref, err := imageDigest(ctx, raw, nameOpts, ropts)

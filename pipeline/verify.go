@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/redact"
@@ -205,7 +204,7 @@ func CheckImages(ctx context.Context, rel *release.Release, platforms []string, 
 		kc = authn.NewMultiKeychain() // anonymous
 	}
 	return verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms,
-		Remote: []remote.Option{remote.WithAuthFromKeychain(kc), remote.WithUserAgent("capirepo")}})
+		Remote: publish.RegistryOptions(publish.Registry{Keychain: kc})})
 }
 
 // verifyDirVersions verifies every version of f (or opts.Version): a

@@ -13,10 +13,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/install"
-	"github.com/capirepo/capirepo/internal/redact"
+	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/configmap"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
@@ -156,13 +155,7 @@ func (o VerifyOptions) verifyDirSignatures(ctx context.Context, f *folder) (*Sig
 // verifyImageSignature finds the signatures of an image or artifact (by
 // digest; a tag is resolved) and checks them.
 func (o VerifyOptions) verifyImageSignature(ctx context.Context, raw string, kc authn.Keychain, insecure bool) ([]*sign.Signature, error) {
-	if kc == nil {
-		kc = authn.NewMultiKeychain() // anonymous
-	}
-	ropts := []remote.Option{remote.WithAuthFromKeychain(redact.Keychain(kc, o.Secrets)), remote.WithUserAgent("capirepo")}
-	if o.Transport != nil {
-		ropts = append(ropts, remote.WithTransport(o.Transport))
-	}
+	ropts := publish.RegistryOptions(publish.Registry{Keychain: kc, Secrets: o.Secrets, Transport: o.Transport})
 	var nameOpts []name.Option
 	if insecure {
 		nameOpts = append(nameOpts, name.Insecure)

@@ -4,15 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/gitlab"
 	"github.com/capirepo/capirepo/publish/targets"
@@ -160,7 +158,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
 		To: loc, Target: t,
 		Sources: sources,
-		Images:  o.images, ImageOptions: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(registryTransport())},
+		Images:  o.images, ImageOptions: publish.RegistryOptions(publish.Registry{Keychain: authn.DefaultKeychain, Secrets: s.secrets, HTTP: publish.HTTPOptions{Timeout: o.timeout, Progress: s.errOut}}),
 		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars, RequireSignatures: required,
 		Log: log, Progress: progress,
 	})
@@ -209,16 +207,4 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		fmt.Fprintf(s.errOut, "%s written to %s\n", what, o.configOut)
 	}
 	return err
-}
-
-// registryTransport is go-containerregistry's default transport (proxy from
-// the environment) with a bound on the wait for a registry's answer.
-func registryTransport() http.RoundTripper {
-	base, ok := remote.DefaultTransport.(*http.Transport)
-	if !ok {
-		return remote.DefaultTransport
-	}
-	t := base.Clone()
-	t.ResponseHeaderTimeout = 2 * time.Minute
-	return t
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/targets"
@@ -109,7 +110,7 @@ func (o *publishGitHubOptions) loadChecked(ctx context.Context, s streams) func(
 		if err != nil || !o.images {
 			return rel, err
 		}
-		rep, err := pipeline.CheckImages(ctx, rel, o.platforms, authn.DefaultKeychain)
+		rep, err := pipeline.CheckImages(ctx, rel, o.platforms, redact.Keychain(authn.DefaultKeychain, s.secrets))
 		if rep != nil {
 			_ = rep.WriteText(s.errOut)
 		}

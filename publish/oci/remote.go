@@ -74,13 +74,9 @@ func newClient(keychain authn.Keychain, base http.RoundTripper, r *publish.Retry
 	if keychain == nil {
 		keychain = authn.NewMultiKeychain() // anonymous
 	}
-	if base == nil {
-		t := remote.DefaultTransport.(*http.Transport).Clone()
-		// Every wait has a bound: a registry that accepts a request and
-		// never answers fails the attempt after two minutes.
-		t.ResponseHeaderTimeout = 2 * time.Minute
-		base = t
-	}
+	// Every wait has a bound and no redirect carries a credential to
+	// another origin: the transport of every registry call of capirepo.
+	base = publish.RegistryTransport(base, publish.HTTPOptions{})
 	c := &client{keychain: keychain, plainHTTP: plainHTTP, secrets: secrets}
 	c.retry = publish.DefaultRetry()
 	if r != nil {
