@@ -211,8 +211,10 @@ func TestLint_Rules(t *testing.T) {
 				set(t, m, "registry.example.com/foo/manager:v0.0.9", "spec", "template", "spec", "containers", 0, "image")
 			})
 		}, []key{
+			// The second copy's image is the one judged: another release's
+			// version, an error (the first copy's v0.1.0 would pass).
 			{"CAPI211", E, comps, "Deployment/foo-system/foo-controller-manager", "metadata.name"},
-			{"CAPI206", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"},
+			{"CAPI206", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[0].image"},
 		}},
 
 		// CRDs.

@@ -126,7 +126,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	if err != nil {
 		return err
 	}
-	to, err := o.targetFlags.options(s)
+	to, err := o.options(s)
 	if err != nil {
 		return err
 	}

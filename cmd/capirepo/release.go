@@ -195,7 +195,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 // targetOptions are what the --publish targets are opened with: the
 // flags, the environment's credentials and the bounded HTTP client.
 func (o *releaseOptions) targetOptions(ctx context.Context, s streams) (targets.Options, error) {
-	to, err := o.targetFlags.options(s)
+	to, err := o.options(s)
 	if err != nil {
 		return targets.Options{}, err
 	}
