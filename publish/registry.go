@@ -44,7 +44,8 @@ func RegistryOptions(r Registry) []remote.Option {
 }
 
 // RegistryTransport is the transport of RegistryOptions: base (nil: the
-// transport of NewHTTPClient(o)) with bounded waits, below a guard that
+// transport of NewHTTPClient(o), or go-containerregistry's
+// remote.DefaultTransport where a program replaced it) with bounded waits, below a guard that
 // drops credentials from a request a redirect sent to another origin.
 // A registry's token service may live on another host (Docker Hub's
 // auth.docker.io), so credentials are not tied to one origin; what a
@@ -52,6 +53,13 @@ func RegistryOptions(r Registry) []remote.Option {
 func RegistryTransport(base http.RoundTripper, o HTTPOptions) http.RoundTripper {
 	if g, ok := base.(*redirectGuard); ok {
 		return g
+	}
+	if base == nil {
+		if _, ok := remote.DefaultTransport.(*http.Transport); !ok {
+			// go-containerregistry's default was replaced (an embedder's
+			// or a test's router): keep it, with the waits around it.
+			base = remote.DefaultTransport
+		}
 	}
 	switch base.(type) {
 	case nil:
