@@ -229,7 +229,8 @@ func topologyRefusals(obj *unstructured.Unstructured, classes *clusterClasses) [
 			continue
 		}
 		for _, err := range res.Errors {
-			msg := err.Error()
+			// kube-openapi names the value "" ("in body"): the field says where.
+			msg := strings.Join(strings.Fields(strings.Replace(err.Error(), " in body ", " ", 1)), " ")
 			var ve *errors.Validation
 			if e, ok := err.(*errors.Validation); ok {
 				ve = e
