@@ -207,6 +207,9 @@ func (in *installer) send(ctx context.Context, f *File, obj *unstructured.Unstru
 		return fmt.Errorf("install check: %s: %s: %w", f.Path(), name, err)
 	}
 	obj = obj.DeepCopy()
+	if coreDefaults(obj) {
+		f.Defaulted = append(f.Defaulted, name)
+	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		obj.SetNamespace(ns)
 	}

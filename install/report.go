@@ -49,6 +49,9 @@ type File struct {
 	RefusedWithStandIns []Refusal `json:"refusedWithStandIns,omitempty"`
 	// NotChecked lists objects the server could not judge, with why.
 	NotChecked []NotChecked `json:"notChecked,omitempty"`
+	// Defaulted lists the objects Cluster API's defaulting was applied to
+	// before sending, as its webhook would (see coreDefaults).
+	Defaulted []string `json:"defaulted,omitempty"`
 	// Warnings are the server's other warnings (deprecated versions, ...).
 	Warnings []string `json:"warnings,omitempty"`
 	// Variables are the required variables without a value in the file or
@@ -205,6 +208,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		for _, nc := range f.NotChecked {
 			fmt.Fprintf(&b, "    not checked %s: %s\n", nc.Object, nc.Why)
+		}
+		for _, d := range f.Defaulted {
+			fmt.Fprintf(&b, "    defaulted   %s: Cluster API's webhook defaults (selector, labels) applied, as a management cluster would\n", d)
 		}
 		for _, warn := range f.Warnings {
 			fmt.Fprintf(&b, "    warning     %s\n", warn)

@@ -115,3 +115,52 @@ func TestParseField(t *testing.T) {
 }
 
 var widgetGVK = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+
+func TestCoreDefaults_MachineDeploymentSelector(t *testing.T) {
+	objs, err := utilyaml.ToUnstructured([]byte(`apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata: {name: md-0}
+spec:
+  clusterName: c
+  template:
+    spec: {clusterName: c}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata: {name: md-1, labels: {cluster.x-k8s.io/cluster-name: c}}
+spec:
+  clusterName: c
+  selector: {matchLabels: {pool: a, cluster.x-k8s.io/cluster-name: c}}
+  template:
+    metadata: {labels: {pool: a, cluster.x-k8s.io/cluster-name: c}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: md-2}
+spec: {clusterName: c}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !coreDefaults(&objs[0]) {
+		t.Fatal("a MachineDeployment without a selector was not defaulted")
+	}
+	want := map[string]any{"cluster.x-k8s.io/cluster-name": "c", "cluster.x-k8s.io/deployment-name": "md-0"}
+	sel := objs[0].Object["spec"].(map[string]any)["selector"].(map[string]any)["matchLabels"]
+	tmpl := objs[0].Object["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["labels"]
+	if diff := cmp.Diff(want, sel); diff != "" {
+		t.Errorf("selector (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, tmpl); diff != "" {
+		t.Errorf("template labels (-want +got):\n%s", diff)
+	}
+	if objs[0].GetLabels()["cluster.x-k8s.io/cluster-name"] != "c" {
+		t.Errorf("labels %v", objs[0].GetLabels())
+	}
+	if coreDefaults(&objs[1]) {
+		t.Errorf("a complete MachineDeployment was changed: %v", objs[1].Object)
+	}
+	if coreDefaults(&objs[2]) {
+		t.Error("a v1beta1 MachineDeployment was defaulted")
+	}
+}

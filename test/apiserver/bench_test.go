@@ -2,11 +2,13 @@ package apiserver
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
 
+	"github.com/capirepo/capirepo/builder/buildtest"
 	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/release"
@@ -31,7 +33,9 @@ func BenchmarkInstallCheck(b *testing.B) {
 		cfg  *rest.Config
 		rel  func() *release.Release
 	}{
-		{"example", mgmt, func() *release.Release { return exampleRelease(b) }},
+		{"example", mgmt, func() *release.Release {
+			return buildtest.Build(b, filepath.Join(root, "examples", "infrastructure-example"), "v0.1.0").Release
+		}},
 		{"cluster-api", bare, func() *release.Release {
 			return realRelease(b, testtree.ClusterAPIModule, "cluster-api.capirepo.yaml", "v1.14.2")
 		}},

@@ -42,7 +42,7 @@ var (
 )
 
 // exampleRelease builds capirepo's bundled example provider.
-func exampleRelease(t testing.TB) *release.Release {
+func exampleRelease(t *testing.T) *release.Release {
 	t.Helper()
 	return buildtest.Build(t, filepath.Join(root, "examples", "infrastructure-example"), "v0.1.0").Release
 }
