@@ -51,6 +51,12 @@ func (c *clusterClasses) add(objs []unstructured.Unstructured) {
 		if !slices.Contains(c.names, o.GetName()) {
 			c.names = append(c.names, o.GetName())
 		}
+		if _, seen := c.vars[o.GetName()]; seen {
+			// Two classes of one name (each named by a variable, say):
+			// which one a Cluster means is not known.
+			c.vars[o.GetName()] = nil
+			continue
+		}
 		vars := map[string]*classVariable{}
 		list, _, _ := unstructured.NestedSlice(o.Object, "spec", "variables")
 		for _, v := range list {
@@ -85,7 +91,7 @@ func (c *clusterClasses) variable(class, name string) *classVariable {
 		return nil
 	}
 	if vars, ok := c.vars[class]; ok {
-		return vars[name]
+		return vars[name] // nil for a name two classes share
 	}
 	for _, n := range c.names {
 		if v := c.vars[n][name]; v != nil {
@@ -193,9 +199,10 @@ func topologyLeaf(obj map[string]any, o occurrence, src schemaSource) *spec.Sche
 
 // topologyRefusals checks a topology Cluster's variables against the
 // schemas of its class's variables, as Cluster API's webhook would at
-// apply: a value the schema rejects, a variable the class does not
-// declare, a required one missing. A class the release does not ship is
-// not judged here.
+// apply: a value the schema rejects. Variables the class's spec does not
+// declare, and required ones missing, are left alone (a runtime
+// extension may declare variables), and so is a class the release does
+// not ship or ships more than once under one name.
 func topologyRefusals(obj *unstructured.Unstructured, classes *clusterClasses) []Refusal {
 	if obj.GroupVersionKind().Group != capiGroup || obj.GetKind() != "Cluster" || classes == nil {
 		return nil
@@ -205,23 +212,22 @@ func topologyRefusals(obj *unstructured.Unstructured, classes *clusterClasses) [
 		return nil
 	}
 	declared, ok := classes.vars[class]
-	if !ok {
+	if !ok || declared == nil {
 		return nil
 	}
 	name := objectName(obj)
 	const reason = "ClusterClass variable schema"
 	var out []Refusal
 	vars, _, _ := unstructured.NestedSlice(obj.Object, "spec", "topology", "variables")
-	set := map[string]bool{}
 	for i, v := range vars {
 		m, _ := v.(map[string]any)
 		vname, _ := m["name"].(string)
-		set[vname] = true
 		field := fmt.Sprintf("spec.topology.variables[%d]", i)
 		cv := declared[vname]
 		if cv == nil {
-			out = append(out, Refusal{Object: name, Field: field + ".name", Reason: reason,
-				Message: fmt.Sprintf("variable %q is not defined in ClusterClass %s: define it there, or remove it from the Cluster", vname, class)})
+			// Not in spec.variables: a runtime extension's patches may
+			// declare it (the class's status.variables), which a scratch
+			// cluster cannot know.
 			continue
 		}
 		res := validate.NewSchemaValidator(cv.schema, nil, "", strfmt.Default).Validate(m["value"])
@@ -243,20 +249,5 @@ func topologyRefusals(obj *unstructured.Unstructured, classes *clusterClasses) [
 				Message: fmt.Sprintf("variable %q: %s (ClusterClass %s's schema)", vname, msg, class)})
 		}
 	}
-	for _, vname := range sortedKeys(declared) {
-		if declared[vname].required && !set[vname] {
-			out = append(out, Refusal{Object: name, Field: "spec.topology.variables", Reason: reason,
-				Message: fmt.Sprintf("required variable %q of ClusterClass %s is not set: give it a value in spec.topology.variables", vname, class)})
-		}
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
