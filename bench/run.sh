@@ -7,7 +7,7 @@
 #
 #   bash bench/run.sh            # or: make bench
 #   ROUNDS=7 bash bench/run.sh   # more rounds
-#   SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 SKIP_REALTREES=1 SKIP_REALPAIRS=1 bash bench/run.sh
+#   SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 SKIP_REALTREES=1 SKIP_REALPAIRS=1 SKIP_INSTALL=1 bash bench/run.sh
 #   SETS=cluster-api ROUNDS=11 SKIP_GROWTH=1 SKIP_PUBLISH=1 SKIP_GOBENCH=1 bash bench/run.sh
 #
 # Results: bench/out/results-<UTC date>.txt (and the raw samples beside it).
@@ -320,6 +320,14 @@ fi
 if [ -z "${SKIP_REALPAIRS:-}" ]; then
 	echo "## upgrade check on real release pairs (cluster-api, CAPA, CAPG; go test -tags realpairs)"
 	timeout "$T" go test -tags realpairs ./diff/ -run 'TestCompare_RealPairs' -v -count 1 | grep -E '^(---|ok|FAIL|\s+---)'
+	echo
+fi
+
+if [ -z "${SKIP_INSTALL:-}" ]; then
+	echo "## install check against a warm in-process API server (example, cluster-api's trio, CAPA; test/apiserver)"
+	(cd test/apiserver && timeout "$T" go test -run '^$' -bench InstallCheck -benchtime 3x -count 1 \
+		-ldflags "-X k8s.io/component-base/version.gitVersion=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)" .) |
+		grep -E '^(Benchmark|ok|FAIL|---)'
 	echo
 fi
 

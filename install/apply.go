@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
@@ -127,7 +130,15 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 		var objs []unstructured.Unstructured
 		vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw.Data)
 		if err == nil {
-			f.Variables = in.standIns(s, raw.Data, vars, map[string]string{"NAMESPACE": ns})
+			extra := maps.Clone(in.o.FlavorVariables[t.flavor])
+			if t.class != "" {
+				extra = nil
+			}
+			if extra == nil {
+				extra = map[string]string{}
+			}
+			extra["NAMESPACE"] = ns
+			in.standIns(s, f, raw.Data, vars, extra)
 			var tpl repository.Template
 			if t.class != "" {
 				tpl, err = s.Repository().ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
@@ -146,6 +157,9 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 			if err := in.send(ctx, f, &objs[i], ns); err != nil {
 				return err
 			}
+			n := len(f.Refused)
+			f.Refused = append(f.Refused, topologyRefusals(&objs[i], &in.schemas.classes)...)
+			in.standInRefusals(f, objs[i].GroupVersionKind(), n)
 		}
 	}
 	return nil
@@ -193,6 +207,9 @@ func (in *installer) send(ctx context.Context, f *File, obj *unstructured.Unstru
 		return fmt.Errorf("install check: %s: %s: %w", f.Path(), name, err)
 	}
 	obj = obj.DeepCopy()
+	if coreDefaults(obj) {
+		f.Defaulted = append(f.Defaulted, name)
+	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		obj.SetNamespace(ns)
 	}
@@ -203,7 +220,81 @@ func (in *installer) send(ctx context.Context, f *File, obj *unstructured.Unstru
 		// clusterctl would make.
 		a = in.c.update(ctx, m, obj, true)
 	}
-	return in.record(f, name, a)
+	n := len(f.Refused)
+	if err := in.record(f, name, a); err != nil {
+		return err
+	}
+	in.standInRefusals(f, gvk, n)
+	return nil
+}
+
+// standInRefusals names, in each refusal of f from the n-th on, the
+// stand-ins in the refused field, and moves those a CEL rule made to
+// f.RefusedWithStandIns.
+func (in *installer) standInRefusals(f *File, gvk schema.GroupVersionKind, n int) {
+	stand := map[string]string{}
+	for _, v := range f.Variables {
+		if v.Placeholder {
+			stand[v.Name] = v.Value
+		}
+	}
+	kept := f.Refused[:n]
+	for _, r := range f.Refused[n:] {
+		for _, name := range slices.Sorted(maps.Keys(stand)) {
+			if slices.ContainsFunc(f.places[name], func(p place) bool { return p.kind == gvk.Kind && fieldWithin(p.field, r.Field) }) {
+				r.StandIns = append(r.StandIns, name+"="+stand[name])
+			}
+		}
+		if len(r.StandIns) > 0 && in.isCEL(gvk, r) {
+			f.RefusedWithStandIns = append(f.RefusedWithStandIns, r)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	f.Refused = kept
+}
+
+// fieldWithin says whether field lies in (or is) the refused field.
+func fieldWithin(field, refused string) bool {
+	return refused == "" || field == refused || strings.HasPrefix(field, refused+".") || strings.HasPrefix(field, refused+"[")
+}
+
+// isCEL says whether a refusal is a CEL rule's: the server's own words,
+// or a rule on the refused field's schema.
+func (in *installer) isCEL(gvk schema.GroupVersionKind, r Refusal) bool {
+	if strings.Contains(r.Message, "failed rule") {
+		return true
+	}
+	if r.Field == "" {
+		return false
+	}
+	s := in.schemas.schemaFor(gvk).at(parseField(r.Field))
+	if s == nil {
+		return false
+	}
+	_, ok := s.Extensions["x-kubernetes-validations"]
+	return ok
+}
+
+// parseField reads a field path the server wrote (spec.a[0].b).
+func parseField(field string) []any {
+	var out []any
+	for _, part := range strings.Split(field, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			out = append(out, name)
+		}
+		for rest != "" {
+			idx, after, _ := strings.Cut(rest, "]")
+			if i, err := strconv.Atoi(idx); err == nil {
+				out = append(out, i)
+			} else {
+				out = append(out, idx)
+			}
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return out
 }
 
 // unserved judges an object of a kind the cluster serves no resource for.

@@ -44,8 +44,18 @@ type Options struct {
 	CertManager func(ctx context.Context) (*release.Provider, error)
 	// KubernetesVersion is KUBERNETES_VERSION; "" means verify.KubernetesVersion.
 	KubernetesVersion string
-	// Variables are real values for variables; they win over stand-ins.
+	// Variables are real values for variables (--var); they win over
+	// everything else.
 	Variables map[string]string
+	// FlavorVariables are real values for the templates of one flavor, by
+	// flavor name ("" is cluster-template.yaml); they win over Variables
+	// for that flavor's file.
+	FlavorVariables map[string]map[string]string
+	// Lookup finds a real value for a required variable Variables does not
+	// give, where clusterctl would (the environment, the clusterctl
+	// config's variables); nil finds none. A variable without a real value
+	// gets a stand-in.
+	Lookup func(name string) (string, bool)
 	// Log hears what is created and removed; nil discards it.
 	Log io.Writer
 }
@@ -269,6 +279,7 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 	} else if err := in.createNamespace(ctx, nil, templatesNS, nil); err != nil {
 		return err
 	}
+	in.learnClasses(provs)
 	for _, ip := range provs {
 		if err := in.templates(ctx, ip, templatesNS); err != nil {
 			return err
@@ -330,13 +341,13 @@ func (in *installer) components(ctx context.Context, ip *installProvider) error 
 	if err != nil {
 		return err
 	}
-	stand := in.standIns(s, raw, vars, nil)
+	ip.file = &File{Provider: ip.p.Label(), Version: ip.p.Version, File: ip.p.ComponentsFile}
+	in.standIns(s, ip.file, raw, vars, nil)
 	c, err := cc.Get(ctx, repository.ComponentsOptions{Version: ip.p.Version, TargetNamespace: ip.namespace})
 	if err != nil {
 		return err
 	}
 	ip.objs = c.Objs()
-	ip.file = &File{Provider: ip.p.Label(), Version: ip.p.Version, File: ip.p.ComponentsFile, Variables: stand}
 	for i := range ip.objs {
 		o := &ip.objs[i]
 		if !isCRD(o) {

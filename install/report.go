@@ -42,12 +42,25 @@ type File struct {
 	Accepted int `json:"accepted"`
 	// Refused lists every refusal, in the order the objects were sent.
 	Refused []Refusal `json:"refused,omitempty"`
+	// RefusedWithStandIns lists what a CEL rule (x-kubernetes-validations)
+	// refused in a field a stand-in landed in: the check cannot tell whether
+	// the template or the stand-in is at fault, so these do not fail the
+	// check; real values for the variables named make them true refusals.
+	RefusedWithStandIns []Refusal `json:"refusedWithStandIns,omitempty"`
 	// NotChecked lists objects the server could not judge, with why.
 	NotChecked []NotChecked `json:"notChecked,omitempty"`
+	// Defaulted lists the objects Cluster API's defaulting was applied to
+	// before sending, as its webhook would (see coreDefaults).
+	Defaulted []string `json:"defaulted,omitempty"`
 	// Warnings are the server's other warnings (deprecated versions, ...).
 	Warnings []string `json:"warnings,omitempty"`
-	// Variables are the required variables given a stand-in, with the value.
+	// Variables are the required variables without a value in the file or
+	// the options: a real value found by Options.Lookup, or a stand-in
+	// (Placeholder), with the value.
 	Variables []verify.Variable `json:"variables,omitempty"`
+
+	// places are the fields each stand-in landed in.
+	places map[string][]place
 }
 
 // Path is the file as provider/version/name.
@@ -69,6 +82,9 @@ type Refusal struct {
 	// Reason is the HTTP status and its reason, e.g. "422 Invalid"; for an
 	// unknown field the server reports as a warning, "strict field validation".
 	Reason string `json:"reason,omitempty"`
+	// StandIns are the stand-ins in the refused field, as NAME=value: the
+	// refusal may be the stand-in's, not the template's.
+	StandIns []string `json:"standIns,omitempty"`
 }
 
 func (r Refusal) String() string {
@@ -79,6 +95,9 @@ func (r Refusal) String() string {
 	s += r.Message
 	if r.Reason != "" {
 		s += " (" + r.Reason + ")"
+	}
+	if len(r.StandIns) > 0 {
+		s += " [with stand-ins " + strings.Join(r.StandIns, ", ") + "]"
 	}
 	return s
 }
@@ -94,6 +113,15 @@ func (r *Report) Refusals() int {
 	n := 0
 	for _, f := range r.Files {
 		n += len(f.Refused)
+	}
+	return n
+}
+
+// RefusedWithStandInsCount counts the CEL refusals of stand-ins.
+func (r *Report) RefusedWithStandInsCount() int {
+	n := 0
+	for _, f := range r.Files {
+		n += len(f.RefusedWithStandIns)
 	}
 	return n
 }
@@ -158,18 +186,31 @@ func (r *Report) WriteText(w io.Writer) error {
 		if n := len(f.Refused); n > 0 {
 			fmt.Fprintf(&b, ", %d refused", n)
 		}
+		if n := len(f.RefusedWithStandIns); n > 0 {
+			fmt.Fprintf(&b, ", %d refused with stand-ins", n)
+		}
 		if n := len(f.NotChecked); n > 0 {
 			fmt.Fprintf(&b, ", %d not checked", n)
 		}
 		b.WriteString("\n")
 		for _, v := range f.Variables {
-			fmt.Fprintf(&b, "    variable %s = %q stand-in\n", v.Name, v.Value)
+			kind := "stand-in"
+			if !v.Placeholder {
+				kind = "real value"
+			}
+			fmt.Fprintf(&b, "    variable %s = %q %s\n", v.Name, v.Value, kind)
 		}
 		for _, ref := range f.Refused {
 			fmt.Fprintf(&b, "    refused     %s\n", ref)
 		}
+		for _, ref := range f.RefusedWithStandIns {
+			fmt.Fprintf(&b, "    refused with stand-ins %s\n", ref)
+		}
 		for _, nc := range f.NotChecked {
 			fmt.Fprintf(&b, "    not checked %s: %s\n", nc.Object, nc.Why)
+		}
+		for _, d := range f.Defaulted {
+			fmt.Fprintf(&b, "    defaulted   %s: Cluster API's webhook defaults (selector, labels) applied, as a management cluster would\n", d)
 		}
 		for _, warn := range f.Warnings {
 			fmt.Fprintf(&b, "    warning     %s\n", warn)
@@ -184,6 +225,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "  %d accepted, %d refused, %d not checked\n", r.Accepted(), r.Refusals(), r.NotCheckedCount())
+	if n := r.RefusedWithStandInsCount(); n > 0 {
+		fmt.Fprintf(&b, "  %d refused by a CEL rule with stand-ins: not counted as refusals; give the variables named real values "+
+			"(--var NAME=VALUE, --values [FLAVOR=]FILE, the environment or the clusterctl config's variables) to check them for real\n", n)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -23,6 +23,8 @@ type typeSchema struct {
 // schemaSource finds the schema of a kind; nil when it knows none.
 type schemaSource interface {
 	schemaFor(gvk schema.GroupVersionKind) *typeSchema
+	// clusterClasses are the ClusterClasses the release ships.
+	clusterClasses() *clusterClasses
 }
 
 // schemaSet finds schemas in CRDs first (the release's, then the
@@ -34,7 +36,11 @@ type schemaSet struct {
 	// there is no server.
 	openAPI func(gv schema.GroupVersion) (*spec3.OpenAPI, error)
 	docs    map[schema.GroupVersion]*spec3.OpenAPI
+	// classes are the release's ClusterClasses.
+	classes clusterClasses
 }
+
+func (s *schemaSet) clusterClasses() *clusterClasses { return &s.classes }
 
 // addCRD makes a CRD's schemas known; an earlier CRD for the same kind wins.
 func (s *schemaSet) addCRD(crd *unstructured.Unstructured) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
@@ -28,7 +29,7 @@ const (
 var formatStandIns = map[string]string{
 	"uuid": standInUUID, "uuid4": standInUUID, "byte": standInBase64,
 	"date-time": "2026-01-01T00:00:00Z", "date": "2026-01-01", "duration": "1s",
-	"ipv4": "192.0.2.1", "ipv6": "2001:db8::1", "cidr": "10.0.0.0/16", "mac": "02:00:00:00:00:01",
+	"ipv4": "192.0.2.1", "ipv6": "2001:db8::1", "cidr": "10.0.0.0/16", "hostname": "placeholder.capirepo.invalid", "mac": "02:00:00:00:00:01",
 	"uri": "https://capirepo.invalid", "url": "https://capirepo.invalid", "email": "placeholder@capirepo.invalid",
 }
 
@@ -57,16 +58,120 @@ type occurrence struct {
 // standIns gives each required variable a value the server's schema
 // accepts in every field the variable lands in, as clusterctl would
 // substitute it into raw with the given values (and the defaults of the
-// others): the name's guess (placeholder) when it fits, else what the
-// field's schema asks for (an enum value, an integer in range, a string
-// matching the pattern, a UUID or base64 for the format), else a generic
-// stand-in. A variable no value fits everywhere keeps the one that fits in
-// the most places.
+// others): the name's guess (placeholder, made distinct per variable) when
+// it fits, else what the field's schema asks for (an enum value, an integer
+// in range, a list of minItems items, a string matching the pattern or of
+// the format), else a generic stand-in. A variable no value fits everywhere
+// keeps the one that fits in the most places. A variable alone on its line
+// that holds a YAML fragment gets the empty string, so the file stays YAML.
 func standIns(raw []byte, given map[string]string, required []string, src schemaSource) map[string]string {
-	choice := map[string]string{}
-	for _, name := range required {
-		choice[name] = verify.PlaceholderFor(name)
+	choice, _ := chooseStandIns(raw, given, required, src)
+	return choice
+}
+
+// place is a field a variable lands in: the object's kind and the field
+// path as the API server writes it (spec.addresses[0]).
+type place struct {
+	kind, field string
+}
+
+// chooseStandIns is standIns, also telling where each variable landed.
+func chooseStandIns(raw []byte, given map[string]string, required []string, src schemaSource) (map[string]string, map[string][]place) {
+	choice := distinctGuesses(required)
+	places := map[string][]place{}
+	objs, occ, err := markedOccurrences(raw, given, required)
+	if err != nil {
+		// A variable alone on its line may hold a YAML fragment that no
+		// scalar stand-in keeps valid: the empty string does.
+		frag := fragmentVariables(raw, required)
+		if len(frag) == 0 {
+			return choice, places
+		}
+		given = maps.Clone(given)
+		if given == nil {
+			given = map[string]string{}
+		}
+		var rest []string
+		for _, name := range required {
+			if frag[name] {
+				given[name], choice[name] = "", ""
+			} else {
+				rest = append(rest, name)
+			}
+		}
+		required = rest
+		if objs, occ, err = markedOccurrences(raw, given, required); err != nil {
+			return choice, places
+		}
 	}
+	schemas := map[schema.GroupVersionKind]*typeSchema{}
+	schemaFor := func(gvk schema.GroupVersionKind) *typeSchema {
+		s, ok := schemas[gvk]
+		if !ok {
+			s = src.schemaFor(gvk)
+			schemas[gvk] = s
+		}
+		return s
+	}
+	for _, name := range slices.Sorted(slices.Values(required)) {
+		at := occ[name]
+		leafs := make([]*spec.Schema, len(at))
+		constrained := false
+		for i, o := range at {
+			places[name] = append(places[name], place{kind: o.gvk.Kind, field: fieldPath(o.path)})
+			leafs[i] = topologyLeaf(objs[o.doc].Object, o, src)
+			if leafs[i] == nil {
+				leafs[i] = schemaFor(o.gvk).at(o.path)
+			}
+			constrained = constrained || leafs[i] != nil
+		}
+		if !constrained {
+			continue
+		}
+		// score counts the places value fits in, with the other variables at
+		// their current choice.
+		score := func(value string) int {
+			vals := maps.Clone(choice)
+			vals[name] = value
+			out, err := substitute(raw, given, func(n string) (string, bool) { v, ok := vals[n]; return v, ok })
+			if err != nil {
+				return -1
+			}
+			objs, err := utilyaml.ToUnstructured(out)
+			if err != nil {
+				return -1
+			}
+			n := 0
+			for i, o := range at {
+				if o.doc >= len(objs) {
+					continue
+				}
+				if v, ok := valueAt(objs[o.doc].Object, o.path); ok && fits(leafs[i], v) {
+					n++
+				}
+			}
+			return n
+		}
+		best, bestScore := choice[name], score(choice[name])
+		if bestScore == len(at) {
+			continue
+		}
+		for _, c := range candidates(at, leafs) {
+			if s := score(c); s > bestScore {
+				best, bestScore = c, s
+				if s == len(at) {
+					break
+				}
+			}
+		}
+		choice[name] = best
+	}
+	return choice, places
+}
+
+// markedOccurrences substitutes each required variable with its marker
+// and finds the fields the markers land in.
+func markedOccurrences(raw []byte, given map[string]string, required []string) ([]unstructured.Unstructured, map[string][]occurrence, error) {
 	index := map[string]int{}
 	for i, name := range required {
 		index[name] = i
@@ -76,11 +181,11 @@ func standIns(raw []byte, given map[string]string, required []string, src schema
 		return marker(i), ok
 	})
 	if err != nil {
-		return choice
+		return nil, nil, err
 	}
 	objs, err := utilyaml.ToUnstructured(marked)
 	if err != nil {
-		return choice
+		return nil, nil, err
 	}
 	occ := map[string][]occurrence{}
 	for d, o := range objs {
@@ -95,91 +200,113 @@ func standIns(raw []byte, given map[string]string, required []string, src schema
 			}
 		})
 	}
-	schemas := map[schema.GroupVersionKind]*typeSchema{}
-	schemaFor := func(gvk schema.GroupVersionKind) *typeSchema {
-		s, ok := schemas[gvk]
-		if !ok {
-			s = src.schemaFor(gvk)
-			schemas[gvk] = s
+	return objs, occ, nil
+}
+
+// distinctGuesses are the names' guesses, each variable whose guess is the
+// plain placeholder getting its own (capirepo-<name>), so that variables in
+// one list keyed by name do not collide.
+func distinctGuesses(required []string) map[string]string {
+	choice := map[string]string{}
+	for _, name := range required {
+		v := verify.PlaceholderFor(name)
+		if v == verify.Placeholder {
+			v = distinctPlaceholder(name)
 		}
-		return s
-	}
-	for _, name := range slices.Sorted(slices.Values(required)) {
-		places := occ[name]
-		leafs := make([]*spec.Schema, len(places))
-		constrained := false
-		for i, o := range places {
-			leafs[i] = schemaFor(o.gvk).at(o.path)
-			constrained = constrained || leafs[i] != nil
-		}
-		if !constrained {
-			continue
-		}
-		// score counts the places value fits in, with the other variables at
-		// their current choice.
-		score := func(value string) int {
-			vals := map[string]string{}
-			for k, v := range choice {
-				vals[k] = v
-			}
-			vals[name] = value
-			out, err := substitute(raw, given, func(n string) (string, bool) { v, ok := vals[n]; return v, ok })
-			if err != nil {
-				return -1
-			}
-			objs, err := utilyaml.ToUnstructured(out)
-			if err != nil {
-				return -1
-			}
-			n := 0
-			for i, o := range places {
-				if o.doc >= len(objs) {
-					continue
-				}
-				if v, ok := valueAt(objs[o.doc].Object, o.path); ok && fits(leafs[i], v) {
-					n++
-				}
-			}
-			return n
-		}
-		best, bestScore := choice[name], score(choice[name])
-		if bestScore == len(places) {
-			continue
-		}
-		for _, c := range candidates(places, leafs) {
-			if s := score(c); s > bestScore {
-				best, bestScore = c, s
-				if s == len(places) {
-					break
-				}
-			}
-		}
-		choice[name] = best
+		choice[name] = v
 	}
 	return choice
 }
 
-// standIns sets the session's required variables without a value to
-// stand-ins the schemas accept (over the name guesses), and describes them.
-// extra are values that win over the session's (the template namespace).
-func (in *installer) standIns(s *verify.Session, raw []byte, vars map[string]*string, extra map[string]string) []verify.Variable {
+// distinctPlaceholder is capirepo-<name> as a DNS-1123 label: lowercase,
+// runs of other characters as one dash, at most 63 characters.
+func distinctPlaceholder(name string) string {
+	var b strings.Builder
+	b.WriteString("capirepo-")
+	dash := true
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+			dash = false
+		case !dash:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	s := b.String()
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	s = strings.TrimRight(s, "-")
+	if s == "capirepo" {
+		return verify.Placeholder
+	}
+	return s
+}
+
+// fragmentLine is a line that holds only a variable.
+var fragmentLine = regexp.MustCompile(`(?m)^[ \t]*\$\{([A-Za-z_][A-Za-z0-9_]*)[^}]*\}[ \t]*$`)
+
+// fragmentVariables are the required variables alone on a line of raw.
+func fragmentVariables(raw []byte, required []string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range fragmentLine.FindAllSubmatch(raw, -1) {
+		if name := string(m[1]); slices.Contains(required, name) {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// fieldPath writes a path as the API server names fields: spec.a[0].b.
+func fieldPath(path []any) string {
+	var b strings.Builder
+	for _, el := range path {
+		switch k := el.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(k)
+		case int:
+			fmt.Fprintf(&b, "[%d]", k)
+		}
+	}
+	return b.String()
+}
+
+// standIns sets the session's required variables without a value: to a
+// real value where Options.Lookup has one (the environment, the clusterctl
+// config), else to stand-ins the schemas accept (over the name guesses). It
+// describes them in f, with the fields the stand-ins land in. extra are
+// values that win over the session's (the template namespace).
+func (in *installer) standIns(s *verify.Session, f *File, raw []byte, vars map[string]*string, extra map[string]string) {
 	for k, v := range extra {
 		s.Set(k, v)
 	}
 	given := s.Values()
 	var required []string
 	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		if _, ok := given[name]; !ok && vars[name] == nil {
-			required = append(required, name)
+		if _, ok := given[name]; ok || vars[name] != nil {
+			continue
 		}
+		if in.o.Lookup != nil {
+			if v, ok := in.o.Lookup(name); ok {
+				s.Set(name, v)
+				given[name] = v
+				f.Variables = append(f.Variables, verify.Variable{Name: name, Required: true, Value: v})
+				continue
+			}
+		}
+		required = append(required, name)
 	}
-	chosen := standIns(raw, given, required, in.schemas)
-	var out []verify.Variable
+	chosen, places := chooseStandIns(raw, given, required, in.schemas)
 	for _, name := range required {
 		s.SetPlaceholder(name, chosen[name])
-		out = append(out, verify.Variable{Name: name, Required: true, Value: chosen[name], Placeholder: true})
+		f.Variables = append(f.Variables, verify.Variable{Name: name, Required: true, Value: chosen[name], Placeholder: true})
 	}
-	return out
+	f.places = places
 }
 
 // substitute processes raw as clusterctl does, with value giving the
@@ -254,12 +381,93 @@ func schemaStandIns(s *spec.Schema) []string {
 		out = append(out, "{}")
 	}
 	if s.Type.Contains("array") {
-		out = append(out, "[]")
+		out = append(out, listStandIns(s)...)
 	}
 	if s.MinLength != nil && *s.MinLength > int64(len(verify.Placeholder)) && *s.MinLength <= 1024 {
 		out = append(out, strings.Repeat("a", int(*s.MinLength)))
 	}
 	return out
+}
+
+// listStandIns are lists in flow style for an array field: first one of
+// minItems items (at least one, for CEL rules on the list's size), each
+// distinct (for lists that are sets or maps), then the empty list.
+func listStandIns(s *spec.Schema) []string {
+	n := int64(1)
+	if s.MinItems != nil && *s.MinItems > n {
+		n = *s.MinItems
+	}
+	var out []string
+	if (s.MaxItems == nil || *s.MaxItems >= n) && n <= 64 {
+		var items *spec.Schema
+		if s.Items != nil {
+			items = s.Items.Schema
+		}
+		vals := make([]string, n)
+		ok := true
+		for i := range vals {
+			if vals[i], ok = nthStandIn(items, int(i)); !ok {
+				break
+			}
+		}
+		if ok {
+			out = append(out, "["+strings.Join(vals, ", ")+"]")
+		}
+	}
+	if s.MinItems == nil || *s.MinItems == 0 {
+		out = append(out, "[]")
+	}
+	return out
+}
+
+// nthStandIn is the i-th of distinct values for a list's items, in flow
+// style: of their format, in their range, or an empty object; false when
+// no such value is known (an enum too short, a pattern no example fits).
+func nthStandIn(s *spec.Schema, i int) (string, bool) {
+	switch {
+	case s == nil:
+		return fmt.Sprintf("%s-%d", verify.Placeholder, i), true
+	case len(s.Enum) > 0:
+		if i >= len(s.Enum) {
+			return "", false
+		}
+		return fmt.Sprint(s.Enum[i]), true
+	case s.Type.Contains("object"):
+		return "{}", true
+	case s.Type.Contains("integer") || s.Type.Contains("number"):
+		m := 0.0
+		if s.Minimum != nil {
+			m = math.Ceil(*s.Minimum)
+			if s.ExclusiveMinimum && m == *s.Minimum {
+				m++
+			}
+		}
+		return strconv.FormatFloat(m+float64(i), 'f', -1, 64), true
+	case s.Type.Contains("boolean"):
+		return []string{"false", "true", ""}[min(i, 2)], i < 2
+	}
+	switch s.Format {
+	case "ipv4":
+		return fmt.Sprintf("192.0.2.%d", i+1), i < 254
+	case "cidr":
+		return fmt.Sprintf("10.%d.0.0/16", i), i < 256
+	case "ipv6":
+		return fmt.Sprintf("2001:db8::%x", i+1), true
+	case "hostname":
+		return fmt.Sprintf("placeholder-%d.capirepo.invalid", i), true
+	}
+	if v, ok := formatStandIns[s.Format]; ok {
+		return v, i == 0
+	}
+	if s.Pattern != "" {
+		ex, ok := regexExample(s.Pattern)
+		return ex, ok && i == 0
+	}
+	v := fmt.Sprintf("%s-%d", verify.Placeholder, i)
+	if s.MinLength != nil && int64(len(v)) < *s.MinLength {
+		v += strings.Repeat("a", int(*s.MinLength)-len(v))
+	}
+	return v, true
 }
 
 // walkStrings calls fn with the path of every string value in v.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,8 @@ type installFlags struct {
 	dryRunOnly       bool
 	force            bool
 	clusterctlConfig string
+	vars             []string // NAME=VALUE
+	values           []string // [FLAVOR=]FILE
 }
 
 func (f *installFlags) bind(cmd *cobra.Command, name, usage string) {
@@ -30,16 +33,24 @@ func (f *installFlags) bind(cmd *cobra.Command, name, usage string) {
 		" (its current context): a scratch cluster such as kind, where CRDs and namespaces are created for real and removed at the end")
 	fl.BoolVar(&f.dryRunOnly, "dry-run-only", false, "--"+name+" creates nothing and sends every object with dryRun=All; objects of the release's own kinds are then not checked")
 	fl.BoolVar(&f.force, "force", false, "--"+name+" on a cluster that already has the release's CRDs: replace them for the check and put them back after")
-	fl.StringVar(&f.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose cert-manager: names the cert-manager --"+name+" takes CRDs from (default clusterctl's own)")
+	fl.StringVar(&f.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose cert-manager: names the cert-manager --"+name+
+		" takes CRDs from, and whose variables (as the environment's) are real values for the templates (default clusterctl's own)")
+	fl.StringArrayVar(&f.vars, "var", nil, "NAME=VALUE: a real value for a variable of the templates --"+name+" applies (repeatable; wins over the environment and --values)")
+	fl.StringArrayVar(&f.values, "values", nil, "[FLAVOR=]FILE: a YAML map of variable names to real values, for every flavor or for one (default=FILE for cluster-template.yaml); repeatable")
 }
 
 // validate checks the flags go together.
 func (f *installFlags) validate() error {
 	if !f.on {
-		if f.kubeconfig != "" || f.dryRunOnly || f.force || f.clusterctlConfig != "" {
-			return usagef("--kubeconfig, --dry-run-only, --force and --clusterctl-config belong to --%s", f.name)
+		if f.kubeconfig != "" || f.dryRunOnly || f.force || f.clusterctlConfig != "" || len(f.vars) > 0 || len(f.values) > 0 {
+			return usagef("--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --%s", f.name)
 		}
 		return nil
+	}
+	for _, v := range f.vars {
+		if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
+			return usagef("--var %q: give NAME=VALUE", v)
+		}
 	}
 	if f.kubeconfig == "" {
 		return usagef("--%s needs --kubeconfig FILE: the API server to apply the release to (a scratch cluster such as kind, or any cluster with --dry-run-only)", f.name)
@@ -61,8 +72,22 @@ func (f *installFlags) options(s streams, githubAPI string, timeout time.Duratio
 	}
 	return &pipeline.InstallCheckOptions{
 		Kubeconfig: f.kubeconfig, DryRunOnly: f.dryRunOnly, Force: f.force, ClusterctlConfig: f.clusterctlConfig,
-		Sources:   targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, timeout), GitHub: github.Options{APIURL: gitHubAPI(s, githubAPI)}},
-		Variables: tokenVariables(s.getenv),
-		Log:       s.errOut,
+		Sources:     targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, timeout), GitHub: github.Options{APIURL: gitHubAPI(s, githubAPI)}},
+		Variables:   f.variables(s.getenv),
+		ValuesFiles: f.values,
+		Log:         s.errOut,
 	}
+}
+
+// variables are the tokens' variables and --var's, which win.
+func (f *installFlags) variables(getenv env) map[string]string {
+	vars := tokenVariables(getenv)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	for _, v := range f.vars {
+		name, value, _ := strings.Cut(v, "=")
+		vars[name] = value
+	}
+	return vars
 }

@@ -66,7 +66,7 @@ func goodRelease(t *testing.T) *release.Release {
 
 // realRelease builds a real provider tree from the module cache with its
 // documented config (docs/configs), as the builder's real-tree tests do.
-func realRelease(t *testing.T, module, configName, version string) *release.Release {
+func realRelease(t testing.TB, module, configName, version string) *release.Release {
 	t.Helper()
 	dir := testtree.ModuleDir(t, module)
 	cfg, err := provider.LoadConfig(dir, filepath.Join(root, "docs", "configs", configName))
@@ -83,7 +83,7 @@ func realRelease(t *testing.T, module, configName, version string) *release.Rele
 // certManager is cert-manager's release as clusterctl would read it, with
 // only its CRDs: the one file, cert-manager.yaml, from the module's
 // deploy/crds.
-func certManager(t *testing.T) *release.Provider {
+func certManager(t testing.TB) *release.Provider {
 	t.Helper()
 	dir := filepath.Join(testtree.ModuleDir(t, CertManagerModule), "deploy", "crds")
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -115,7 +115,7 @@ func certManagerLoader(t *testing.T, calls *int) func(context.Context) (*release
 // installCRDs creates the CRDs of files (multi-document YAML) for real, with
 // conversion None, and waits until they are Established: the cluster a
 // provider was installed in, as test setup.
-func installCRDs(t *testing.T, cfg *rest.Config, files ...[]byte) []string {
+func installCRDs(t testing.TB, cfg *rest.Config, files ...[]byte) []string {
 	t.Helper()
 	ctx := context.Background()
 	dyn := dynamic.NewForConfigOrDie(cfg)
@@ -161,7 +161,7 @@ func installCRDs(t *testing.T, cfg *rest.Config, files ...[]byte) []string {
 // managementCluster starts a server with cluster-api's CRDs installed, and
 // cert-manager's too when asked: a management cluster, as far as the API
 // server is concerned.
-func managementCluster(t *testing.T, withCertManager bool) *rest.Config {
+func managementCluster(t testing.TB, withCertManager bool) *rest.Config {
 	t.Helper()
 	cfg := startServer(t)
 	crds := components(realRelease(t, testtree.ClusterAPIModule, "cluster-api.capirepo.yaml", "v1.14.2"))

@@ -48,7 +48,7 @@ func (refuseAll) ResolveEndpoint(namespace, name string, port int32) (*url.URL, 
 // test ends. Servers may overlap in time but must be started one after the
 // other (the service resolver and feature gates are process-wide), so no
 // test that starts one runs in parallel.
-func startServer(t *testing.T) *rest.Config {
+func startServer(t testing.TB) *rest.Config {
 	t.Helper()
 	start := time.Now()
 	etcd := testserver.RunEtcd(t, nil)     // free localhost ports, a temp dir, no fsync; stopped in t.Cleanup
