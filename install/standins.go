@@ -406,7 +406,7 @@ func listStandIns(s *spec.Schema) []string {
 		vals := make([]string, n)
 		ok := true
 		for i := range vals {
-			if vals[i], ok = nthStandIn(items, int(i)); !ok {
+			if vals[i], ok = nthStandIn(items, i); !ok {
 				break
 			}
 		}

@@ -2,6 +2,7 @@ package install
 
 import (
 	"encoding/json"
+	stderrors "errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -238,8 +239,8 @@ func topologyRefusals(obj *unstructured.Unstructured, classes *clusterClasses) [
 			// kube-openapi names the value "" ("in body"): the field says where.
 			msg := strings.Join(strings.Fields(strings.Replace(err.Error(), " in body ", " ", 1)), " ")
 			var ve *errors.Validation
-			if e, ok := err.(*errors.Validation); ok {
-				ve = e
+			if !stderrors.As(err, &ve) {
+				ve = nil
 			}
 			f := field + ".value"
 			if ve != nil && ve.Name != "" && ve.Name != "." {
