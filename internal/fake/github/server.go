@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/capirepo/capirepo/internal/fake/endless"
 )
 
 // Route names, for Inject and Calls.
@@ -335,7 +337,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			hijackClose(s.t, w)
 			return
 		case inj.Endless:
-			stream(w, r, inj.Trickle)
+			endless.Stream(w, r, inj.Trickle)
 			return
 		default:
 			for k, v := range inj.Header {
@@ -927,35 +929,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
-}
-
-// stream answers 200 with a body that never ends: 32 KiB at a time as fast
-// as the client reads, or with every > 0 one byte each every (a server that
-// trickles, never silent long enough for an idle timeout). It returns when
-// the client goes away.
-func stream(w http.ResponseWriter, r *http.Request, every time.Duration) {
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.WriteHeader(http.StatusOK)
-	fl, _ := w.(http.Flusher)
-	chunk := bytes.Repeat([]byte("x"), 32<<10)
-	if every > 0 {
-		chunk = chunk[:1]
-	}
-	for {
-		if _, err := w.Write(chunk); err != nil {
-			return
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		if every > 0 {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(every):
-			}
-		} else if r.Context().Err() != nil {
-			return
-		}
-	}
 }

@@ -1,7 +1,6 @@
 package gitlab
 
 import (
-	"bytes"
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/capirepo/capirepo/internal/fake/endless"
 )
 
 // Route names one API operation the fake serves; faults and counts are per route.
@@ -391,7 +392,7 @@ func (s *Server) faultFor(route Route, n int) (Fault, bool) {
 
 func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f Fault) int {
 	if f.Endless {
-		stream(w, r, f.Trickle)
+		endless.Stream(w, r, f.Trickle)
 		return http.StatusOK
 	}
 	if f.Drop {
@@ -872,34 +873,3 @@ type discardWriter struct{ header http.Header }
 func (d *discardWriter) Header() http.Header         { return d.header }
 func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardWriter) WriteHeader(int)             {}
-
-// stream answers 200 with a body that never ends: 32 KiB at a time as fast
-// as the client reads, or with every > 0 one byte each every (a server that
-// trickles, never silent long enough for an idle timeout). It returns when
-// the client goes away.
-func stream(w http.ResponseWriter, r *http.Request, every time.Duration) {
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.WriteHeader(http.StatusOK)
-	fl, _ := w.(http.Flusher)
-	chunk := bytes.Repeat([]byte("x"), 32<<10)
-	if every > 0 {
-		chunk = chunk[:1]
-	}
-	for {
-		if _, err := w.Write(chunk); err != nil {
-			return
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		if every > 0 {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(every):
-			}
-		} else if r.Context().Err() != nil {
-			return
-		}
-	}
-}
