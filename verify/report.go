@@ -89,7 +89,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		if !p.TemplatesListed {
 			b.WriteString("  templates:  not listed (remote repository without a file list)\n")
 		}
-		var templateVars [][]Variable
+		var templateVars []fileVariables
 		for _, t := range p.Flavors {
 			name := t.Name
 			if name == "" {
@@ -100,11 +100,11 @@ func (r *Report) WriteText(w io.Writer) error {
 				fmt.Fprintf(&b, ", with ClusterClass %s", strings.Join(t.ClusterClasses, ", "))
 			}
 			b.WriteString("\n")
-			templateVars = append(templateVars, t.Variables)
+			templateVars = append(templateVars, fileVariables{"flavor " + name, t.Variables})
 		}
 		for _, t := range p.ClusterClasses {
 			fmt.Fprintf(&b, "  clusterclass %s: %s: %d objects%s\n", t.Name, t.File, t.Objects, variableCount(t.Variables))
-			templateVars = append(templateVars, t.Variables)
+			templateVars = append(templateVars, fileVariables{"clusterclass " + t.Name, t.Variables})
 		}
 		if names := distinctVariables(templateVars); len(names) > 0 {
 			fmt.Fprintf(&b, "  template variables: %s\n", strings.Join(names, ", "))
@@ -125,25 +125,50 @@ func variableCount(vars []Variable) string {
 	return fmt.Sprintf(", %d variables", len(vars))
 }
 
+// fileVariables are one template file's variables; name says which file
+// ("flavor ha", "flavor (default)", "clusterclass quick-start").
+type fileVariables struct {
+	name string
+	vars []Variable
+}
+
 // distinctVariables lists each variable of the templates once, sorted,
-// with its default (or "required"); one that a file requires and another
-// defaults is listed with both.
-func distinctVariables(sets [][]Variable) []string {
-	seen := map[string][]string{}
-	for _, vars := range sets {
-		for _, v := range vars {
+// with its default (or "required"). Where the files differ (one requires
+// it, another gives a default, or two give different defaults), each
+// is said with the files that say it: `NAME (required: flavor (default),
+// flavor ha; default "x": flavor md)`.
+func distinctVariables(files []fileVariables) []string {
+	type said struct {
+		what  string
+		files []string
+	}
+	seen := map[string][]*said{}
+	for _, f := range files {
+		for _, v := range f.vars {
 			d := "required"
 			if !v.Required && v.Default != nil {
 				d = fmt.Sprintf("default %q", *v.Default)
 			}
-			if !slices.Contains(seen[v.Name], d) {
-				seen[v.Name] = append(seen[v.Name], d)
+			i := slices.IndexFunc(seen[v.Name], func(s *said) bool { return s.what == d })
+			if i < 0 {
+				seen[v.Name] = append(seen[v.Name], &said{what: d})
+				i = len(seen[v.Name]) - 1
 			}
+			seen[v.Name][i].files = append(seen[v.Name][i].files, f.name)
 		}
 	}
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(seen)) {
-		out = append(out, fmt.Sprintf("%s (%s)", name, strings.Join(seen[name], "; ")))
+		ways := seen[name]
+		if len(ways) == 1 {
+			out = append(out, fmt.Sprintf("%s (%s)", name, ways[0].what))
+			continue
+		}
+		parts := make([]string, len(ways))
+		for i, w := range ways {
+			parts[i] = w.what + ": " + strings.Join(w.files, ", ")
+		}
+		out = append(out, fmt.Sprintf("%s (%s)", name, strings.Join(parts, "; ")))
 	}
 	return out
 }

@@ -444,3 +444,29 @@ func TestPlaceholder(t *testing.T) {
 		}
 	}
 }
+
+// A variable that one flavor requires and another defaults is listed with
+// the flavors that say each (issue 38: `BOOT_VOLUME_DEVICE (required;
+// default "scsi0")` did not say where).
+func TestReport_TemplateVariablesSayWhichFlavorsDiffer(t *testing.T) {
+	str := func(s string) *string { return &s }
+	rep := &Report{Providers: []*ProviderReport{{
+		Label: "infrastructure-x", Version: "v1.0.0", URL: "file:///r", ComponentsFile: "infrastructure-components.yaml", TemplatesListed: true,
+		Flavors: []*TemplateReport{
+			{Name: "", File: "cluster-template.yaml", Variables: []Variable{{Name: "BOOT_VOLUME_DEVICE", Required: true}, {Name: "CLUSTER_NAME", Required: true}}},
+			{Name: "ha", File: "cluster-template-ha.yaml", Variables: []Variable{{Name: "BOOT_VOLUME_DEVICE", Required: true}, {Name: "CLUSTER_NAME", Required: true}}},
+			{Name: "md", File: "cluster-template-md.yaml", Variables: []Variable{{Name: "BOOT_VOLUME_DEVICE", Default: str("scsi0")}, {Name: "CLUSTER_NAME", Required: true}}},
+		},
+		ClusterClasses: []*TemplateReport{
+			{Name: "quick", File: "clusterclass-quick.yaml", Variables: []Variable{{Name: "BOOT_VOLUME_DEVICE", Default: str("virtio")}}},
+		},
+	}}}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	want := `  template variables: BOOT_VOLUME_DEVICE (required: flavor (default), flavor ha; default "scsi0": flavor md; default "virtio": clusterclass quick), CLUSTER_NAME (required)` + "\n"
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("text report lacks %q:\n%s", want, text.String())
+	}
+}
