@@ -88,13 +88,32 @@ func explainMissing(root string, err error) error {
 		return err
 	}
 	rel = filepath.ToSlash(rel)
-	if gitIgnored(root, rel) {
-		return fmt.Errorf("%s is missing: it is git-ignored, so a make target generates it before rendering; list that command (e.g. make generate-manifests) under before: in %s, or generate the file first (%w)",
-			rel, provider.ConfigFile, err)
+	// kustomize says the missing path twice (as a file, then as a folder):
+	// its cause is said once, the whole error still unwraps.
+	said := m[0]
+	if a := accumulating.FindAllString(err.Error(), -1); len(a) > 0 {
+		said = a[len(a)-1] + ": " + said // the innermost: the one naming the file
 	}
-	return fmt.Errorf("%s is missing: the kustomization names it; add the file, or, when a command generates it, list that command under before: in %s (%w)",
-		rel, provider.ConfigFile, err)
+	if gitIgnored(root, rel) {
+		return &explained{err: err, msg: fmt.Sprintf("%s is missing: it is git-ignored, so a make target generates it before rendering; list that command (e.g. make generate-manifests) under before: in %s, or generate the file first (kustomize: %s)",
+			rel, provider.ConfigFile, said)}
+	}
+	return &explained{err: err, msg: fmt.Sprintf("%s is missing: the kustomization names it; add the file, or, when a command generates it, list that command under before: in %s (kustomize: %s)",
+		rel, provider.ConfigFile, said)}
 }
+
+// accumulating is the resource kustomize was loading when a file was missing.
+var accumulating = regexp.MustCompile(`accumulating resources from '[^']+'`)
+
+// explained is kustomize's error said in capirepo's words; it unwraps to
+// kustomize's.
+type explained struct {
+	err error
+	msg string
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.err }
 
 // gitIgnored asks git whether rel is ignored in the tree at root; false when
 // git or the repository is not there.

@@ -372,9 +372,14 @@ func TestBuild_MissingFileOutsideGitNamesTheFileAndTheFix(t *testing.T) {
 	if err == nil {
 		t.Fatal("built without config/manager/generated-rbac.yaml")
 	}
-	for _, want := range []string{"config/manager/generated-rbac.yaml is missing", "the kustomization names it", "before:"} {
+	for _, want := range []string{"config/manager/generated-rbac.yaml is missing", "the kustomization names it", "before:", "accumulating resources from 'generated-rbac.yaml'"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not say %q: %v", want, err)
 		}
+	}
+	// kustomize's own error says the path twice (as a file, then as a
+	// folder); the explained error says it once (issue 38.4).
+	if n := strings.Count(err.Error(), "no such file or directory"); n != 1 {
+		t.Errorf("error says the cause %d times, want once: %v", n, err)
 	}
 }

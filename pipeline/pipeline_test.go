@@ -299,8 +299,8 @@ func TestLines_TerminalRewritesOneLine(t *testing.T) {
 		terminal bool
 		want     string
 	}{
-		{false, "[1/2] lint\n[1/2] lint: failed (2 errors)\n"},
-		{true, "\r\033[K[1/2] lint ...\r\033[K[1/2] lint: failed (2 errors)\n"},
+		{false, "[1/2] lint\n[1/2] lint: failed (the error is printed last)\n"},
+		{true, "\r\033[K[1/2] lint ...\r\033[K[1/2] lint: failed (the error is printed last)\n"},
 	} {
 		var b bytes.Buffer
 		p := pipeline.Lines(&b, tc.terminal)

@@ -34,6 +34,12 @@ func (p *lines) Done(n, total int, r StepResult) {
 		prefix = "\r\033[K"
 	}
 	fmt.Fprintf(p.w, "%s[%d/%d] %s: %s", prefix, n, total, r.Step, r.Status)
+	if r.Status == StatusFailed {
+		// The run returns the failure: it is printed once, last, not here
+		// and in the summary too.
+		fmt.Fprintln(p.w, " (the error is printed last)")
+		return
+	}
 	if r.Detail != "" {
 		fmt.Fprintf(p.w, " (%s)", r.Detail)
 	}
