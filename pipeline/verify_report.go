@@ -86,9 +86,20 @@ type SignatureReport struct {
 // WriteText prints a line for each folder and each image signature.
 func (r *SignatureReport) WriteText(w io.Writer) {
 	for _, c := range r.Folders {
-		var signed []string
+		// Files signed alike (one key, no log) are said together, the
+		// signer once.
+		var order []string
+		names := map[string][]string{}
 		for _, n := range sortedNames(c.Signatures) {
-			signed = append(signed, n+" "+c.Signatures[n].String())
+			how := c.Signatures[n].String()
+			if names[how] == nil {
+				order = append(order, how)
+			}
+			names[how] = append(names[how], n)
+		}
+		signed := make([]string, len(order))
+		for i, how := range order {
+			signed[i] = strings.Join(names[how], " and ") + " " + how
 		}
 		fmt.Fprintf(w, "%s: %d files match the signed checksums.txt; signed: %s\n", c.Dir, c.Files, strings.Join(signed, "; "))
 	}

@@ -175,7 +175,11 @@ func TestSign_KeyFromTheEnvironment(t *testing.T) {
 			t.Errorf("%v on a signed dist: exit %d: %s", args, code, stderr)
 		}
 	}
-	mustContain(t, "verify stdout", stdout, "signed: checksums.txt as key "+sum.Files[0].Identity.Key+"; no transparency log")
+	// Both files signed by one key, without a log: the signer said once.
+	mustContain(t, "verify stdout", stdout, "signed: checksums.txt and provenance.intoto.json as key "+sum.Files[0].Identity.Key+"; no transparency log\n")
+	if n := strings.Count(stdout, sum.Files[0].Identity.Key); n != 1 {
+		t.Errorf("verify stdout names the key %d times, want once:\n%s", n, stdout)
+	}
 
 	env["COSIGN_PASSWORD"] = "not the password"
 	code, _, stderr = runCmd(t, env, "sign", dist, "--key", "env://COSIGN_PRIVATE_KEY")
