@@ -295,6 +295,14 @@ func TestCompare_Rules(t *testing.T) {
 				})
 			},
 			want: []key{{coreComps, "CAPI711", W, "Namespace/capi-system2", "metadata.name"}}},
+		{name: "CAPI711 Namespace renamed with everything in it: one change, one warning",
+			new: func(t *testing.T, rel *release.Release) {
+				editFile(t, rel, core, "core-components.yaml", func(s string) string {
+					s = replace(t, s, "control-plane: controller-manager\n  name: capi-system\n", "control-plane: controller-manager\n  name: capi-system2\n")
+					return strings.ReplaceAll(s, "namespace: capi-system\n", "namespace: capi-system2\n")
+				})
+			},
+			want: []key{{coreComps, "CAPI711", W, "Namespace/capi-system2", "metadata.name"}}},
 		{name: "CAPI711 provider label changed",
 			new: func(t *testing.T, rel *release.Release) {
 				p, _ := rel.Provider("bootstrap-kubeadm")

@@ -21,7 +21,8 @@ func (c *collector) identity(o, n *side) {
 		c.add(contract.RuleUpgradeProvider, file, "", "", "the components file is %s in %s and %s in %s: provider URLs and clusterctl overrides that name %s no longer find it",
 			o.p.ComponentsFile, o.version, n.p.ComponentsFile, n.version, o.p.ComponentsFile)
 	}
-	if len(o.namespaces) == 1 && len(n.namespaces) == 1 && o.namespaces[0] != n.namespaces[0] {
+	nsMoved := len(o.namespaces) == 1 && len(n.namespaces) == 1 && o.namespaces[0] != n.namespaces[0]
+	if nsMoved {
 		c.add(contract.RuleUpgradeProvider, file, "Namespace/"+n.namespaces[0], "metadata.name", "the provider's Namespace is %s in %s and %s in %s: management clusters installed with the default namespace keep %s's objects there, and clusterctl upgrade installs into the namespace the provider is installed in, not %s",
 			o.namespaces[0], o.version, n.namespaces[0], n.version, o.version, n.namespaces[0])
 	}
@@ -31,6 +32,9 @@ func (c *collector) identity(o, n *side) {
 				continue
 			}
 			ns, name, _ := strings.Cut(m, "/")
+			if nsMoved && ns == o.namespaces[0] && slices.Contains(n.managers, n.namespaces[0]+"/"+name) {
+				continue // the Namespace's warning says it: one change, said once
+			}
 			now := strings.Join(n.managers, ", ")
 			c.add(contract.RuleUpgradeProvider, file, "Deployment/"+ns+"/"+name, "metadata.name", "the manager Deployment %s of %s is %s in %s: monitoring, alerts and kubectl commands that name it no longer find it",
 				m, o.version, now, n.version)
