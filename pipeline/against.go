@@ -77,7 +77,8 @@ func (rd *reader) readFolderSide(s Side) (*release.Release, string, error) {
 		return nil, "", err
 	}
 	for _, n := range notes {
-		fmt.Fprintf(rd.log, "%s\n", n)
+		// Two folder sides may say the same of themselves: say whose.
+		fmt.Fprintf(rd.log, "%s: %s\n", s.Arg, n)
 	}
 	return rel, s.Arg, nil
 }
