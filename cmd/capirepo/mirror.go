@@ -177,11 +177,8 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		}
 		return err
 	}
-	for _, p := range sum.Providers {
-		for _, v := range p.Versions {
-			fmt.Fprintf(s.errOut, "%s %s: %d copied, %d already there, %d replaced\n", p.Label, v.Version, len(v.Uploaded), len(v.Skipped), len(v.Replaced))
-		}
-	}
+	// Each version's counts were said as it was copied (a log line, or its
+	// progress line): not again here.
 	copied := 0
 	for _, i := range sum.Images {
 		if i.Copied {

@@ -185,3 +185,21 @@ func TestMirror_CLIIntoAnOCIRegistryWritesTheOperatorsResources(t *testing.T) {
 		t.Errorf("site file holds a clusterctl config:\n%s", site)
 	}
 }
+
+// TestMirror_CLITextSaysEachVersionOnce: a version's counts are said as it
+// is copied, not again in a summary at the end (issue 38.4).
+func TestMirror_CLITextSaysEachVersionOnce(t *testing.T) {
+	srv, cfg := mirrorUpstream(t)
+	env := map[string]string{"GITHUB_API_URL": srv.APIURL()}
+	args := []string{"mirror", "infrastructure-example", "--to", "file://" + t.TempDir(), "--clusterctl-config", cfg}
+	for run, want := range []string{"7 written, 0 already there", "all 7 files already there"} {
+		code, _, stderr := runCmd(t, env, args...)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d: %s", run, code, stderr)
+		}
+		mustContain(t, "stderr", stderr, want)
+		if n := strings.Count(stderr, "infrastructure-example v0.1.0: "); n != 1 {
+			t.Errorf("run %d: the version's counts said %d times, want once:\n%s", run, n, stderr)
+		}
+	}
+}
