@@ -169,3 +169,39 @@ func TestPublishGitHub_ImagesChecksBeforePublishingADraft(t *testing.T) {
 		t.Errorf("releases %+v, want the draft published", rels)
 	}
 }
+
+// TestPublish_CLITextSaysCountsAndURLOnce: the publisher's progress lines
+// and the summary said the counts and the release URL twice (three times
+// on a GitLab re-run); the summary says them, once (issue 38.4).
+func TestPublish_CLITextSaysCountsAndURLOnce(t *testing.T) {
+	const token = "ghp_cli-test-token"
+	srv := fakegh.New(t, fakegh.WithToken(token))
+	srv.AddRepo("acme", "cluster-api-provider-example", false)
+	gl := fakegl.New(t)
+	gl.AddProject(42, "infra/capi-mirror", false)
+	gl.AddToken("glpat-cli-test-token", fakegl.AccessToken)
+	dist := buildExample(t)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		url  string
+	}{
+		{"github", map[string]string{"GITHUB_TOKEN": token, "GITHUB_API_URL": srv.APIURL()},
+			[]string{"publish", "github", "--repo", "acme/cluster-api-provider-example", dist}, "/acme/cluster-api-provider-example/releases/tag/v0.1.0"},
+		{"gitlab", map[string]string{"GITLAB_ACCESS_TOKEN": "glpat-cli-test-token"},
+			[]string{"publish", "gitlab", "--gitlab-url", gl.URL, "--project", "infra/capi-mirror", dist}, "/infra/capi-mirror/-/packages"},
+	} {
+		for run, counts := range []string{"9 uploaded", "9 skipped"} {
+			code, _, stderr := runCmd(t, tc.env, tc.args...)
+			if code != 0 {
+				t.Fatalf("%s run %d: exit %d: %s", tc.name, run, code, stderr)
+			}
+			for _, once := range []string{counts, tc.url} {
+				if n := strings.Count(stderr, once); n != 1 {
+					t.Errorf("%s run %d: stderr says %q %d times, want once:\n%s", tc.name, run, once, n, stderr)
+				}
+			}
+		}
+	}
+}

@@ -297,8 +297,7 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	slices.Sort(sum.Uploaded)
 	slices.Sort(sum.Skipped)
 	slices.Sort(sum.Replaced)
-	g.progress("%s %s: %d uploaded, %d skipped, %d replaced", tag, map[bool]string{true: "left as a draft", false: "published"}[r.draft],
-		len(sum.Uploaded), len(sum.Skipped), len(sum.Replaced))
+	// The counts are the summary's (Summary.WriteText): not said here too.
 	return sum, nil
 }
 

@@ -180,7 +180,7 @@ func (g *Target) publish(ctx context.Context, r *ghRelease) error {
 	}
 	nr := toRelease(rr)
 	r.draft, r.htmlURL, r.immutable = nr.draft, nr.htmlURL, nr.immutable
-	g.progress("published release %s: %s", r.tag, r.htmlURL)
+	g.progress("published the draft release %s", r.tag) // its URL is the summary's
 	return nil
 }
 

@@ -275,8 +275,13 @@ func (g *Target) publish(ctx context.Context, rel *release.Release) (*publish.Su
 		}
 		sum.Providers = append(sum.Providers, publish.ProviderURL{Name: pk.prov.ID.Name, Type: string(pk.prov.ID.Type),
 			URL: PackageURL(g.host, g.projectName(), pk.name, pk.version, pk.prov.ComponentsFile)})
-		g.progress("package %s %s: %d uploaded, %d skipped, %d replaced, %d older copies deleted",
-			pk.name, pk.version, len(pk.uploaded), len(pk.diff.Same), len(pk.replaced), pk.removed)
+		// The summary adds up the packages: a package's own counts are said
+		// when there are several, or when older copies were deleted, which
+		// the summary does not count.
+		if len(pkgs) > 1 || pk.removed > 0 {
+			g.progress("package %s %s: %d uploaded, %d skipped, %d replaced, %d older copies deleted",
+				pk.name, pk.version, len(pk.uploaded), len(pk.diff.Same), len(pk.replaced), pk.removed)
+		}
 	}
 	slices.Sort(sum.Uploaded)
 	slices.Sort(sum.Skipped)
@@ -398,7 +403,7 @@ func (g *Target) plan(ctx context.Context, pk *glPackage) error {
 	if pk.diff, err = publish.Compare(ctx, pk.files, have, fetch); err != nil {
 		return fmt.Errorf("gitlab package %s %s of project %s: %w", pk.name, pk.version, g.projectName(), err)
 	}
-	if len(copies) > 0 {
+	if len(copies) > 0 && len(pk.diff.Missing)+len(pk.diff.Changed) > 0 { // all the same: the summary's "skipped"
 		g.progress("package %s %s: %d files there, %d the same, %d missing, %d different",
 			pk.name, pk.version, len(copies), len(pk.diff.Same), len(pk.diff.Missing), len(pk.diff.Changed))
 	}
