@@ -16,11 +16,16 @@ import (
 // path and whether it wrote it. Every command that writes a clusterctl
 // config (--config-out, the dev repository's config.yaml) writes it here.
 func WriteConfigFile(file string, cfg ClusterctlConfig) (abs string, written bool, err error) {
+	return WriteFileIfChanged(file, []byte(cfg.YAML()))
+}
+
+// WriteFileIfChanged is WriteConfigFile for any output file (a mirror's
+// config, or the operator's resources it writes instead).
+func WriteFileIfChanged(file string, data []byte) (abs string, written bool, err error) {
 	abs, err = filepath.Abs(file)
 	if err != nil {
 		return "", false, err
 	}
-	data := []byte(cfg.YAML())
 	if old, err := os.ReadFile(abs); err == nil && bytes.Equal(old, data) {
 		return abs, false, nil
 	}
