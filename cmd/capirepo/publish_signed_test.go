@@ -14,6 +14,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
 	"github.com/capirepo/capirepo/publish"
 )
 
@@ -89,12 +90,12 @@ func TestPublishLocal_SigningAPublishedVersionAddsWithoutReplace(t *testing.T) {
 }
 
 // TestPublishGitHub_SigningAPublishedRelease: the same against the GitHub
-// fake. The unsigned release got the publisher's provenance.intoto.json; the
-// provenance capirepo sign writes names the providers too, so it is a
-// changed file: without --replace nothing changes on the release, and the
-// error says so; with --replace the bundles are added and only the
-// provenance is replaced. The release's assets, downloaded, then pass
-// verify --signatures; a bundle by another signer needs --replace again.
+// fake. The unsigned release got the publisher's provenance.intoto.json;
+// the one capirepo sign writes names the same files (and the providers),
+// so it supersedes it without --replace (reported replaced, the one file
+// that changes) while the bundles are added. The release's assets,
+// downloaded, then pass verify --signatures; a bundle by another signer
+// needs --replace, and the error says so.
 func TestPublishGitHub_SigningAPublishedRelease(t *testing.T) {
 	const token = "ghp_sign-later-token"
 	srv := fakegh.New(t, fakegh.WithToken(token))
@@ -120,17 +121,9 @@ func TestPublishGitHub_SigningAPublishedRelease(t *testing.T) {
 	before := assets()
 	signDist(t, keyEnv, dist)
 
-	code, _, stderr := runCmd(t, env, args...)
-	if code != 1 || !strings.Contains(stderr, "missing checksums.txt.sigstore.json, provenance.intoto.json.sigstore.json; different provenance.intoto.json") || !strings.Contains(stderr, "--replace") {
-		t.Errorf("signed without --replace: exit %d, stderr %s", code, stderr)
-	}
-	if diff := cmp.Diff(before, assets()); diff != "" {
-		t.Errorf("refused publish changed the release (-before +after):\n%s", diff)
-	}
-
-	code, stdout, stderr := runCmd(t, env, append(args, "--replace", "-o", "json")...)
+	code, stdout, stderr := runCmd(t, env, append(args, "-o", "json")...)
 	if code != 0 {
-		t.Fatalf("publish signed with --replace: exit %d: %s", code, stderr)
+		t.Fatalf("publish signed without --replace: exit %d: %s", code, stderr)
 	}
 	var sum publish.Summary
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
@@ -150,7 +143,7 @@ func TestPublishGitHub_SigningAPublishedRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(after) != len(before)+2 {
+	if len(after) != len(before)+2 || string(after["provenance.intoto.json"]) == string(before["provenance.intoto.json"]) {
 		t.Errorf("release assets %v", slices.Sorted(maps.Keys(after)))
 	}
 	if code, _, stderr := runCmd(t, nil, "verify", download, "--signatures", "--key", pub); code != 0 {
@@ -161,6 +154,53 @@ func TestPublishGitHub_SigningAPublishedRelease(t *testing.T) {
 	signDist(t, other, dist)
 	code, _, stderr = runCmd(t, env, args...)
 	if code != 1 || !strings.Contains(stderr, "--replace") || !strings.Contains(stderr, "different checksums.txt.sigstore.json") {
+		t.Errorf("a bundle by another signer without --replace: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestPublishGitLab_SigningAPublishedPackage: the same against the GitLab
+// fake: the bundles are added and the signed provenance supersedes the
+// publisher's unsigned one without --replace, leaving one copy of each
+// file, which verify --signatures accepts.
+func TestPublishGitLab_SigningAPublishedPackage(t *testing.T) {
+	const token = "glpat-sign-later-token"
+	srv := fakegl.New(t)
+	srv.AddProject(42, "infra/capi-mirror", false)
+	srv.AddToken(token, fakegl.AccessToken)
+	keyEnv, pub := signingKey(t)
+	dist := buildExample(t)
+	env := map[string]string{"GITLAB_ACCESS_TOKEN": token}
+	args := []string{"publish", "gitlab", "--gitlab-url", srv.URL, "--project", "infra/capi-mirror", dist}
+	if code, _, stderr := runCmd(t, env, args...); code != 0 {
+		t.Fatalf("publish unsigned: exit %d: %s", code, stderr)
+	}
+	signDist(t, keyEnv, dist)
+	code, _, stderr := runCmd(t, env, args...)
+	if code != 0 {
+		t.Fatalf("publish signed without --replace: exit %d: %s", code, stderr)
+	}
+	mustContain(t, "stderr", stderr, "assets: 2 added (", "1 replaced\n",
+		"added: infrastructure-example/checksums.txt.sigstore.json, infrastructure-example/provenance.intoto.json.sigstore.json\n",
+		"replaced: infrastructure-example/provenance.intoto.json\n")
+
+	download := t.TempDir()
+	seen := map[string]int{}
+	for _, f := range srv.Files("42", "infrastructure-example", "v0.1.0") {
+		if seen[f.Name]++; seen[f.Name] > 1 {
+			t.Errorf("the package holds %s twice", f.Name)
+		}
+		if err := os.WriteFile(filepath.Join(download, f.Name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, stderr := runCmd(t, nil, "verify", download, "--signatures", "--key", pub); code != 0 {
+		t.Errorf("verify --signatures of the package's files: exit %d: %s", code, stderr)
+	}
+
+	other, _ := signingKey(t)
+	signDist(t, other, dist)
+	code, _, stderr = runCmd(t, env, args...)
+	if code != 1 || !strings.Contains(stderr, "--replace") || !strings.Contains(stderr, "checksums.txt.sigstore.json") {
 		t.Errorf("a bundle by another signer without --replace: exit %d, stderr %s", code, stderr)
 	}
 }
