@@ -65,7 +65,7 @@ type ProviderURL struct {
 // publishing: no --replace needed), else "written" into a folder (local,
 // overrides, dev) or "uploaded" to a server.
 func (s *Summary) Verb() string {
-	if len(s.Skipped)+len(s.Replaced) > 0 {
+	if len(s.Uploaded) > 0 && len(s.Skipped)+len(s.Replaced) > 0 {
 		return "added"
 	}
 	switch s.Kind {
@@ -86,7 +86,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "%s %s %s: %s\n", s.Kind, s.Version, state, s.URL)
 	fmt.Fprintf(&b, "assets: %d %s (%d bytes), %d skipped (unchanged), %d replaced\n",
 		len(s.Uploaded), s.Verb(), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
-	if s.Verb() == "added" && len(s.Uploaded) > 0 {
+	if s.Verb() == "added" {
 		fmt.Fprintf(&b, "added: %s\n", strings.Join(s.Uploaded, ", "))
 	}
 	if len(s.Replaced) > 0 {

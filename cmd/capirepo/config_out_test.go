@@ -149,3 +149,22 @@ func TestDev_ConfigOut(t *testing.T) {
 		t.Errorf("re-run: exit %d: %s", code, stderr)
 	}
 }
+
+// TestRelease_ConfigOutFollowsTheSameRule: release writes the first
+// clusterctl target's config to --config-out and then prints no
+// providers: entry for it; the next: lines name the file.
+func TestRelease_ConfigOutFollowsTheSameRule(t *testing.T) {
+	out, root := filepath.Join(t.TempDir(), "dist"), filepath.Join(t.TempDir(), "repo")
+	cfg := filepath.Join(t.TempDir(), "clusterctl.yaml")
+	code, stdout, stderr := runCmd(t, nil, "release", exampleDir(t), "--version", "v0.1.0", "--out", out, "--skip-image-check",
+		"--publish", "file://"+root, "--config-out", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("stdout holds what --config-out wrote:\n%s", stdout)
+	}
+	mustContain(t, "stderr", stderr, "next:\n  clusterctl config for file://"+root+" written to "+cfg+"\n",
+		"  try it: clusterctl init --infrastructure example:v0.1.0 --config "+cfg+"\n")
+	verifyConfig(t, readClusterctlConfig(t, cfg))
+}

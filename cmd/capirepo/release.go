@@ -180,7 +180,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		docs := 0
 		for i, p := range sum.Published {
 			_ = p.WriteText(s.errOut)
-			if sum.Targets[i].Reader != "" || p.ConfigFile != "" { // the operator's: printed below
+			if sum.Targets[i].Reader != "" || p.ConfigFile != "" { // the operator's (printed below), or in --config-out
 				continue
 			}
 			if docs++; docs > 1 {
