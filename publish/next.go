@@ -53,7 +53,11 @@ func NextSteps(sum *Summary, configOut string) ([]string, error) {
 	} else {
 		next = append(next, fmt.Sprintf("save the clusterctl config printed for %s as FILE (or pass --config-out FILE)", sum.URL))
 	}
-	return append(next, "try it: "+InitCommand(sum.InitVersions(), file)), nil
+	try := "try it: "
+	if sum.Draft { // clusterctl sees no draft
+		try = "once the draft is published (capirepo publish github without --draft), try it: "
+	}
+	return append(next, try+InitCommand(sum.InitVersions(), file)), nil
 }
 
 // InitVersions are the providers of the summary at its version, as

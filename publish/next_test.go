@@ -50,6 +50,12 @@ func TestNextSteps_WritesTheConfigOnlyWhenAskedAndNamesIt(t *testing.T) {
 		t.Errorf("written config: %v\n%s", err, data)
 	}
 
+	s = sum()
+	s.Draft = true
+	if next, err = publish.NextSteps(s, ""); err != nil || !strings.HasPrefix(next[1], "once the draft is published (capirepo publish github without --draft), try it: clusterctl init ") {
+		t.Errorf("a draft: %v %q", err, next)
+	}
+
 	if _, err := publish.NextSteps(sum(), filepath.Join(dir, "missing", "c.yaml")); err == nil || !strings.Contains(err.Error(), "--config-out") {
 		t.Errorf("a file in a missing folder: %v", err)
 	}
