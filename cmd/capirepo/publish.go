@@ -173,8 +173,10 @@ func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
 		Use:   "publish",
 		Short: "Publish a built release: to GitHub, GitLab generic packages, a local folder tree, an OCI registry or operator ConfigMaps",
 		Long: `Publishes what capirepo build wrote (DIST, default dist) to one target.
-Each target compares before writing: unchanged files are skipped, changed ones
-are an error unless --replace, and a re-run finishes an interrupted publish.
+Each target compares before writing: unchanged files are skipped, files the
+version lacks (bundles and provenance of capirepo sign, run after publishing)
+are added, changed ones are an error unless --replace, and a re-run finishes
+an interrupted publish.
 What was done goes to stderr; the result (the providers: entry for
 clusterctl's config, or the operator's Provider resources) to stdout, or with
 --config-out to that file (github, gitlab, local); then, on stderr, what to
