@@ -13,7 +13,6 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/internal/dirlock"
-	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/local"
@@ -55,6 +54,9 @@ type DevOptions struct {
 	// LockTimeout is the longest wait for another capirepo writing into
 	// Root; 0 means dirlock.DefaultTimeout.
 	LockTimeout time.Duration
+	// ConfigOut, when set, is a file the clusterctl config is written to as
+	// well (atomically, only when its content changed), for the init line.
+	ConfigOut string
 }
 
 // DevResult says what capirepo dev wrote.
@@ -65,6 +67,10 @@ type DevResult struct {
 	Init       string                   `json:"init"`
 	Warnings   []string                 `json:"warnings"`
 	Config     publish.ClusterctlConfig `json:"config"`
+	// ConfigOut is the absolute path of DevOptions.ConfigOut, the config
+	// the init line names; ConfigOutWritten says this run changed it.
+	ConfigOut        string `json:"configOut,omitempty"`
+	ConfigOutWritten bool   `json:"configOutWritten,omitempty"`
 }
 
 // DevProvider is one provider of the dev repository.
@@ -224,16 +230,21 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 		}
 	}
 	res.Config.OverridesFolder = filepath.Join(root, DevOverrides)
-	data := []byte(res.Config.YAML())
-	if old, err := os.ReadFile(res.ConfigFile); err != nil || string(old) != string(data) {
-		if err := fsafe.WriteFileAtomic(res.ConfigFile, data); err != nil {
-			return nil, err
-		}
+	if _, _, err := publish.WriteConfigFile(res.ConfigFile, res.Config); err != nil {
+		return nil, err
 	}
 	if err := cache.save(); err != nil {
 		return nil, err
 	}
-	res.Init = publish.InitCommand(inits, res.ConfigFile)
+	cfg := res.ConfigFile
+	if opts.ConfigOut != "" {
+		abs, written, err := publish.WriteConfigFile(opts.ConfigOut, res.Config)
+		if err != nil {
+			return nil, fmt.Errorf("--config-out: %w", err)
+		}
+		res.ConfigOut, res.ConfigOutWritten, cfg = abs, written, abs
+	}
+	res.Init = publish.InitCommand(inits, cfg)
 	return res, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capirepo/capirepo/builder/buildtest"
 
@@ -549,5 +550,46 @@ func TestDev_SaysWhichNextVersionWins(t *testing.T) {
 		if slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "is not used") }) {
 			t.Errorf("warnings %q", res.Warnings)
 		}
+	}
+}
+
+// TestDev_ConfigOutIsRewrittenOnlyWhenItChanges: --config-out gets the
+// same clusterctl config as the dev repository's config.yaml and the init
+// line names it; a run with the same result (what --watch repeats) leaves
+// the file alone, a run with another version rewrites it.
+func TestDev_ConfigOutIsRewrittenOnlyWhenItChanges(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "dev-repository")
+	out := filepath.Join(t.TempDir(), "clusterctl.yaml")
+	opts := DevOptions{Dir: devExampleDir, Root: root, BuildID: "test", ConfigOut: out}
+	res, err := Dev(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ConfigOut != out || !res.ConfigOutWritten {
+		t.Errorf("config out %q, written %v", res.ConfigOut, res.ConfigOutWritten)
+	}
+	if diff := cmp.Diff(readConfig(t, filepath.Join(root, "config.yaml")), readConfig(t, out)); diff != "" {
+		t.Errorf("--config-out differs from config.yaml (-want +got):\n%s", diff)
+	}
+	if want := "clusterctl init --infrastructure example:v0.1.99 --config " + out; res.Init != want {
+		t.Errorf("init line\n got %s\nwant %s", res.Init, want)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(out, old, old); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Dev(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(out); err != nil || res.ConfigOutWritten || !fi.ModTime().Equal(old) {
+		t.Errorf("unchanged run rewrote --config-out: written %v, %v", res.ConfigOutWritten, err)
+	}
+	opts.Version = "v0.1.98"
+	if res, err = Dev(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if c := readConfig(t, out); !res.ConfigOutWritten || len(c.Providers) != 1 || !strings.Contains(c.Providers[0].URL, "/v0.1.98/") {
+		t.Errorf("changed run: written %v, config %+v", res.ConfigOutWritten, c)
 	}
 }

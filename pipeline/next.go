@@ -2,9 +2,7 @@ package pipeline
 
 import (
 	"fmt"
-	"path/filepath"
 
-	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/publish"
 )
 
@@ -12,7 +10,7 @@ import (
 // what a real run would publish where; after publishing, the clusterctl
 // config of the first target clusterctl reads (written to ConfigOut,
 // atomically, when set) and the clusterctl init line that tries the
-// release with it.
+// release with it, as every publish command says it (publish.NextSteps).
 func (r *run) next() error {
 	rel := r.b.Result.Release
 	if r.o.DryRun {
@@ -32,26 +30,11 @@ func (r *run) next() error {
 		if r.sum.Targets[i].Reader != "" { // the operator reads it, not clusterctl
 			continue
 		}
-		cfg := publish.ClusterctlConfig{Providers: ps.Providers}.YAML()
-		file := "FILE"
-		if r.o.ConfigOut != "" {
-			abs, err := filepath.Abs(r.o.ConfigOut)
-			if err != nil {
-				return err
-			}
-			if err := fsafe.WriteFileAtomic(abs, []byte(cfg)); err != nil {
-				return fmt.Errorf("--config-out: %w", err)
-			}
-			file = abs
-			r.sum.Next = append(r.sum.Next, fmt.Sprintf("clusterctl config for %s written to %s", ps.URL, abs))
-		} else {
-			r.sum.Next = append(r.sum.Next, fmt.Sprintf("save the clusterctl config printed for %s as FILE (or pass --config-out FILE)", ps.URL))
+		next, err := publish.NextSteps(ps, r.o.ConfigOut)
+		if err != nil {
+			return err
 		}
-		var ivs []publish.InitVersion
-		for _, p := range rel.Providers {
-			ivs = append(ivs, publish.InitVersion{ID: p.ID, Version: rel.Version})
-		}
-		r.sum.Next = append(r.sum.Next, "try it: "+publish.InitCommand(ivs, file))
+		r.sum.Next = append(r.sum.Next, next...)
 		return nil
 	}
 	return nil

@@ -3,7 +3,9 @@ package publish
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/capirepo/capirepo/release"
@@ -22,10 +24,19 @@ type Diff struct {
 	// Missing files are not there; Same are there with the same size and
 	// sha256; Changed are there with other bytes.
 	Missing, Same, Changed []release.File
+	// Superseded names the Changed files that replace the target's without
+	// --replace: an unsigned provenance superseded by a signed one naming
+	// the same files (see supersedes).
+	Superseded []string
 }
 
 // Changes reports whether anything must be written.
 func (d Diff) Changes() bool { return len(d.Missing)+len(d.Changed) > 0 }
+
+// NeedReplace are the Changed files that only --replace may write.
+func (d Diff) NeedReplace() []release.File {
+	return slices.DeleteFunc(slices.Clone(d.Changed), func(f release.File) bool { return slices.Contains(d.Superseded, f.Name) })
+}
 
 // Describe lists what differs, for error messages.
 func (d Diff) Describe() string {
@@ -69,11 +80,64 @@ func Compare(ctx context.Context, want []release.File, have map[string]Remote,
 		}
 		if same {
 			d.Same = append(d.Same, f)
-		} else {
-			d.Changed = append(d.Changed, f)
+			continue
+		}
+		d.Changed = append(d.Changed, f)
+		if ok, err := supersedes(ctx, f, want, have, fetch); err != nil {
+			return Diff{}, err
+		} else if ok {
+			d.Superseded = append(d.Superseded, f.Name)
 		}
 	}
 	return d, nil
+}
+
+// supersedes says whether the release's provenance f may replace the
+// target's without --replace: the target holds no bundle for its own (the
+// unsigned provenance a publisher writes for an unsigned release), the
+// release brings a bundle for f, and both name the same files with the
+// same sha256. Signing a release after publishing it makes such a
+// provenance (it also names the providers and the repository signing
+// them): what a user checked against the old one does not change, and
+// the bundles that come with it are added as any missing file is.
+func supersedes(ctx context.Context, f release.File, want []release.File, have map[string]Remote,
+	fetch func(ctx context.Context, name string) ([]byte, error)) (bool, error) {
+	bundle := f.Name + release.BundleSuffix
+	if f.Name != release.ProvenanceFile || fetch == nil {
+		return false, nil
+	}
+	if _, signed := have[bundle]; signed || !slices.ContainsFunc(want, func(w release.File) bool { return w.Name == bundle }) {
+		return false, nil
+	}
+	old, err := fetch(ctx, f.Name)
+	if err != nil {
+		return false, fmt.Errorf("download %s to compare it: %w", f.Name, err)
+	}
+	a, b := subjects(old), subjects(f.Data)
+	return a != "" && a == b, nil
+}
+
+// subjects lists an in-toto statement's subjects as sorted "name sha256"
+// lines; "" when data is not a statement with subjects.
+func subjects(data []byte) string {
+	var st struct {
+		Subject []struct {
+			Name   string            `json:"name"`
+			Digest map[string]string `json:"digest"`
+		} `json:"subject"`
+	}
+	if json.Unmarshal(data, &st) != nil {
+		return ""
+	}
+	var lines []string
+	for _, s := range st.Subject {
+		if s.Name == "" || s.Digest["sha256"] == "" {
+			return ""
+		}
+		lines = append(lines, s.Name+" "+s.Digest["sha256"])
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
 
 func sameFile(ctx context.Context, f release.File, r Remote, fetch func(ctx context.Context, name string) ([]byte, error)) (bool, error) {

@@ -41,6 +41,12 @@ type Summary struct {
 	Digests map[string]string `json:"digests,omitempty"`
 	// Warnings are findings that did not stop the publish.
 	Warnings []string `json:"warnings,omitempty"`
+	// ConfigFile is the file the clusterctl config of Providers was written
+	// to (--config-out; NextSteps), which is then not printed.
+	ConfigFile string `json:"configFile,omitempty"`
+	// Next says what a maintainer does next (NextSteps), for a publish
+	// command; a release gathers these in its own summary.
+	Next []string `json:"next,omitempty"`
 	// Logged says the publisher wrote each upload to its Progress as it
 	// made it, so a caller need not list them again.
 	Logged bool `json:"-"`
@@ -54,10 +60,14 @@ type ProviderURL struct {
 	URL  string `json:"url"`
 }
 
-// WriteText writes the summary for people.
-// Verb says what publishing did with a new file: "written" into a folder
-// (local, overrides, dev), "uploaded" to a server.
+// Verb says what publishing did with a new file: "added" to a version
+// that already held files (a signature, provenance or SBOM made after
+// publishing: no --replace needed), else "written" into a folder (local,
+// overrides, dev) or "uploaded" to a server.
 func (s *Summary) Verb() string {
+	if len(s.Uploaded) > 0 && len(s.Skipped)+len(s.Replaced) > 0 {
+		return "added"
+	}
 	switch s.Kind {
 	case "local", "overrides", "dev":
 		return "written"
@@ -65,6 +75,8 @@ func (s *Summary) Verb() string {
 	return "uploaded"
 }
 
+// WriteText writes the summary for people; files added to a version
+// that already held files, and files replaced, are named.
 func (s *Summary) WriteText(w io.Writer) error {
 	state := "published"
 	if s.Draft {
@@ -74,6 +86,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "%s %s %s: %s\n", s.Kind, s.Version, state, s.URL)
 	fmt.Fprintf(&b, "assets: %d %s (%d bytes), %d skipped (unchanged), %d replaced\n",
 		len(s.Uploaded), s.Verb(), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
+	if s.Verb() == "added" {
+		fmt.Fprintf(&b, "added: %s\n", strings.Join(s.Uploaded, ", "))
+	}
+	if len(s.Replaced) > 0 {
+		fmt.Fprintf(&b, "replaced: %s\n", strings.Join(s.Replaced, ", "))
+	}
 	for _, p := range s.Providers {
 		if d := s.Digests[p.URL]; d != "" {
 			fmt.Fprintf(&b, "operator fetchConfig.oci for %s (%s): %s  (digest %s)\n", p.Name, p.Type, p.URL, d)

@@ -23,6 +23,7 @@ type devOptions struct {
 	watch bool
 	// lockTimeout bounds the wait for another run writing into the root.
 	lockTimeout time.Duration
+	configOut   configOut
 }
 
 // bind binds the flags; w gets deprecation notices.
@@ -38,6 +39,7 @@ func (o *devOptions) bind(cmd *cobra.Command, w io.Writer) {
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs); rendered on every run")
 	f.BoolVar(&o.watch, "watch", false, "keep running: build and write the dev repository again each time a file of the tree changes, until interrupted")
 	bindLockTimeout(cmd, &o.lockTimeout)
+	o.configOut.bind(cmd, "write the clusterctl config to this file too (atomically; with --watch only when it changed), for the clusterctl init line printed")
 }
 
 func newDevCmd(s streams, g *globalOptions) *cobra.Command {
@@ -58,7 +60,10 @@ With --watch it keeps running: it polls the trees (every 20 ms, less often
 for a large tree) and builds and writes again each time a file changes,
 printing the same summary after every run, until interrupted (Ctrl-C or
 SIGTERM). A failed run is reported and the dev repository keeps the last
-good build.`,
+good build.
+
+--config-out FILE writes the clusterctl config to FILE as well (atomically,
+and with --watch only when it changed), and the init line names FILE.`,
 		Example: `  # In a provider tree: build it, then install it into a kind cluster
   capirepo dev
   clusterctl init --infrastructure example:v1.4.99 --config ~/.config/cluster-api/dev-repository/config.yaml
@@ -73,7 +78,7 @@ good build.`,
 			if err := treeArg(cmd, args, &o.dir); err != nil {
 				return err
 			}
-			for _, err := range []error{checkDirFlag(argName(cmd, "dir", "PATH"), o.dir), checkConfigFlag(o.config), checkVersionFlag(o.version), checkImageFlag(o.image)} {
+			for _, err := range []error{checkDirFlag(argName(cmd, "dir", "PATH"), o.dir), checkConfigFlag(o.config), checkVersionFlag(o.version), checkImageFlag(o.image), o.configOut.check()} {
 				if err != nil {
 					return err
 				}
@@ -88,7 +93,7 @@ good build.`,
 			}
 			opts := pipeline.DevOptions{
 				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image, AllowRemote: o.allowRemote,
-				BuildID: devBuildID(), Progress: s.errOut, LockTimeout: o.lockTimeout,
+				BuildID: devBuildID(), Progress: s.errOut, LockTimeout: o.lockTimeout, ConfigOut: string(o.configOut),
 			}
 			if o.watch {
 				fmt.Fprintf(s.errOut, "watching %s (stop with Ctrl-C)\n", o.dir)
@@ -124,7 +129,14 @@ func printDev(s streams, g *globalOptions, res *pipeline.DevResult) error {
 	if g.output == "json" {
 		return printJSON(s.out, res)
 	}
-	fmt.Fprintf(s.errOut, "dev repository %s, clusterctl config %s\nto install the providers, run:\n", res.Root, res.ConfigFile)
+	fmt.Fprintf(s.errOut, "dev repository %s, clusterctl config %s\n", res.Root, res.ConfigFile)
+	switch {
+	case res.ConfigOutWritten:
+		fmt.Fprintf(s.errOut, "clusterctl config for the dev repository written to %s\n", res.ConfigOut)
+	case res.ConfigOut != "":
+		fmt.Fprintf(s.errOut, "clusterctl config %s unchanged\n", res.ConfigOut)
+	}
+	fmt.Fprintln(s.errOut, "to install the providers, run:")
 	_, err := fmt.Fprintln(s.out, res.Init)
 	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
@@ -26,7 +25,7 @@ type mirrorOptions struct {
 	concurrency int
 	noVerify    bool
 	certManager bool
-	configOut   string
+	configOut   configOut
 	signatures  verifyFlags
 }
 
@@ -100,7 +99,7 @@ operator's rules, then through clusterctl's client from memory.`,
 	f.IntVar(&o.concurrency, "concurrency", 4, "providers mirrored at once")
 	f.BoolVar(&o.noVerify, "no-verify", false, "do not read the mirror back through clusterctl")
 	f.BoolVar(&o.certManager, "cert-manager", true, "mirror cert-manager at the version clusterctl would install")
-	f.StringVar(&o.configOut, "config-out", "", "write the site's clusterctl config (for an oci:// target: the operator's Provider resources) to this file")
+	o.configOut.bind(cmd, "write the site's clusterctl config (for an oci:// target: the operator's Provider resources) to this file (atomically) instead of stdout")
 	o.signatures.bind(cmd, "require-signatures", "copy nothing unless every version is signed upstream (its checksums.txt and provenance, as capirepo sign makes them) for --key or --certificate-identity with --certificate-oidc-issuer")
 	return cmd
 }
@@ -117,6 +116,9 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	}
 	if o.concurrency < 1 {
 		return usagef("--concurrency must be at least 1")
+	}
+	if err := o.configOut.check(); err != nil {
+		return err
 	}
 	loc, err := targets.Parse(o.to)
 	if err != nil {
@@ -166,9 +168,11 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	if sum == nil {
 		return err
 	}
+	configFile := string(o.configOut)
 	if err == nil && o.configOut != "" {
-		if werr := os.WriteFile(o.configOut, []byte(sum.Config), 0o644); werr != nil {
-			return werr
+		var werr error
+		if configFile, _, werr = publish.WriteFileIfChanged(configFile, []byte(sum.Config)); werr != nil {
+			return fmt.Errorf("--config-out: %w", werr)
 		}
 	}
 	if g.output == "json" {
@@ -201,7 +205,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 			fmt.Fprintf(s.errOut, "%s on stdout\n", what)
 		}
 	} else if err == nil {
-		fmt.Fprintf(s.errOut, "%s written to %s\n", what, o.configOut)
+		fmt.Fprintf(s.errOut, "%s written to %s\n", what, configFile)
 	}
 	return err
 }

@@ -28,6 +28,7 @@ type publishGitHubOptions struct {
 	timeout     time.Duration
 	images      bool
 	platforms   []string
+	configOut   configOut
 }
 
 func (o *publishGitHubOptions) validate() (owner, name string, err error) {
@@ -38,7 +39,7 @@ func (o *publishGitHubOptions) validate() (owner, name string, err error) {
 	if o.concurrency < 0 {
 		return "", "", usagef("--concurrency must be positive")
 	}
-	return owner, name, nil
+	return owner, name, o.configOut.check()
 }
 
 func newPublishGitHubCmd(s streams, g *globalOptions) *cobra.Command {
@@ -79,7 +80,7 @@ a GitHub Enterprise server.`,
 				return err
 			}
 			return publishTo(cmd.Context(), s, g, "github://"+owner+"/"+name,
-				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitHub: gho}, o.loadChecked(cmd.Context(), s), nil)
+				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitHub: gho}, o.configOut, o.loadChecked(cmd.Context(), s), nil)
 		},
 	}
 	o.bind(cmd, s.errOut)
@@ -94,6 +95,7 @@ a GitHub Enterprise server.`,
 	bindTimeout(cmd, &o.timeout)
 	f.BoolVar(&o.images, "images", false, "first ask the registry for every image the components run, for every --platforms; a missing one stops the run before anything is uploaded or published (a draft made before its images were promoted)")
 	f.StringSliceVar(&o.platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
+	o.configOut.bind(cmd, configOutUsage)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }

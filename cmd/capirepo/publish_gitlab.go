@@ -20,6 +20,7 @@ type publishGitLabOptions struct {
 	tokenType string
 	release   gitlabReleaseOptions
 	timeout   time.Duration
+	configOut configOut
 }
 
 func newPublishGitLabCmd(s streams, g *globalOptions) *cobra.Command {
@@ -51,6 +52,9 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			if err != nil {
 				return err
 			}
+			if err := o.configOut.check(); err != nil {
+				return err
+			}
 			glo := gitlab.Options{URL: o.url, Package: o.pkg, TokenType: tt}
 			if err := o.release.apply(&glo); err != nil {
 				return err
@@ -58,7 +62,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			// The target URL names the project; --gitlab-url is the instance.
 			u, _ := url.Parse(o.url)
 			return publishTo(cmd.Context(), s, g, "gitlab://"+u.Host+"/"+strings.Trim(o.project, "/"),
-				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitLab: glo}, o.load, nil)
+				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitLab: glo}, o.configOut, o.load, nil)
 		},
 	}
 	o.bind(cmd, s.errOut)
@@ -73,6 +77,7 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 	deprecatedAlias(s.errOut, f, "url", "gitlab-url")
 	deprecatedAlias(s.errOut, f, "token-type", "gitlab-token-type")
 	bindTimeout(cmd, &o.timeout)
+	o.configOut.bind(cmd, configOutUsage)
 	_ = cmd.MarkFlagRequired("project")
 	return cmd
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ type publishLocalOptions struct {
 	overrides        bool
 	clusterctlConfig string
 	lockTimeout      time.Duration
+	configOut        configOut
 }
 
 func (o *publishLocalOptions) validate() error {
@@ -33,8 +33,10 @@ func (o *publishLocalOptions) validate() error {
 		return usagef("pass --out DIR (the repository tree to write) or --overrides (clusterctl's overrides folder)")
 	case o.clusterctlConfig != "" && !o.overrides:
 		return usagef("--clusterctl-config only says where --overrides writes")
+	case o.configOut != "" && o.overrides:
+		return usagef("--config-out writes a providers: entry, and --overrides has none: clusterctl finds each provider by its usual URL and reads the overrides folder's files instead; use your clusterctl config (--clusterctl-config) as it is")
 	}
-	return nil
+	return o.configOut.check()
 }
 
 // env returns what clusterctl reads from the process to find its folders.
@@ -60,9 +62,14 @@ clusterctl finds it: OVERRIDESFOLDER or overridesFolder in the clusterctl
 config (--clusterctl-config, else clusterctl.yaml in $XDG_CONFIG_HOME/cluster-api
 or ~/.cluster-api), else $XDG_CONFIG_HOME/cluster-api/overrides (~/.config when
 XDG_CONFIG_HOME is unset), or ~/.cluster-api/overrides when only that exists.
-Files there replace the same provider version's files from any URL.`,
-		Example: `  # A repository tree clusterctl reads through file:// URLs
-  capirepo publish local --out /srv/capi-repo
+Files there replace the same provider version's files from any URL.
+
+The clusterctl config that reads --out goes to stdout, or with --config-out
+FILE to FILE (atomically); the clusterctl init line that tries the version
+follows on stderr, under next:.`,
+		Example: `  # A repository tree clusterctl reads through file:// URLs, its clusterctl config in a file
+  capirepo publish local --out /srv/capi-repo --config-out clusterctl.yaml
+  clusterctl init --infrastructure example:v1.4.0 --config clusterctl.yaml
 
   # Try a build of a released version in place of its released files
   capirepo publish local --overrides --replace
@@ -84,9 +91,14 @@ Files there replace the same provider version's files from any URL.`,
 				root, kind = folder, "overrides"
 				fmt.Fprintf(s.errOut, "clusterctl overrides folder: %s (from %s)\n", folder, source)
 			}
-			return publishTo(cmd.Context(), s, g, "file://"+root, targets.Options{Replace: o.replace, LockTimeout: o.lockTimeout}, o.load,
+			return publishTo(cmd.Context(), s, g, "file://"+root, targets.Options{Replace: o.replace, LockTimeout: o.lockTimeout}, o.configOut, o.load,
 				func(_ publish.Target, _ *release.Release, sum *publish.Summary) error {
 					sum.Kind = kind
+					if !o.overrides {
+						if err := o.configOut.next(sum); err != nil {
+							return err
+						}
+					}
 					return printLocalSummary(s, g, sum, o)
 				})
 		},
@@ -98,6 +110,7 @@ Files there replace the same provider version's files from any URL.`,
 	f.BoolVar(&o.replace, "replace", false, "overwrite a version folder that holds different files")
 	f.BoolVar(&o.overrides, "overrides", false, "write into clusterctl's overrides folder instead of --out")
 	f.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose overridesFolder --overrides uses")
+	o.configOut.bind(cmd, configOutUsage+" (not with --overrides)")
 	bindLockTimeout(cmd, &o.lockTimeout)
 	return cmd
 }
@@ -119,9 +132,11 @@ func printLocalSummary(s streams, g *globalOptions, sum *publish.Summary, o *pub
 	if o.overrides {
 		return printOverrides(s, sum, o.clusterctlConfig)
 	}
-	fmt.Fprintf(s.out, "# clusterctl config entries (add to clusterctl.yaml, or pass it with --config):\n")
-	_, err := io.WriteString(s.out, publish.ClusterctlConfig{Providers: sum.Providers}.YAML())
-	return err
+	if err := printConfig(s.out, sum, "# clusterctl config entries (add to clusterctl.yaml, or pass it with --config):\n"); err != nil {
+		return err
+	}
+	writeNext(s.errOut, sum.Next)
+	return nil
 }
 
 // printOverrides explains what the overrides folder does, since a

@@ -106,7 +106,7 @@ config and its credential helpers (docker login). They are never printed.`,
 			} else if err := o.signing.unused("sign"); err != nil {
 				return err
 			}
-			return publishTo(cmd.Context(), s, g, "oci://"+o.repo, targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), OCI: opts}, o.load,
+			return publishTo(cmd.Context(), s, g, "oci://"+o.repo, targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), OCI: opts}, "", o.load,
 				func(t publish.Target, rel *release.Release, sum *publish.Summary) error {
 					if signer != nil {
 						if _, err := pipeline.SignPublished(cmd.Context(), signer, t, sum, opts.Meta.Created, s.errOut); err != nil {

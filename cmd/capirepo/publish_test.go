@@ -79,6 +79,7 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 		!strings.Contains(stdout, "/api/v4/projects/infra%2Fcapi-mirror/packages/generic/infrastructure-example/v0.1.0/infrastructure-components.yaml") {
 		t.Errorf("stdout is not the providers: entry:\n%s", stdout)
 	}
+	mustContain(t, "stderr", stderr, "next:\n  save the clusterctl config printed for ", "\n  try it: clusterctl init --infrastructure example:v0.1.0 --config FILE\n")
 	if !strings.Contains(stderr, "does not start with") { // the fake's host is not gitlab.*: clusterctl would not treat it as GitLab
 		t.Errorf("stderr lacks the gitlab.* warning:\n%s", stderr)
 	}

@@ -23,7 +23,7 @@ type releaseOptions struct {
 	// against are the older releases of --against, for the upgrade check.
 	against []string
 	// configOut is where the clusterctl config is written (--config-out).
-	configOut string
+	configOut configOut
 	replace   bool
 	notes     releaseNotesOptions
 	glRelease gitlabReleaseOptions
@@ -92,7 +92,7 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 	f := cmd.Flags()
 	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH (repeatable)")
 	f.StringArrayVar(&o.against, "against", nil, "check the upgrade from this older release instead of the one before at the targets: a folder, or a target URL with an optional @VERSION (repeatable)")
-	f.StringVar(&o.configOut, "config-out", "", "write the clusterctl config of the first target clusterctl reads to this file (atomically), for the clusterctl init line printed")
+	o.configOut.bind(cmd, "write the clusterctl config of the first target clusterctl reads to this file (atomically) instead of stdout; the clusterctl init line printed under next: reads it")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.BoolVar(&o.skipImage, "skip-image-check", false, "do not ask the registry for every image the components run (for every platform built) before publishing")
@@ -116,6 +116,9 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		return err
 	}
 	if err := o.install.validate(); err != nil {
+		return err
+	}
+	if err := o.configOut.check(); err != nil {
 		return err
 	}
 	against, err := pipeline.ParseSides("--against", o.against)
@@ -156,7 +159,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		SkipImageCheck:   o.skipImage,
 		SkipUpgradeCheck: o.skipUpgrade,
 		Against:          against,
-		ConfigOut:        o.configOut,
+		ConfigOut:        string(o.configOut),
 		InstallCheck:     o.install.options(rs, o.gitHubAPI(s), o.timeout),
 		Variables:        tokenVariables(s.getenv),
 		Log:              rs.errOut,
@@ -173,16 +176,17 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	} else {
 		writeSteps(s.errOut, sum.Steps)
 		// What each target holds on stderr; its providers: entry on stdout,
-		// one YAML document per target.
+		// one YAML document per target, unless --config-out wrote it.
+		docs := 0
 		for i, p := range sum.Published {
 			_ = p.WriteText(s.errOut)
-			if sum.Targets[i].Reader != "" { // the operator's: printed below
+			if sum.Targets[i].Reader != "" || p.ConfigFile != "" { // the operator's (printed below), or in --config-out
 				continue
 			}
-			if i > 0 {
+			if docs++; docs > 1 {
 				fmt.Fprintln(s.out, "---")
 			}
-			fmt.Fprintf(s.out, "# %s %s\n%s", p.Kind, p.URL, publish.ClusterctlConfig{Providers: p.Providers}.YAML())
+			_ = printConfig(s.out, p, fmt.Sprintf("# %s %s\n", p.Kind, p.URL))
 		}
 		if err == nil {
 			err = printReleaseResources(s, sum, o.oci.format)

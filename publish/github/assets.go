@@ -32,15 +32,16 @@ func (g *Target) check(r *ghRelease, d publish.Diff) error {
 		return fmt.Errorf("github release %s of %s/%s is immutable and its assets differ from the build (%s): nothing was changed; "+
 			"GitHub never lets assets of an immutable release be added, replaced or deleted (not even with --replace), "+
 			"so a new version is the only fix", r.tag, g.o.Owner, g.o.Repo, d.Describe())
-	case !r.draft && !g.o.Replace && len(d.Changed) > 0:
+	case !r.draft && !g.o.Replace && len(d.NeedReplace()) > 0:
 		// Files the release lacks (bundles, provenance, SBOMs) are added
-		// without --replace: nothing anybody downloaded changes.
+		// without --replace: nothing anybody downloaded changes; so is a
+		// signed provenance that supersedes the unsigned one (Diff.Superseded).
 		return fmt.Errorf("github release %s of %s/%s is already published and differs (%s): nothing was changed; "+
 			"publish a new version, or re-run with --replace to change it under users who may have installed it",
 			r.tag, g.o.Owner, g.o.Repo, d.Describe())
-	case len(d.Changed) > 0 && !g.o.Replace:
+	case len(d.NeedReplace()) > 0 && !g.o.Replace:
 		return fmt.Errorf("draft release %s of %s/%s already has different %s: nothing was changed; re-run with --replace to overwrite",
-			r.tag, g.o.Owner, g.o.Repo, publish.FileNames(d.Changed))
+			r.tag, g.o.Owner, g.o.Repo, publish.FileNames(d.NeedReplace()))
 	}
 	return nil
 }

@@ -417,7 +417,7 @@ func (g *Target) check(pkgs []*glPackage) error {
 	}
 	var lines []string
 	for _, pk := range pkgs {
-		for _, f := range pk.diff.Changed {
+		for _, f := range pk.diff.NeedReplace() {
 			cs := pk.copies[f.Name]
 			lines = append(lines, fmt.Sprintf("package %s %s: %s (GitLab has sha256 %s, the release %s)",
 				pk.name, pk.version, f.Name, publish.ShortSum(cs[len(cs)-1].FileSHA256), publish.ShortSum(f.SHA256())))
@@ -460,7 +460,9 @@ func (g *Target) act(ctx context.Context, pk *glPackage) error {
 			}
 			keep = old[len(old)-1].ID
 		}
-		if !g.o.Replace {
+		// A superseded file (an unsigned provenance, signed now) keeps no
+		// older copy either: it replaces the old one without --replace.
+		if !g.o.Replace && !slices.Contains(pk.diff.Superseded, f.Name) {
 			continue
 		}
 		for _, c := range old {
