@@ -84,8 +84,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s: %s\n", s.Kind, s.Version, state, s.URL)
-	fmt.Fprintf(&b, "assets: %d %s (%d bytes), %d skipped (unchanged), %d replaced\n",
-		len(s.Uploaded), s.Verb(), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
+	if len(s.Uploaded)+len(s.Replaced) == 0 && len(s.Skipped) > 0 {
+		fmt.Fprintf(&b, "assets: nothing to do: all %d already there with identical bytes\n", len(s.Skipped))
+	} else {
+		fmt.Fprintf(&b, "assets: %d %s (%d bytes), %d skipped (unchanged), %d replaced\n",
+			len(s.Uploaded), s.Verb(), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
+	}
 	if s.Verb() == "added" {
 		fmt.Fprintf(&b, "added: %s\n", strings.Join(s.Uploaded, ", "))
 	}

@@ -126,9 +126,6 @@ func printLocalSummary(s streams, g *globalOptions, sum *publish.Summary, o *pub
 	if err := text.WriteText(s.errOut); err != nil {
 		return err
 	}
-	if len(sum.Uploaded)+len(sum.Replaced) == 0 {
-		fmt.Fprintf(s.errOut, "nothing to do: %s already holds %s with identical files\n", sum.URL, sum.Version)
-	}
 	if o.overrides {
 		return printOverrides(s, sum, o.clusterctlConfig)
 	}

@@ -74,7 +74,7 @@ func TestPublishOCI_PushPrintVerifyRepush(t *testing.T) {
 	}
 
 	code, _, stderr = runCmd(t, env, "publish", "oci", "--repo", host+"/capi", dist, "--plain-http")
-	if code != 0 || !strings.Contains(stderr, "unchanged") || !strings.Contains(stderr, "0 uploaded") {
+	if code != 0 || !strings.Contains(stderr, "unchanged") || !strings.Contains(stderr, "nothing to do: all 7 already there") {
 		t.Errorf("re-push: exit %d: %s", code, stderr)
 	}
 
