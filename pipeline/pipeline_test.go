@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -308,6 +309,26 @@ func TestLines_TerminalRewritesOneLine(t *testing.T) {
 		p.Done(1, 2, pipeline.StepResult{Step: "lint", Status: pipeline.StatusFailed, Detail: "2 errors"})
 		if diff := cmp.Diff(tc.want, b.String()); diff != "" {
 			t.Errorf("terminal=%v (-want +got):\n%s", tc.terminal, diff)
+		}
+	}
+}
+
+// TestStatusLines_NoDetailTheTableSaysAgain: a release prints each step's
+// detail in its summary table; its progress says the status alone.
+func TestStatusLines_NoDetailTheTableSaysAgain(t *testing.T) {
+	for _, tc := range []struct {
+		p    func(io.Writer, bool) pipeline.Progress
+		want string
+	}{
+		{pipeline.Lines, "[1/2] lint\n[1/2] lint: ok (0 errors, 3 warnings)\n"},
+		{pipeline.StatusLines, "[1/2] lint\n[1/2] lint: ok\n"},
+	} {
+		var b bytes.Buffer
+		p := tc.p(&b, false)
+		p.Start(1, 2, "lint")
+		p.Done(1, 2, pipeline.StepResult{Step: "lint", Status: pipeline.StatusOK, Detail: "0 errors, 3 warnings"})
+		if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
 		}
 	}
 }

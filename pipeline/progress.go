@@ -15,9 +15,17 @@ type Progress interface {
 // CI, or, on a terminal, one line rewritten in place.
 func Lines(w io.Writer, terminal bool) Progress { return &lines{w: w, term: terminal} }
 
+// StatusLines is Lines that ends each step with its status alone, for a
+// run that prints every step's detail in a summary table afterwards (the
+// release's), so no detail is said twice.
+func StatusLines(w io.Writer, terminal bool) Progress {
+	return &lines{w: w, term: terminal, noDetail: true}
+}
+
 type lines struct {
-	w    io.Writer
-	term bool
+	w        io.Writer
+	term     bool
+	noDetail bool
 }
 
 func (p *lines) Start(n, total int, name string) {
@@ -40,7 +48,7 @@ func (p *lines) Done(n, total int, r StepResult) {
 		fmt.Fprintln(p.w, " (the error is printed last)")
 		return
 	}
-	if r.Detail != "" {
+	if r.Detail != "" && !p.noDetail {
 		fmt.Fprintf(p.w, " (%s)", r.Detail)
 	}
 	fmt.Fprintln(p.w)

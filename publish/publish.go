@@ -90,6 +90,19 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "assets: %d %s (%d bytes), %d skipped (unchanged), %d replaced\n",
 			len(s.Uploaded), s.Verb(), s.BytesUploaded, len(s.Skipped), len(s.Replaced))
 	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return err
+	}
+	return s.WriteDetails(w)
+}
+
+// WriteDetails prints what the summary's first two lines (WriteText) do
+// not: the files added and replaced by name, where clusterctl or the
+// operator reads each provider, and the warnings. A release run prints
+// these under its step table, which already says the counts and the URL.
+func (s *Summary) WriteDetails(w io.Writer) error {
+	var b strings.Builder
 	if s.Verb() == "added" {
 		fmt.Fprintf(&b, "added: %s\n", strings.Join(s.Uploaded, ", "))
 	}

@@ -163,7 +163,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		InstallCheck:     o.install.options(rs, o.gitHubAPI(s), o.timeout),
 		Variables:        tokenVariables(s.getenv),
 		Log:              rs.errOut,
-		Progress:         pipeline.Lines(rs.errOut, isTerminal(rs.errOut)),
+		Progress:         pipeline.StatusLines(rs.errOut, isTerminal(rs.errOut)), // the table below says the details
 	})
 	bars.Close()
 	if sum == nil { // a target could not be opened
@@ -179,7 +179,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		// one YAML document per target, unless --config-out wrote it.
 		docs := 0
 		for i, p := range sum.Published {
-			_ = p.WriteText(s.errOut)
+			_ = p.WriteDetails(s.errOut) // the table said its counts and URL
 			if sum.Targets[i].Reader != "" || p.ConfigFile != "" { // the operator's (printed below), or in --config-out
 				continue
 			}
