@@ -10,20 +10,8 @@ import (
 	"github.com/capirepo/capirepo/internal/testtree"
 )
 
-// deprecatedTree is a provider whose kustomizations use deprecated fields as
-// trees of an older kustomize do: patchesStrategicMerge in config/default,
-// commonLabels in a base both flavors share, bases: in one flavor.
-func deprecatedTree() map[string]string {
-	return testtree.Minimal(map[string]string{
-		"config/default/kustomization.yaml":            "namespace: test-system\nnamePrefix: test-\nlabels:\n- includeSelectors: true\n  pairs:\n    cluster.x-k8s.io/provider: infrastructure-test\nresources:\n- namespace.yaml\n- ../manager\npatchesStrategicMerge:\n- manager_patch.yaml\n",
-		"config/default/manager_patch.yaml":            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: controller-manager\n  namespace: system\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        args: [\"--v=4\"]\n",
-		"templates/flavors/base/kustomization.yaml":    "resources:\n- cluster-template.yaml\ncommonLabels:\n  team: infra\n",
-		"templates/flavors/base/cluster-template.yaml": baseTemplate,
-		"templates/flavors/default/kustomization.yaml": "resources:\n- ../base\n",
-		"templates/flavors/ha/kustomization.yaml":      "bases:\n- ../base\npatches:\n- path: kcp.yaml\n  target: {kind: KubeadmControlPlane}\n",
-		"templates/flavors/ha/kcp.yaml":                replicasPatch,
-	})
-}
+// deprecatedTree is a provider whose kustomizations use deprecated fields.
+func deprecatedTree() map[string]string { return testtree.DeprecatedKustomize() }
 
 // notice is kustomize's own notice for one field, taken from kustomize.
 func notice(t *testing.T, field string) string {

@@ -35,8 +35,9 @@ func stderrID(t *testing.T) [2]uint64 {
 
 // TestBuild_KustomizeNoticesCountedNotPrinted runs a build of the tree with
 // deprecated fields in a process of its own, twice: first with kustomize
-// printing as it does (the count of its prints is what the warnings must
-// say), then as capirepo builds. There: none of kustomize's notices on
+// printing as it does (each notice comes from one file of this tree, so the
+// count of its prints is the count of renders the warning must say), then
+// as capirepo builds. There: none of kustomize's notices on
 // stderr, each once in the warnings with kustomize's count of renders;
 // another goroutine's stderr lines, written before, during and after the
 // build, all arrive, in order; and after Build returns descriptor 2 is the
