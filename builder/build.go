@@ -123,6 +123,10 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		fs.allowScratch(scratch)
 	}
 	warmUp()
+	// kustomize's deprecation notices are reported once, in the warnings.
+	if quietKustomize {
+		defer kustomizePrints.Hold()()
+	}
 
 	res := &Result{Release: &release.Release{Version: version}, Config: cfg}
 	out := make([]providerOut, len(specs))
@@ -158,6 +162,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := oneImage(cfg, opts.Image, specs, out); err != nil {
 		return nil, err
 	}
+	res.Warnings = append(res.Warnings, fs.deprecated.warnings()...)
 	return res, nil
 }
 

@@ -32,6 +32,10 @@ type treeFS struct {
 
 	mu        sync.Mutex
 	violation error // first refused path seen by a bool-returning method
+
+	// deprecated are the deprecated kustomize fields the renders of this
+	// tree met (one treeFS per Build).
+	deprecated deprecations
 }
 
 var _ filesys.FileSystem = (*treeFS)(nil)

@@ -28,13 +28,22 @@ func Kustomize(fs filesys.FileSystem, dir string) (resmap.ResMap, error) {
 }
 
 // kustomize renders dir; loadNone is `--load-restrictor LoadRestrictionsNone`.
+// A render of a provider tree notes the deprecated fields of the
+// kustomization files it read, for the build's warnings.
 func kustomize(fs filesys.FileSystem, dir string, loadNone bool) (resmap.ResMap, error) {
 	warmUp()
 	o := kustomizeOptions()
 	if loadNone {
 		o.LoadRestrictions = types.LoadRestrictionsNone
 	}
-	return krusty.MakeKustomizer(o).Run(fs, dir)
+	tree := treeOf(fs)
+	if tree == nil {
+		return krusty.MakeKustomizer(o).Run(fs, dir)
+	}
+	rec := &kustRecorder{FileSystem: fs}
+	rm, err := krusty.MakeKustomizer(o).Run(rec, dir)
+	tree.deprecated.add(tree.display, rec.files)
+	return rm, err
 }
 
 var warm sync.Once

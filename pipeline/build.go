@@ -360,6 +360,11 @@ func BuildRelease(ctx context.Context, o BuildOptions, log io.Writer) (*BuildRep
 	if err != nil {
 		return nil, err
 	}
+	// Said before the lint, as release says them: a tree the lint refuses
+	// still hears them (kustomize's deprecation notices among them).
+	for _, w := range b.Result.Warnings {
+		fmt.Fprintf(log, "warning: %s\n", w)
+	}
 	r := &run{o: ReleaseOptions{Build: o, Log: log}, sum: &ReleaseSummary{}, b: b}
 	if _, _, err := r.lint(ctx); err != nil {
 		return nil, fmt.Errorf("lint: %w; nothing was written", err)

@@ -100,6 +100,11 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 	if err != nil {
 		return contract.Report{}, err
 	}
+	// What the render found (kustomize's deprecation notices, once each,
+	// among them) is said as build says it.
+	for _, w := range b.Result.Warnings {
+		fmt.Fprintf(o.Log, "warning: %s\n", w)
+	}
 	if len(o.Against) > 0 {
 		return o.lintRelease(ctx, b.Result.Release, LintOptions(b, o.Disabled))
 	}

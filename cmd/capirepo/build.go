@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -182,9 +181,6 @@ progress and findings on stderr.`,
 			rep, err := pipeline.BuildRelease(cmd.Context(), o.pipelineOptions(s), s.errOut)
 			if err != nil {
 				return err
-			}
-			for _, w := range rep.Warnings {
-				fmt.Fprintf(s.errOut, "warning: %s\n", w)
 			}
 			if g.output == "json" {
 				return rep.WriteJSON(s.out)

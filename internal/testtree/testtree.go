@@ -130,6 +130,45 @@ spec:
 	return files
 }
 
+// DeprecatedKustomize returns Minimal's provider with kustomize fields that
+// kustomize deprecates, as trees made for an older kustomize have them:
+// patchesStrategicMerge in config/default, commonLabels in a base that the
+// flavors default and ha share, bases: in ha.
+func DeprecatedKustomize() map[string]string {
+	const kcp = "apiVersion: controlplane.cluster.x-k8s.io/v1beta2\nkind: KubeadmControlPlane\nmetadata:\n  name: ${CLUSTER_NAME}-control-plane\nspec:\n  replicas: ${CONTROL_PLANE_MACHINE_COUNT}\n"
+	return Minimal(map[string]string{
+		"config/default/kustomization.yaml": `namespace: test-system
+namePrefix: test-
+labels:
+- includeSelectors: true
+  pairs:
+    cluster.x-k8s.io/provider: infrastructure-test
+resources:
+- namespace.yaml
+- ../manager
+patchesStrategicMerge:
+- manager_patch.yaml
+`,
+		"config/default/manager_patch.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: controller-manager
+  namespace: system
+spec:
+  template:
+    spec:
+      containers:
+      - name: manager
+        args: ["--v=4"]
+`,
+		"templates/flavors/base/kustomization.yaml":    "resources:\n- cluster-template.yaml\ncommonLabels:\n  team: infra\n",
+		"templates/flavors/base/cluster-template.yaml": "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: ${CLUSTER_NAME}\n---\n" + kcp,
+		"templates/flavors/default/kustomization.yaml": "resources:\n- ../base\n",
+		"templates/flavors/ha/kustomization.yaml":      "bases:\n- ../base\npatches:\n- path: kcp.yaml\n  target: {kind: KubeadmControlPlane}\n",
+		"templates/flavors/ha/kcp.yaml":                "- op: replace\n  path: /spec/replicas\n  value: 3\n",
+	})
+}
+
 var (
 	capiOnce sync.Once
 	capiDir  string
