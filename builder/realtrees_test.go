@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
@@ -185,6 +186,29 @@ func TestRealTrees_SameAsTheMaintainersPipeline(t *testing.T) {
 			res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Config: cfg, Version: rt.version})
 			if err != nil {
 				t.Fatalf("build %s with %s: %v", rt.name, rt.config, err)
+			}
+			// kustomize's deprecation notices of the components'
+			// kustomization, as kustomize itself finds them in the real
+			// file: each is one warning, naming the file (CAPA and CAPG
+			// have them; issue 38.4).
+			kfile := path.Join(cfg.Providers[0].Kustomize, "kustomization.yaml")
+			if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(kfile))); err == nil {
+				var k types.Kustomization
+				if err := k.Unmarshal(data); err != nil {
+					t.Fatal(err)
+				}
+				for _, notice := range *k.CheckDeprecatedFields() {
+					text := strings.TrimPrefix(notice, "# Warning: ")
+					var said []string
+					for _, w := range res.Warnings {
+						if strings.Contains(w, text) {
+							said = append(said, w)
+						}
+					}
+					if len(said) != 1 || !strings.Contains(said[0], kfile) {
+						t.Errorf("%s: kustomize's notice %q is said %d times (want once, naming %s): %q", rt.name, text, len(said), kfile, said)
+					}
+				}
 			}
 			lrep := contract.Lint(res.Release, contract.Options{Waivers: contract.Waivers(res.Config.Lint), Findings: res.Findings, Sources: res.Sources})
 			if lrep.HasErrors() || len(lrep.Unmatched) > 0 {
