@@ -103,7 +103,7 @@ func TestSummary_WriteTextSaysAddedForFilesNewToAVersion(t *testing.T) {
 			[]string{"assets: 1 added (", "1 skipped (unchanged), 0 replaced\n", "added: x.sigstore.json\n"}, []string{"replaced:"}},
 		{publish.Summary{Kind: "github", Uploaded: []string{"n"}, Replaced: []string{"p"}},
 			[]string{"assets: 1 added (", "added: n\n", "replaced: p\n"}, nil},
-		{publish.Summary{Kind: "oci", Uploaded: []string{}, Skipped: []string{"a"}}, []string{"assets: 0 uploaded ("}, []string{"added"}},
+		{publish.Summary{Kind: "oci", Uploaded: []string{}, Skipped: []string{"a"}}, []string{"assets: nothing to do: all 1 already there"}, []string{"added", "0 uploaded"}},
 	} {
 		var b strings.Builder
 		if err := tc.sum.WriteText(&b); err != nil {
