@@ -30,7 +30,7 @@ func stderrID(t *testing.T) [2]uint64 {
 	if err := unix.Fstat(2, &st); err != nil {
 		t.Fatal(err)
 	}
-	return [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+	return [2]uint64{uint64(st.Dev), uint64(st.Ino)} //nolint:unconvert // int32 and uint64 on darwin
 }
 
 // TestBuild_KustomizeNoticesCountedNotPrinted runs a build of the tree with

@@ -179,7 +179,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		// one YAML document per target, unless --config-out wrote it.
 		docs := 0
 		for i, p := range sum.Published {
-			_ = p.WriteDetails(s.errOut) // the table said its counts and URL
+			_ = p.WriteDetails(s.errOut)                           // the table said its counts and URL
 			if sum.Targets[i].Reader != "" || p.ConfigFile != "" { // the operator's (printed below), or in --config-out
 				continue
 			}
