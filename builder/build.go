@@ -157,13 +157,33 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		maps.Copy(res.Sources, o.sources)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, withNotices(err, fs)
 	}
 	if err := oneImage(cfg, opts.Image, specs, out); err != nil {
-		return nil, err
+		return nil, withNotices(err, fs)
 	}
 	res.Warnings = append(res.Warnings, fs.deprecated.warnings()...)
 	return res, nil
+}
+
+// Error is a failed build that has kustomize deprecation notices to say:
+// kustomize's own prints of them were dropped while Build ran, so they go
+// with the error rather than nowhere. It says and unwraps to Err.
+type Error struct {
+	Err error
+	// Warnings are the notices, as Result.Warnings gives them.
+	Warnings []string
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// withNotices is err, carrying the notices of the renders that ran.
+func withNotices(err error, fs *treeFS) error {
+	if w := fs.deprecated.warnings(); len(w) > 0 {
+		return &Error{Err: err, Warnings: w}
+	}
+	return err
 }
 
 // ImageUsageError says one --image was given for providers whose
@@ -277,11 +297,13 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 		kdir := filepath.Join(opts.Dir, filepath.FromSlash(c.Kustomize))
 		components, err := renderComponents(fs, kdir, c.File, opts, s, version)
 		if err != nil {
+			<-tc // the templates' renders end inside Build, where their notices are counted and kustomize's prints held
 			return providerOut{err: err}
 		}
 		findings = append(findings, components.findings...)
 		sources[path.Join(id.Label(), version, c.File)] = finding.Source{Path: path.Join(c.Kustomize, "kustomization.yaml"), Locate: components.locate}
 		if err := p.Add(c.File, components.yaml); err != nil {
+			<-tc
 			return providerOut{err: err}
 		}
 		// Variables that do not parse are CAPI002, reported by the lint.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -179,6 +180,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 	}
 	bo := builder.Options{Dir: o.Dir, Config: b.Config, Version: version, Image: o.Image, AllowRemote: o.AllowRemote}
 	if b.Result, err = builder.Build(ctx, bo); err != nil {
+		sayNotices(log, err)
 		return nil, err
 	}
 	if img := b.Artifacts.Image; img != nil {
@@ -437,6 +439,17 @@ func writeVariables(w io.Writer, vars []builder.Variable) {
 			fmt.Fprintf(w, "    %s (required)\n", v.Name)
 		} else {
 			fmt.Fprintf(w, "    %s (default %q)\n", v.Name, *v.Default)
+		}
+	}
+}
+
+// sayNotices prints the kustomize deprecation notices a failed build
+// carries (builder.Error), as a build that passes says its warnings.
+func sayNotices(log io.Writer, err error) {
+	var be *builder.Error
+	if errors.As(err, &be) {
+		for _, w := range be.Warnings {
+			fmt.Fprintf(log, "warning: %s\n", w)
 		}
 	}
 }

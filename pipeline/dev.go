@@ -184,6 +184,9 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			KeepImage: true, AllowRemote: opts.AllowRemote,
 		})
 		if err != nil {
+			if opts.Progress != nil {
+				sayNotices(opts.Progress, err)
+			}
 			errs = append(errs, err)
 			continue
 		}

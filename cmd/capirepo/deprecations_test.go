@@ -68,6 +68,12 @@ func TestProcess_KustomizeDeprecationsOnceOnStderr(t *testing.T) {
 	if err := os.Remove(filepath.Join(refused, "metadata.yaml")); err != nil {
 		t.Fatal(err)
 	}
+	// The same tree with a file its manager kustomization names missing:
+	// the build fails, after every render ran.
+	broken := testtree.Write(t, testtree.DeprecatedKustomize())
+	if err := os.WriteFile(filepath.Join(broken, "config/manager/kustomization.yaml"), []byte("resources:\n- manager.yaml\n- missing.yaml\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -81,6 +87,12 @@ func TestProcess_KustomizeDeprecationsOnceOnStderr(t *testing.T) {
 			slices.Concat(warnings, []string{"CAPI", "nothing was written"}), 1},
 		// no --version: a line before the build, the report after it
 		{"lint", []string{"lint", dir}, slices.Concat([]string{"lint: no --version: linting as v1.2.99"}, warnings, []string{"0 errors"}), 0},
+		// a build that fails still says them (kustomize's own prints
+		// were dropped), before the error
+		{"build that fails", []string{"build", broken, "--version", "v1.2.3", "--out", filepath.Join(t.TempDir(), "dist")},
+			slices.Concat(warnings, []string{"Error: ", "missing.yaml is missing"}), 1},
+		{"dev that fails", []string{"dev", "--dir", broken, "--out", filepath.Join(t.TempDir(), "dev")},
+			slices.Concat(warnings, []string{"Error: ", "missing.yaml is missing"}), 1},
 		{"dev", []string{"dev", "--dir", dir, "--out", dev}, warnings, 0},
 		// the folder is reused: the render's warnings are said again
 		{"dev again", []string{"dev", "--dir", dir, "--out", dev}, warnings, 0},
