@@ -41,6 +41,11 @@ type Options struct {
 	// KeepImage keeps the image the kustomization names unless Image is
 	// set (capirepo dev: the developer's locally built image).
 	KeepImage bool
+	// Cache, when set, reuses the renders of earlier Builds given the same
+	// cache whose inputs did not change (capirepo dev); nil renders every
+	// kustomization. Ignored with AllowRemote: a remote base is not a file
+	// the cache can check.
+	Cache *RenderCache
 }
 
 // Result is a built release with what was learnt on the way.
@@ -121,6 +126,8 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 		fs.allowScratch(scratch)
+	} else {
+		fs.cache = opts.Cache
 	}
 	warmUp()
 	// kustomize's deprecation notices are reported once, in the warnings.

@@ -36,6 +36,9 @@ type treeFS struct {
 	// deprecated are the deprecated kustomize fields the renders of this
 	// tree met (one treeFS per Build).
 	deprecated deprecations
+
+	// cache keeps renders across Builds (Options.Cache); nil renders every time.
+	cache *RenderCache
 }
 
 var _ filesys.FileSystem = (*treeFS)(nil)

@@ -1,0 +1,312 @@
+package builder
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// RenderCache keeps the kustomize renders of one process, so that a build
+// after a change re-renders only the kustomizations that read a changed
+// file (capirepo dev --watch: a saved template does not render the
+// components again). Give the same cache to the Builds of one process
+// (Options.Cache); the zero value is not usable, use NewRenderCache. It is
+// safe for concurrent Builds.
+//
+// A render is reused only when every question it asked the file system
+// (each file's content, each Exists, IsDir, ReadDir, Glob and CleanedAbs
+// answer, in-memory edits included) gets the same answer again, so a reused
+// render is what kustomize would build now. Renders with remote bases are
+// never kept.
+type RenderCache struct {
+	mu      sync.Mutex
+	entries map[string][]*renderEntry // renderKey -> newest first
+	// renders counts the renders that ran, per kustomization folder (tests).
+	renders map[string]int
+}
+
+// maxRenderEntries bounds the renders kept per kustomization and edit: the
+// newest, and one back (a change undone).
+const maxRenderEntries = 2
+
+// NewRenderCache returns an empty cache.
+func NewRenderCache() *RenderCache {
+	return &RenderCache{entries: map[string][]*renderEntry{}, renders: map[string]int{}}
+}
+
+type renderEntry struct {
+	asked []fsQuestion // every question the render asked, each once
+	rm    resmap.ResMap
+	// kustFiles are the kustomization files the render read (the
+	// deprecation warnings are counted again from them on a hit).
+	kustFiles map[string][]byte
+}
+
+// fsQuestion is one question a render asked of its file system, with the
+// answer it got, as a string (a file's content as its sha256).
+type fsQuestion struct {
+	op, path, answer string
+}
+
+// renderKey names what a render is of: the folder, the load restrictor, the
+// tree it is confined to and the in-memory edits it reads through.
+func renderKey(tree *treeFS, fs filesys.FileSystem, dir string, loadNone bool) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "dir %q\nloadNone %t\nroots %q\n", filepath.Clean(abs), loadNone, tree.roots)
+	for f := fs; f != nil; {
+		o, ok := f.(*overrideFS)
+		if !ok {
+			break
+		}
+		for _, p := range slices.Sorted(maps.Keys(o.files)) {
+			fmt.Fprintf(&b, "edit %q %s\n", p, hashOf(o.files[p]))
+		}
+		f = o.FileSystem
+	}
+	return b.String()
+}
+
+// lookup returns a copy of a kept render of key whose questions fs answers
+// as it did then, and the kustomization files that render read.
+func (c *RenderCache) lookup(key string, fs filesys.FileSystem) (resmap.ResMap, map[string][]byte, bool) {
+	c.mu.Lock()
+	cands := slices.Clone(c.entries[key])
+	c.mu.Unlock()
+	for _, e := range cands {
+		if e.holds(fs) {
+			return e.rm.DeepCopy(), e.kustFiles, true
+		}
+	}
+	return nil, nil, false
+}
+
+// holds says whether fs gives every answer the render got.
+func (e *renderEntry) holds(fs filesys.FileSystem) bool {
+	for _, q := range e.asked {
+		if ask(fs, q.op, q.path) != q.answer {
+			return false
+		}
+	}
+	return true
+}
+
+// put keeps a render (rm is the caller's own copy) with what it asked.
+func (c *RenderCache) put(key string, rec *fsRecorder, rm resmap.ResMap, kustFiles map[string][]byte) {
+	asked, ok := rec.questions()
+	if !ok {
+		return
+	}
+	e := &renderEntry{asked: asked, rm: rm, kustFiles: kustFiles}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := slices.DeleteFunc(slices.Clone(c.entries[key]), func(old *renderEntry) bool { return slices.Equal(old.asked, asked) })
+	c.entries[key] = append([]*renderEntry{e}, list[:min(len(list), maxRenderEntries-1)]...)
+}
+
+func (c *RenderCache) counted(dir string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.renders[filepath.Clean(dir)]++
+}
+
+// rendered is the number of renders of dir that ran (not reused).
+func (c *RenderCache) rendered(dir string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.renders[filepath.Clean(dir)]
+}
+
+// The questions a render may ask; ask answers each the same way the
+// recorder does.
+const (
+	opReadFile   = "read"
+	opExists     = "exists"
+	opIsDir      = "isdir"
+	opReadDir    = "readdir"
+	opGlob       = "glob"
+	opCleanedAbs = "cleanedabs"
+)
+
+func ask(fs filesys.FileSystem, op, p string) string {
+	switch op {
+	case opReadFile:
+		return answerRead(fs.ReadFile(p))
+	case opExists:
+		return fmt.Sprint(fs.Exists(p))
+	case opIsDir:
+		return fmt.Sprint(fs.IsDir(p))
+	case opReadDir:
+		return answerList(fs.ReadDir(p))
+	case opGlob:
+		return answerList(fs.Glob(p))
+	case opCleanedAbs:
+		d, f, err := fs.CleanedAbs(p)
+		return answerAbs(d, f, err)
+	}
+	return "unknown " + op // never equal to a recorded answer
+}
+
+func answerRead(data []byte, err error) string {
+	if err != nil {
+		return "error " + err.Error()
+	}
+	return hashOf(data)
+}
+
+func answerList(names []string, err error) string {
+	if err != nil {
+		return "error " + err.Error()
+	}
+	return fmt.Sprintf("%q", names)
+}
+
+func answerAbs(d filesys.ConfirmedDir, f string, err error) string {
+	if err != nil {
+		return "error " + err.Error()
+	}
+	return fmt.Sprintf("%q %q", d, f)
+}
+
+func hashOf(data []byte) string {
+	s := sha256.Sum256(data)
+	return hex.EncodeToString(s[:])
+}
+
+// errUncacheable marks a render that used the file system in a way the
+// recorder does not replay (Open, Walk, a write).
+var errUncacheable = errors.New("render not cacheable")
+
+// fsRecorder is the file system one render reads through: it passes every
+// call on and notes the question and its answer.
+type fsRecorder struct {
+	filesys.FileSystem
+	mu     sync.Mutex
+	asked  map[[2]string]string
+	order  [][2]string
+	broken error
+}
+
+func (r *fsRecorder) note(op, p, answer string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.asked == nil {
+		r.asked = map[[2]string]string{}
+	}
+	q := [2]string{op, p}
+	if prev, ok := r.asked[q]; ok {
+		if prev != answer && r.broken == nil {
+			// The file changed while kustomize read it: keep nothing.
+			r.broken = fmt.Errorf("%s %s answered twice differently", op, p)
+		}
+		return
+	}
+	r.asked[q] = answer
+	r.order = append(r.order, q)
+}
+
+func (r *fsRecorder) uncacheable() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.broken == nil {
+		r.broken = errUncacheable
+	}
+}
+
+// questions are the render's questions in the order first asked; false
+// when the render cannot be replayed.
+func (r *fsRecorder) questions() ([]fsQuestion, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.broken != nil {
+		return nil, false
+	}
+	out := make([]fsQuestion, len(r.order))
+	for i, q := range r.order {
+		out[i] = fsQuestion{op: q[0], path: q[1], answer: r.asked[q]}
+	}
+	return out, true
+}
+
+func (r *fsRecorder) ReadFile(p string) ([]byte, error) {
+	data, err := r.FileSystem.ReadFile(p)
+	r.note(opReadFile, p, answerRead(data, err))
+	return data, err
+}
+
+func (r *fsRecorder) Exists(p string) bool {
+	ok := r.FileSystem.Exists(p)
+	r.note(opExists, p, fmt.Sprint(ok))
+	return ok
+}
+
+func (r *fsRecorder) IsDir(p string) bool {
+	ok := r.FileSystem.IsDir(p)
+	r.note(opIsDir, p, fmt.Sprint(ok))
+	return ok
+}
+
+func (r *fsRecorder) ReadDir(p string) ([]string, error) {
+	names, err := r.FileSystem.ReadDir(p)
+	r.note(opReadDir, p, answerList(names, err))
+	return names, err
+}
+
+func (r *fsRecorder) Glob(pattern string) ([]string, error) {
+	names, err := r.FileSystem.Glob(pattern)
+	r.note(opGlob, pattern, answerList(names, err))
+	return names, err
+}
+
+func (r *fsRecorder) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+	d, f, err := r.FileSystem.CleanedAbs(p)
+	r.note(opCleanedAbs, p, answerAbs(d, f, err))
+	return d, f, err
+}
+
+func (r *fsRecorder) Open(p string) (filesys.File, error) {
+	r.uncacheable()
+	return r.FileSystem.Open(p)
+}
+
+func (r *fsRecorder) Walk(p string, fn filepath.WalkFunc) error {
+	r.uncacheable()
+	return r.FileSystem.Walk(p, fn)
+}
+
+func (r *fsRecorder) Create(p string) (filesys.File, error) {
+	r.uncacheable()
+	return r.FileSystem.Create(p)
+}
+
+func (r *fsRecorder) Mkdir(p string) error {
+	r.uncacheable()
+	return r.FileSystem.Mkdir(p)
+}
+
+func (r *fsRecorder) MkdirAll(p string) error {
+	r.uncacheable()
+	return r.FileSystem.MkdirAll(p)
+}
+
+func (r *fsRecorder) RemoveAll(p string) error {
+	r.uncacheable()
+	return r.FileSystem.RemoveAll(p)
+}
+
+func (r *fsRecorder) WriteFile(p string, data []byte) error {
+	r.uncacheable()
+	return r.FileSystem.WriteFile(p, data)
+}
