@@ -93,11 +93,23 @@ func (c *RenderCache) lookup(key string, fs filesys.FileSystem) (resmap.ResMap, 
 	return nil, nil, false
 }
 
-// holds says whether fs gives every answer the render got.
+// holds says whether fs gives every answer the render got. The paths the
+// tree refused to answer for are noted (treeFS.Violation) only when it does,
+// as the render would have noted them: a render that runs instead asks anew.
 func (e *renderEntry) holds(fs filesys.FileSystem) bool {
+	var refused []error
 	for _, q := range e.asked {
-		if ask(fs, q.op, q.path) != q.answer {
+		answer, err := askQuietly(fs, q.op, q.path)
+		if err != nil {
+			refused = append(refused, err)
+		}
+		if answer != q.answer {
 			return false
+		}
+	}
+	if tree := treeOf(fs); tree != nil {
+		for _, err := range refused {
+			tree.note(err)
 		}
 	}
 	return true
@@ -157,6 +169,24 @@ func ask(fs filesys.FileSystem, op, p string) string {
 		return answerAbs(d, f, err)
 	}
 	return "unknown " + op // never equal to a recorded answer
+}
+
+// askQuietly is ask, but the tree's refusal of a path for Exists or IsDir
+// (which answers false) is returned instead of noted. Only the overrideFS
+// and treeFS a cached render reads through come here; neither changes
+// Exists or IsDir but the tree.
+func askQuietly(fs filesys.FileSystem, op, p string) (string, error) {
+	tree := treeOf(fs)
+	if tree == nil || op != opExists && op != opIsDir {
+		return ask(fs, op, p), nil
+	}
+	if err := tree.check(p); err != nil {
+		return "false", err
+	}
+	if op == opExists {
+		return fmt.Sprint(tree.FileSystem.Exists(p)), nil
+	}
+	return fmt.Sprint(tree.FileSystem.IsDir(p)), nil
 }
 
 func answerRead(data []byte, err error) string {

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -295,6 +296,53 @@ func TestRenderCache_EveryQuestionIsChecked(t *testing.T) {
 				t.Errorf("reused after the answer to %s %s changed", tc.op, tc.path)
 			}
 		})
+	}
+}
+
+// TestRenderCache_RefusedPathsOfAReusedRender: a path the tree refused
+// (a symlink out of it) is noted for the build that reuses the render, as
+// for the build that ran it, and not for a build whose render runs again.
+func TestRenderCache_RefusedPathsOfAReusedRender(t *testing.T) {
+	dir := testtree.Write(t, map[string]string{"k/a.env": "A=1\n", "k/kustomization.yaml": "resources: []\n"})
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "k", "out")); err != nil {
+		t.Fatal(err)
+	}
+	kdir := filepath.Join(dir, "k")
+	first, err := newTreeFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &fsRecorder{FileSystem: first}
+	if rec.Exists(filepath.Join(kdir, "out", "x.yaml")) {
+		t.Fatal("a path out of the tree exists")
+	}
+	if _, err := rec.ReadFile(filepath.Join(kdir, "a.env")); err != nil {
+		t.Fatal(err)
+	}
+	if first.Violation() == nil {
+		t.Fatal("the refused path is not noted")
+	}
+	rm, err := kustomize(first, kdir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := NewRenderCache()
+	cache.put("key", rec, rm, nil)
+
+	reusing, _ := newTreeFS(dir)
+	if _, _, ok := cache.lookup("key", reusing); !ok {
+		t.Fatal("not reused")
+	}
+	if reusing.Violation() == nil {
+		t.Error("a reused render's refused path is not noted")
+	}
+	testtree.WriteInto(t, dir, map[string]string{"k/a.env": "A=2\n"})
+	rerunning, _ := newTreeFS(dir)
+	if _, _, ok := cache.lookup("key", rerunning); ok {
+		t.Fatal("reused after a change")
+	}
+	if err := rerunning.Violation(); err != nil {
+		t.Errorf("a render that runs again has a refused path noted by the cache: %v", err)
 	}
 }
 
