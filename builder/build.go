@@ -415,7 +415,10 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 	if err != nil {
 		return rendered{}, err
 	}
+	// A reused render, transformed the same way, serializes the same.
+	cached := fs.renderOf(rm)
 	if patches := patchesFor(s.Patches, file, true); len(patches) > 0 {
+		cached = nil // the patches are files the render did not read
 		if rm, err = applyPatches(fs, opts.Dir, rm, patches); err != nil {
 			return rendered{}, fmt.Errorf("%s: release patches: %w", desc, err)
 		}
@@ -435,9 +438,19 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 	}
 	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, file), t.relabelled)
 	locate := objectLocator(fs, kdir, opts.Dir, rm)
-	data, err := asYAML(rm)
-	if err != nil {
-		return rendered{}, fmt.Errorf("%s: %w", t.file, err)
+	how := fmt.Sprintf("components %q %q %q %+v", t.file, t.label, t.pullPolicy, ip)
+	data, ok := []byte(nil), false
+	if cached != nil {
+		data, ok = cached.madeYAML(how)
+		data = slices.Clone(data) // the release's own bytes
+	}
+	if !ok {
+		if data, err = asYAML(rm); err != nil {
+			return rendered{}, fmt.Errorf("%s: %w", t.file, err)
+		}
+		if cached != nil {
+			cached.keepYAML(how, data)
+		}
 	}
 	imgs := map[string]bool{}
 	for _, r := range rm.Resources() {

@@ -45,9 +45,10 @@ func kustomize(fs filesys.FileSystem, dir string, loadNone bool) (resmap.ResMap,
 	var rfs *fsRecorder
 	if cache != nil {
 		key = renderKey(tree, fs, dir, loadNone)
-		if rm, kustFiles, ok := cache.lookup(key, fs); ok {
+		if rm, e, ok := cache.lookup(key, fs); ok {
 			// The warnings count this render as if it had run.
-			tree.deprecated.add(tree.display, kustFiles)
+			tree.deprecated.add(tree.display, e.kustFiles)
+			tree.rendered(rm, e)
 			return rm, nil
 		}
 		cache.counted(dir)
@@ -58,7 +59,7 @@ func kustomize(fs filesys.FileSystem, dir string, loadNone bool) (resmap.ResMap,
 	rm, err := krusty.MakeKustomizer(o).Run(rec, dir)
 	tree.deprecated.add(tree.display, rec.files)
 	if cache != nil && err == nil {
-		cache.put(key, rfs, rm.DeepCopy(), rec.files)
+		tree.rendered(rm, cache.put(key, rfs, rm.DeepCopy(), rec.files))
 	}
 	return rm, err
 }

@@ -49,6 +49,28 @@ type renderEntry struct {
 	// kustFiles are the kustomization files the render read (the
 	// deprecation warnings are counted again from them on a hit).
 	kustFiles map[string][]byte
+
+	// yaml is what the builder made of this render, by how it made it
+	// (renderComponents: the release transforms' settings).
+	mu   sync.Mutex
+	yaml map[string][]byte
+}
+
+// madeYAML returns what was made of the render with these settings.
+func (e *renderEntry) madeYAML(how string) ([]byte, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	data, ok := e.yaml[how]
+	return data, ok
+}
+
+func (e *renderEntry) keepYAML(how string, data []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.yaml == nil {
+		e.yaml = map[string][]byte{}
+	}
+	e.yaml[how] = data
 }
 
 // fsQuestion is one question a render asked of its file system, with the
@@ -81,13 +103,13 @@ func renderKey(tree *treeFS, fs filesys.FileSystem, dir string, loadNone bool) s
 
 // lookup returns a copy of a kept render of key whose questions fs answers
 // as it did then, and the kustomization files that render read.
-func (c *RenderCache) lookup(key string, fs filesys.FileSystem) (resmap.ResMap, map[string][]byte, bool) {
+func (c *RenderCache) lookup(key string, fs filesys.FileSystem) (resmap.ResMap, *renderEntry, bool) {
 	c.mu.Lock()
 	cands := slices.Clone(c.entries[key])
 	c.mu.Unlock()
 	for _, e := range cands {
 		if e.holds(fs) {
-			return e.rm.DeepCopy(), e.kustFiles, true
+			return e.rm.DeepCopy(), e, true
 		}
 	}
 	return nil, nil, false
@@ -116,16 +138,17 @@ func (e *renderEntry) holds(fs filesys.FileSystem) bool {
 }
 
 // put keeps a render (rm is the caller's own copy) with what it asked.
-func (c *RenderCache) put(key string, rec *fsRecorder, rm resmap.ResMap, kustFiles map[string][]byte) {
+func (c *RenderCache) put(key string, rec *fsRecorder, rm resmap.ResMap, kustFiles map[string][]byte) *renderEntry {
 	asked, ok := rec.questions()
 	if !ok {
-		return
+		return nil
 	}
 	e := &renderEntry{asked: asked, rm: rm, kustFiles: kustFiles}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	list := slices.DeleteFunc(slices.Clone(c.entries[key]), func(old *renderEntry) bool { return slices.Equal(old.asked, asked) })
 	c.entries[key] = append([]*renderEntry{e}, list[:min(len(list), maxRenderEntries-1)]...)
+	return e
 }
 
 func (c *RenderCache) counted(dir string) {

@@ -227,6 +227,53 @@ func TestRenderCache_ImageEditIsAnInput(t *testing.T) {
 	}
 }
 
+// TestRenderCache_TransformsOfAReusedRender: a render reused with other
+// release transforms (a pull policy kustomize does not see) is serialized
+// with those, not the first build's.
+func TestRenderCache_TransformsOfAReusedRender(t *testing.T) {
+	dir := testtree.Write(t, cacheTree())
+	cache := NewRenderCache()
+	for _, policy := range []string{"Always", "IfNotPresent", "Always"} {
+		cfg := loadConfig(t, dir)
+		cfg.Providers[0].Image = &provider.Image{PullPolicy: policy}
+		want := mustBuild(t, dir, Options{Config: cfg})
+		n := cache.total()
+		got := mustBuild(t, dir, Options{Config: cfg, Cache: cache})
+		if n > 0 && cache.total() != n {
+			t.Errorf("%s: rendered again, want the render reused", policy)
+		}
+		sameBuild(t, policy, want, got)
+		f, _ := got.Release.Providers[0].File(got.Release.Providers[0].ComponentsFile)
+		if !strings.Contains(string(f.Data), "imagePullPolicy: "+policy) {
+			t.Errorf("%s: the components lack the pull policy", policy)
+		}
+	}
+}
+
+// TestRenderCache_ReleasePatchOfAReusedRender: a release patch (a file of
+// capirepo.yaml's patches:, read after kustomize) applies as edited to a
+// reused render.
+func TestRenderCache_ReleasePatchOfAReusedRender(t *testing.T) {
+	files := cacheTree()
+	files["capirepo.yaml"] = "providers:\n- name: infrastructure-test\n  patches:\n  - path: release/args.yaml\n    target: {kind: Deployment}\n"
+	files["release/args.yaml"] = "- op: add\n  path: /metadata/annotations\n  value: {release: one}\n"
+	dir := testtree.Write(t, files)
+	cache := NewRenderCache()
+	for _, v := range []string{"one", "two"} {
+		testtree.WriteInto(t, dir, map[string]string{"release/args.yaml": "- op: add\n  path: /metadata/annotations\n  value: {release: " + v + "}\n"})
+		want := mustBuild(t, dir, Options{KeepImage: true})
+		got := mustBuild(t, dir, Options{KeepImage: true, Cache: cache})
+		sameBuild(t, v, want, got)
+		f, _ := got.Release.Providers[0].File(got.Release.Providers[0].ComponentsFile)
+		if !strings.Contains(string(f.Data), "release: "+v) {
+			t.Errorf("%s: the components lack the patch's annotation", v)
+		}
+	}
+	if n := cache.rendered(filepath.Join(dir, "config", "default")); n != 1 {
+		t.Errorf("the components rendered %d times, want 1 (the patch is not kustomize's input)", n)
+	}
+}
+
 // TestRenderCache_DeprecationWarningsOfReusedRenders: a reused render counts
 // in the kustomize deprecation warnings as a render that ran, and
 // kustomize's notices still do not reach stderr.
