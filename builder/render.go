@@ -44,7 +44,7 @@ func kustomize(fs filesys.FileSystem, dir string, loadNone bool) (resmap.ResMap,
 	cache, key := tree.cache, ""
 	var rfs *fsRecorder
 	if cache != nil {
-		key = renderKey(tree, fs, dir, loadNone)
+		key = renderKey(tree, dir, loadNone)
 		if rm, e, ok := cache.lookup(key, fs); ok {
 			// The warnings count this render as if it had run.
 			tree.deprecated.add(tree.display, e.kustFiles)

@@ -5,10 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/resmap"
@@ -34,9 +32,10 @@ type RenderCache struct {
 	renders map[string]int
 }
 
-// maxRenderEntries bounds the renders kept per kustomization and edit: the
-// newest, and one back (a change undone).
-const maxRenderEntries = 2
+// maxRenderEntries bounds the renders kept per kustomization: a build may
+// render one both as it is and with the release image set, and a change
+// undone finds the render from before it.
+const maxRenderEntries = 4
 
 // NewRenderCache returns an empty cache.
 func NewRenderCache() *RenderCache {
@@ -79,26 +78,16 @@ type fsQuestion struct {
 	op, path, answer string
 }
 
-// renderKey names what a render is of: the folder, the load restrictor, the
-// tree it is confined to and the in-memory edits it reads through.
-func renderKey(tree *treeFS, fs filesys.FileSystem, dir string, loadNone bool) string {
+// renderKey names what a render is of: the folder, the load restrictor and
+// the tree it is confined to. The in-memory edits it reads through (the
+// release image) are not part of it: they are answers to its ReadFile
+// questions like the disk's, so a kustomization's edits share its bound.
+func renderKey(tree *treeFS, dir string, loadNone bool) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		abs = dir
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "dir %q\nloadNone %t\nroots %q\n", filepath.Clean(abs), loadNone, tree.roots)
-	for f := fs; f != nil; {
-		o, ok := f.(*overrideFS)
-		if !ok {
-			break
-		}
-		for _, p := range slices.Sorted(maps.Keys(o.files)) {
-			fmt.Fprintf(&b, "edit %q %s\n", p, hashOf(o.files[p]))
-		}
-		f = o.FileSystem
-	}
-	return b.String()
+	return fmt.Sprintf("dir %q\nloadNone %t\nroots %q\n", filepath.Clean(abs), loadNone, tree.roots)
 }
 
 // lookup returns a copy of a kept render of key whose questions fs answers

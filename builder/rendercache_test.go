@@ -2,6 +2,7 @@ package builder
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -213,16 +214,33 @@ func TestRenderCache_ChangeRerendersOnlyTheRendersThatReadIt(t *testing.T) {
 
 // TestRenderCache_ImageEditIsAnInput: the release image is an
 // in-memory edit of a kustomization; a build with another image reuses no
-// render made with the first, and a build back with the first reuses it.
+// render made with the first, a build back with the first reuses it, and
+// the renders kept per kustomization stay bounded however many images.
 func TestRenderCache_ImageEditIsAnInput(t *testing.T) {
 	dir := testtree.Write(t, cacheTree())
 	cache := NewRenderCache()
-	for _, img := range []string{"registry.example.com/a/manager", "registry.example.com/b/manager", "registry.example.com/a/manager"} {
+	kdir := filepath.Join(dir, "config", "default")
+	images := []string{"registry.example.com/a/manager", "registry.example.com/b/manager", "registry.example.com/a/manager"}
+	for i := range 2 * maxRenderEntries {
+		images = append(images, fmt.Sprintf("registry.example.com/c%d/manager", i))
+	}
+	for i, img := range images {
+		n := cache.rendered(kdir)
 		got := mustBuild(t, dir, Options{Image: img, Cache: cache})
+		if again := cache.rendered(kdir) > n; again != (i != 2) {
+			t.Errorf("%s: rendered %t, want %t", img, again, i != 2)
+		}
 		sameBuild(t, img, mustBuild(t, dir, Options{Image: img}), got)
 		f, _ := got.Release.Providers[0].File(got.Release.Providers[0].ComponentsFile)
 		if !strings.Contains(string(f.Data), img+":v1.2.3") {
 			t.Errorf("%s: the components lack the image", img)
+		}
+	}
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	for key, list := range cache.entries {
+		if len(list) > maxRenderEntries {
+			t.Errorf("%d renders kept for %s, the bound is %d", len(list), key, maxRenderEntries)
 		}
 	}
 }
