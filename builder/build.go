@@ -41,6 +41,11 @@ type Options struct {
 	// KeepImage keeps the image the kustomization names unless Image is
 	// set (capirepo dev: the developer's locally built image).
 	KeepImage bool
+	// Cache, when set, reuses the renders of earlier Builds given the same
+	// cache whose inputs did not change (capirepo dev); nil renders every
+	// kustomization. Ignored with AllowRemote: a remote base is not a file
+	// the cache can check.
+	Cache *RenderCache
 }
 
 // Result is a built release with what was learnt on the way.
@@ -121,6 +126,8 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 		fs.allowScratch(scratch)
+	} else {
+		fs.cache = opts.Cache
 	}
 	warmUp()
 	// kustomize's deprecation notices are reported once, in the warnings.
@@ -430,7 +437,10 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 	if err != nil {
 		return rendered{}, err
 	}
+	// A reused render, transformed the same way, serializes the same.
+	cached := fs.renderOf(rm)
 	if patches := patchesFor(s.Patches, file, true); len(patches) > 0 {
+		cached = nil // the patches are files the render did not read
 		if rm, err = applyPatches(fs, opts.Dir, rm, patches); err != nil {
 			return rendered{}, fmt.Errorf("%s: release patches: %w", desc, err)
 		}
@@ -450,9 +460,19 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 	}
 	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, file), t.relabelled)
 	locate := objectLocator(fs, kdir, opts.Dir, rm)
-	data, err := asYAML(rm)
-	if err != nil {
-		return rendered{}, fmt.Errorf("%s: %w", t.file, err)
+	how := fmt.Sprintf("components %q %q %q %+v", t.file, t.label, t.pullPolicy, ip)
+	data, ok := []byte(nil), false
+	if cached != nil {
+		data, ok = cached.madeYAML(how)
+		data = slices.Clone(data) // the release's own bytes
+	}
+	if !ok {
+		if data, err = asYAML(rm); err != nil {
+			return rendered{}, fmt.Errorf("%s: %w", t.file, err)
+		}
+		if cached != nil {
+			cached.keepYAML(how, data)
+		}
 	}
 	imgs := map[string]bool{}
 	for _, r := range rm.Resources() {

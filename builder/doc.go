@@ -9,6 +9,11 @@
 // nothing is ever written under the tree, symlinks may not leave it, files
 // have a size limit and remote kustomize bases are refused unless allowed.
 //
+// A RenderCache (Options.Cache) lets the Builds of one process reuse the
+// kustomize renders whose inputs did not change (capirepo dev --watch); it is
+// kept in memory only and is not a build cache across runs (pipeline's dev
+// cache decides, per provider, whether to build at all).
+//
 // It compiles the manager binaries when asked (BuildBinaries), but is not for
 // building their image (image), checking the release against clusterctl's
 // contract (contract), writing it to disk (release) or publishing it

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/capirepo/capirepo/internal/fsafe"
@@ -36,6 +37,31 @@ type treeFS struct {
 	// deprecated are the deprecated kustomize fields the renders of this
 	// tree met (one treeFS per Build).
 	deprecated deprecations
+
+	// cache keeps renders across Builds (Options.Cache); nil renders every time.
+	cache *RenderCache
+	// from are the cached renders this Build's renders are copies of.
+	from map[resmap.ResMap]*renderEntry
+}
+
+// rendered notes that rm is a copy of the cached render e (nil: none).
+func (fs *treeFS) rendered(rm resmap.ResMap, e *renderEntry) {
+	if e == nil {
+		return
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.from == nil {
+		fs.from = map[resmap.ResMap]*renderEntry{}
+	}
+	fs.from[rm] = e
+}
+
+// renderOf returns the cached render rm is a copy of, nil when none.
+func (fs *treeFS) renderOf(rm resmap.ResMap) *renderEntry {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.from[rm]
 }
 
 var _ filesys.FileSystem = (*treeFS)(nil)

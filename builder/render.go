@@ -29,7 +29,8 @@ func Kustomize(fs filesys.FileSystem, dir string) (resmap.ResMap, error) {
 
 // kustomize renders dir; loadNone is `--load-restrictor LoadRestrictionsNone`.
 // A render of a provider tree notes the deprecated fields of the
-// kustomization files it read, for the build's warnings.
+// kustomization files it read, for the build's warnings; with a RenderCache
+// (Options.Cache), a render whose inputs are unchanged is reused.
 func kustomize(fs filesys.FileSystem, dir string, loadNone bool) (resmap.ResMap, error) {
 	warmUp()
 	o := kustomizeOptions()
@@ -40,9 +41,26 @@ func kustomize(fs filesys.FileSystem, dir string, loadNone bool) (resmap.ResMap,
 	if tree == nil {
 		return krusty.MakeKustomizer(o).Run(fs, dir)
 	}
+	cache, key := tree.cache, ""
+	var rfs *fsRecorder
+	if cache != nil {
+		key = renderKey(tree, dir, loadNone)
+		if rm, e, ok := cache.lookup(key, fs); ok {
+			// The warnings count this render as if it had run.
+			tree.deprecated.add(tree.display, e.kustFiles)
+			tree.rendered(rm, e)
+			return rm, nil
+		}
+		cache.counted(dir)
+		rfs = &fsRecorder{FileSystem: fs}
+		fs = rfs
+	}
 	rec := &kustRecorder{FileSystem: fs}
 	rm, err := krusty.MakeKustomizer(o).Run(rec, dir)
 	tree.deprecated.add(tree.display, rec.files)
+	if cache != nil && err == nil {
+		tree.rendered(rm, cache.put(key, rfs, rm.DeepCopy(), rec.files))
+	}
 	return rm, err
 }
 

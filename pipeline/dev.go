@@ -57,6 +57,10 @@ type DevOptions struct {
 	// ConfigOut, when set, is a file the clusterctl config is written to as
 	// well (atomically, only when its content changed), for the init line.
 	ConfigOut string
+	// RenderCache, when set, keeps kustomize renders between runs of one
+	// process: a run re-renders only the kustomizations that read a changed
+	// file. DevWatch gives its runs one.
+	RenderCache *builder.RenderCache
 }
 
 // DevResult says what capirepo dev wrote.
@@ -181,7 +185,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			// The developer's image (e.g. :dev after make docker-build and
 			// kind load) stays unless --image asks for another, as
 			// create-local-repository.py leaves it.
-			KeepImage: true, AllowRemote: opts.AllowRemote,
+			KeepImage: true, AllowRemote: opts.AllowRemote, Cache: opts.RenderCache,
 		})
 		if err != nil {
 			if opts.Progress != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/builder/buildtest"
 
 	"github.com/google/go-cmp/cmp"
@@ -591,5 +592,55 @@ func TestDev_ConfigOutIsRewrittenOnlyWhenItChanges(t *testing.T) {
 	}
 	if c := readConfig(t, out); !res.ConfigOutWritten || len(c.Providers) != 1 || !strings.Contains(c.Providers[0].URL, "/v0.1.98/") {
 		t.Errorf("changed run: written %v, config %+v", res.ConfigOutWritten, c)
+	}
+}
+
+// TestDev_RenderCacheWritesWhatAFreshRunWrites: runs of one process that
+// share a render cache (dev --watch) write, after each edit, the dev
+// repository a run without the cache writes, warnings included.
+func TestDev_RenderCacheWritesWhatAFreshRunWrites(t *testing.T) {
+	tree := testtree.CopyTree(t, devExampleDir)
+	cache := builder.NewRenderCache()
+	edits := []struct{ file, from, to string }{
+		{"templates/cluster-template.yaml", "192.168.0.0/16", "10.244.0.0/16"},
+		{"templates/flavors/base/cluster.yaml", "${CLUSTER_NAME}", "${CLUSTER_NAME}-x"},
+		{"config/manager/manager.yaml", "--leader-elect", "--leader-elect=true"},
+	}
+	for i := -1; i < len(edits); i++ {
+		if i >= 0 {
+			e := edits[i]
+			p := filepath.Join(tree, filepath.FromSlash(e.file))
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), e.from) {
+				t.Fatalf("%s has no %q to edit", e.file, e.from)
+			}
+			if err := os.WriteFile(p, []byte(strings.Replace(string(data), e.from, e.to, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cached := filepath.Join(t.TempDir(), "cached")
+		fresh := filepath.Join(t.TempDir(), "fresh")
+		got, err := Dev(context.Background(), DevOptions{Dir: tree, Root: cached, BuildID: "test", RenderCache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Dev(context.Background(), DevOptions{Dir: tree, Root: fresh, BuildID: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Warnings, got.Warnings); diff != "" {
+			t.Errorf("after edit %d: warnings (-fresh +cached):\n%s", i+1, diff)
+		}
+		folder := filepath.Join(got.Providers[0].Label, got.Providers[0].Version)
+		wantFiles, gotFiles := testtree.ReadDir(t, filepath.Join(fresh, folder)), testtree.ReadDir(t, filepath.Join(cached, folder))
+		if len(wantFiles) == 0 {
+			t.Fatal("the fresh run wrote nothing")
+		}
+		if diff := cmp.Diff(wantFiles, gotFiles); diff != "" {
+			t.Errorf("after edit %d: dev repository (-fresh +cached):\n%s", i+1, diff)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/capirepo/capirepo/builder"
 )
 
 // Bounds of the watch's poll interval: it polls every MinPoll, or every
@@ -32,7 +34,10 @@ type DevWatchOptions struct {
 // (or the configuration file) changes, until ctx is done. It polls the
 // trees' names, sizes, modes and modification times, skipping the folders
 // Dev does not hash and the dev repository itself; Dev's own cache then
-// decides what to render again. It returns nil when ctx is cancelled: a run
+// decides which providers to build again, and a render cache kept for the
+// whole watch (opts.RenderCache, made when nil) which of their
+// kustomizations to render again: a saved template does not render the
+// components. It returns nil when ctx is cancelled: a run
 // in progress stops the way Dev does on cancellation (every write is
 // atomic, so the dev repository keeps the previous run's complete output).
 func DevWatch(ctx context.Context, opts DevOptions, w DevWatchOptions) error {
@@ -43,6 +48,9 @@ func DevWatch(ctx context.Context, opts DevOptions, w DevWatchOptions) error {
 	minPoll := w.Poll
 	if minPoll <= 0 {
 		minPoll = DevWatchMinPoll
+	}
+	if opts.RenderCache == nil {
+		opts.RenderCache = builder.NewRenderCache()
 	}
 	onRun := w.OnRun
 	if onRun == nil {
