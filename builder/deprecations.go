@@ -70,17 +70,32 @@ type deprecationSeen struct {
 	files   map[string]bool // as the warning names them
 }
 
-// add records one render's kustomization files (name -> content as read).
-func (d *deprecations) add(name func(string) string, files map[string][]byte) {
-	gave := map[string]bool{}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+// kustNotices are kustomize's notices for each kustomization file one
+// render read (path -> content as read), as kustomize gives them when it
+// loads the file; a file kustomize cannot parse gives none (it fails on it
+// without a notice).
+func kustNotices(files map[string][]byte) map[string][]string {
+	out := map[string][]string{}
 	for p, data := range files {
 		var k types.Kustomization
 		if k.Unmarshal(data) != nil {
-			continue // kustomize fails on it without a notice
+			continue
 		}
-		for _, n := range *k.CheckDeprecatedFields() {
+		if ns := *k.CheckDeprecatedFields(); len(ns) > 0 {
+			out[p] = ns
+		}
+	}
+	return out
+}
+
+// add counts one render's notices (kustNotices), each once for the render,
+// with the files that gave it.
+func (d *deprecations) add(name func(string) string, notices map[string][]string) {
+	gave := map[string]bool{}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for p, ns := range notices {
+		for _, n := range ns {
 			if d.seen == nil {
 				d.seen = map[string]*deprecationSeen{}
 			}

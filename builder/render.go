@@ -47,7 +47,7 @@ func kustomize(fs filesys.FileSystem, dir string, loadNone bool) (resmap.ResMap,
 		key = renderKey(tree, dir, loadNone)
 		if rm, e, ok := cache.lookup(key, fs); ok {
 			// The warnings count this render as if it had run.
-			tree.deprecated.add(tree.display, e.kustFiles)
+			tree.deprecated.add(tree.display, e.notices)
 			tree.rendered(rm, e)
 			return rm, nil
 		}
@@ -57,9 +57,10 @@ func kustomize(fs filesys.FileSystem, dir string, loadNone bool) (resmap.ResMap,
 	}
 	rec := &kustRecorder{FileSystem: fs}
 	rm, err := krusty.MakeKustomizer(o).Run(rec, dir)
-	tree.deprecated.add(tree.display, rec.files)
+	notices := kustNotices(rec.files)
+	tree.deprecated.add(tree.display, notices)
 	if cache != nil && err == nil {
-		tree.rendered(rm, cache.put(key, rfs, rm.DeepCopy(), rec.files))
+		tree.rendered(rm, cache.put(key, rfs, rm.DeepCopy(), notices))
 	}
 	return rm, err
 }

@@ -45,9 +45,9 @@ func NewRenderCache() *RenderCache {
 type renderEntry struct {
 	asked []fsQuestion // every question the render asked, each once
 	rm    resmap.ResMap
-	// kustFiles are the kustomization files the render read (the
-	// deprecation warnings are counted again from them on a hit).
-	kustFiles map[string][]byte
+	// notices are kustomize's deprecation notices of the kustomization
+	// files the render read (kustNotices), counted again on a hit.
+	notices map[string][]string
 
 	// yaml is what the builder made of this render, by how it made it
 	// (renderComponents: the release transforms' settings).
@@ -91,7 +91,7 @@ func renderKey(tree *treeFS, dir string, loadNone bool) string {
 }
 
 // lookup returns a copy of a kept render of key whose questions fs answers
-// as it did then, and the kustomization files that render read.
+// as it did then, and the kept entry (its notices among it).
 func (c *RenderCache) lookup(key string, fs filesys.FileSystem) (resmap.ResMap, *renderEntry, bool) {
 	c.mu.Lock()
 	cands := slices.Clone(c.entries[key])
@@ -127,12 +127,12 @@ func (e *renderEntry) holds(fs filesys.FileSystem) bool {
 }
 
 // put keeps a render (rm is the caller's own copy) with what it asked.
-func (c *RenderCache) put(key string, rec *fsRecorder, rm resmap.ResMap, kustFiles map[string][]byte) *renderEntry {
+func (c *RenderCache) put(key string, rec *fsRecorder, rm resmap.ResMap, notices map[string][]string) *renderEntry {
 	asked, ok := rec.questions()
 	if !ok {
 		return nil
 	}
-	e := &renderEntry{asked: asked, rm: rm, kustFiles: kustFiles}
+	e := &renderEntry{asked: asked, rm: rm, notices: notices}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	list := slices.DeleteFunc(slices.Clone(c.entries[key]), func(old *renderEntry) bool { return slices.Equal(old.asked, asked) })
