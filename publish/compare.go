@@ -3,7 +3,6 @@ package publish
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -120,21 +119,16 @@ func supersedes(ctx context.Context, f release.File, want []release.File, have m
 // subjects lists an in-toto statement's subjects as sorted "name sha256"
 // lines; "" when data is not a statement with subjects.
 func subjects(data []byte) string {
-	var st struct {
-		Subject []struct {
-			Name   string            `json:"name"`
-			Digest map[string]string `json:"digest"`
-		} `json:"subject"`
-	}
-	if json.Unmarshal(data, &st) != nil {
+	st, err := ReadProvenance(data)
+	if err != nil {
 		return ""
 	}
 	var lines []string
-	for _, s := range st.Subject {
-		if s.Name == "" || s.Digest["sha256"] == "" {
+	for _, s := range st.Subjects {
+		if s.Name == "" || s.SHA256 == "" {
 			return ""
 		}
-		lines = append(lines, s.Name+" "+s.Digest["sha256"])
+		lines = append(lines, s.Name+" "+s.SHA256)
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")

@@ -114,3 +114,47 @@ func Provenance(files []release.File, src ProvenanceSource) (release.File, error
 	out.WriteByte('\n')
 	return release.File{Name: ProvenanceFile, Data: out.Bytes()}, nil
 }
+
+// ProvenanceStatement is what capirepo reads back of a provenance: the
+// subjects, and the version and providers of its external parameters
+// (those Provenance writes).
+type ProvenanceStatement struct {
+	// Subjects are the files the statement names, in its order.
+	Subjects []ProvenanceSubject
+	// Version is nil when the statement names none.
+	Version   *string
+	Providers []string
+}
+
+// ProvenanceSubject is one file a provenance names ("" for what it lacks).
+type ProvenanceSubject struct {
+	Name, SHA256 string
+}
+
+// ReadProvenance reads an in-toto statement as Provenance writes it; an
+// error only when data is not JSON of that shape.
+func ReadProvenance(data []byte) (ProvenanceStatement, error) {
+	var st struct {
+		Subject []struct {
+			Name   string            `json:"name"`
+			Digest map[string]string `json:"digest"`
+		} `json:"subject"`
+		Predicate struct {
+			BuildDefinition struct {
+				ExternalParameters struct {
+					Version   *string  `json:"version"`
+					Providers []string `json:"providers"`
+				} `json:"externalParameters"`
+			} `json:"buildDefinition"`
+		} `json:"predicate"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return ProvenanceStatement{}, err
+	}
+	ext := st.Predicate.BuildDefinition.ExternalParameters
+	out := ProvenanceStatement{Version: ext.Version, Providers: ext.Providers}
+	for _, s := range st.Subject {
+		out.Subjects = append(out.Subjects, ProvenanceSubject{Name: s.Name, SHA256: s.Digest["sha256"]})
+	}
+	return out, nil
+}

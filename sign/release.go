@@ -2,7 +2,6 @@ package sign
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -254,43 +253,29 @@ func VerifyFiles(v *Verifier, dir string, files []release.File, o VerifyFilesOpt
 // checkProvenance checks the statement's subjects against the files, and
 // its version and providers against those the files are read as.
 func checkProvenance(data []byte, files map[string]release.File, o VerifyFilesOptions) error {
-	var st struct {
-		Subject []struct {
-			Name   string            `json:"name"`
-			Digest map[string]string `json:"digest"`
-		} `json:"subject"`
-		Predicate struct {
-			BuildDefinition struct {
-				ExternalParameters struct {
-					Version   *string  `json:"version"`
-					Providers []string `json:"providers"`
-				} `json:"externalParameters"`
-			} `json:"buildDefinition"`
-		} `json:"predicate"`
-	}
-	if err := json.Unmarshal(data, &st); err != nil {
+	st, err := publish.ReadProvenance(data)
+	if err != nil {
 		return fmt.Errorf("not an in-toto statement: %w", err)
 	}
 	var errs []error
-	ext := st.Predicate.BuildDefinition.ExternalParameters
 	switch {
 	case o.Version == "":
-	case ext.Version == nil || *ext.Version == "":
+	case st.Version == nil || *st.Version == "":
 		errs = append(errs, fmt.Errorf("names no version (predicate.buildDefinition.externalParameters.version), so the release it attests cannot be told from %s", o.Version))
-	case *ext.Version != o.Version:
-		errs = append(errs, fmt.Errorf("attests version %s, not %s: these are the files of another release, under the name of this one (a rollback?)", *ext.Version, o.Version))
+	case *st.Version != o.Version:
+		errs = append(errs, fmt.Errorf("attests version %s, not %s: these are the files of another release, under the name of this one (a rollback?)", *st.Version, o.Version))
 	}
-	if o.Provider != "" && len(ext.Providers) > 0 && !slices.Contains(ext.Providers, o.Provider) {
-		errs = append(errs, fmt.Errorf("attests the files of %s, not of %s: these are another provider's files", strings.Join(ext.Providers, ", "), o.Provider))
+	if o.Provider != "" && len(st.Providers) > 0 && !slices.Contains(st.Providers, o.Provider) {
+		errs = append(errs, fmt.Errorf("attests the files of %s, not of %s: these are another provider's files", strings.Join(st.Providers, ", "), o.Provider))
 	}
-	for _, s := range st.Subject {
+	for _, s := range st.Subjects {
 		f, ok := files[s.Name]
 		switch {
 		case !ok && o.Partial:
 		case !ok:
 			errs = append(errs, fmt.Errorf("names %s, which is missing", s.Name))
-		case s.Digest["sha256"] != f.SHA256():
-			errs = append(errs, fmt.Errorf("names %s with sha256 %s, the file has %s", s.Name, publish.ShortSum(s.Digest["sha256"]), publish.ShortSum(f.SHA256())))
+		case s.SHA256 != f.SHA256():
+			errs = append(errs, fmt.Errorf("names %s with sha256 %s, the file has %s", s.Name, publish.ShortSum(s.SHA256), publish.ShortSum(f.SHA256())))
 		}
 	}
 	return errors.Join(errs...)
