@@ -364,9 +364,7 @@ func BuildRelease(ctx context.Context, o BuildOptions, log io.Writer) (*BuildRep
 	}
 	// Said before the lint, as release says them: a tree the lint refuses
 	// still hears them (kustomize's deprecation notices among them).
-	for _, w := range b.Result.Warnings {
-		fmt.Fprintf(log, "warning: %s\n", w)
-	}
+	sayWarnings(log, b.Result.Warnings)
 	r := &run{o: ReleaseOptions{Build: o, Log: log}, sum: &ReleaseSummary{}, b: b}
 	if _, _, err := r.lint(ctx); err != nil {
 		return nil, fmt.Errorf("lint: %w; nothing was written", err)
@@ -443,13 +441,18 @@ func writeVariables(w io.Writer, vars []builder.Variable) {
 	}
 }
 
+// sayWarnings prints a build's warnings, a line each, as build and lint
+// of a tree say them.
+func sayWarnings(log io.Writer, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(log, "warning: %s\n", w)
+	}
+}
+
 // sayNotices prints the kustomize deprecation notices a failed build
 // carries (builder.Error), as a build that passes says its warnings.
 func sayNotices(log io.Writer, err error) {
-	var be *builder.Error
-	if errors.As(err, &be) {
-		for _, w := range be.Warnings {
-			fmt.Fprintf(log, "warning: %s\n", w)
-		}
+	if be := (*builder.Error)(nil); errors.As(err, &be) {
+		sayWarnings(log, be.Warnings)
 	}
 }

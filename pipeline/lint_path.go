@@ -102,9 +102,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 	}
 	// What the render found (kustomize's deprecation notices, once each,
 	// among them) is said as build says it.
-	for _, w := range b.Result.Warnings {
-		fmt.Fprintf(o.Log, "warning: %s\n", w)
-	}
+	sayWarnings(o.Log, b.Result.Warnings)
 	if len(o.Against) > 0 {
 		return o.lintRelease(ctx, b.Result.Release, LintOptions(b, o.Disabled))
 	}
