@@ -172,14 +172,19 @@ func Find(vs []VersionFolder, tag string) (VersionFolder, error) {
 // folders are version folders as the version choice reads them.
 type folders []VersionFolder
 
-func (vs folders) Versions(context.Context) ([]string, error) {
+func (vs folders) Versions(context.Context) ([]string, error) { return Listed(vs), nil }
+
+// Listed are the versions of the folders clusterctl's local repository
+// lists (GetVersions): folders, with or without the v; not links, which it
+// reads only when asked for them.
+func Listed(vs []VersionFolder) []string {
 	var names []string
 	for _, f := range vs {
 		if f.listed {
 			names = append(names, f.Version)
 		}
 	}
-	return names, nil
+	return names
 }
 
 func (vs folders) Holds(ctx context.Context, tag string) error {

@@ -16,11 +16,11 @@ import (
 )
 
 // Versions lists the version folders of a provider as clusterctl's local
-// repository lists them (release.ScanLabel): every folder whose name it
-// takes as a version, with or without the v, so the choice of the newest
-// sees what clusterctl sees. One that capirepo cannot read (a name without
-// the v, a link) is refused by name where it is asked for (dir), which is
-// where clusterctl fails on it or follows the link.
+// repository lists them (release.Listed): every folder whose name it takes
+// as a version, with or without the v, so the choice of the newest sees
+// what clusterctl sees. One that capirepo cannot read (a name without the
+// v, a link) is refused by name where it is asked for (dir), which is where
+// clusterctl fails on it or follows the link.
 func (r *Target) Versions(ctx context.Context, id provider.ID) ([]string, error) {
 	if err := provider.CheckName(id.Name); err != nil {
 		return nil, err
@@ -32,11 +32,7 @@ func (r *Target) Versions(ctx context.Context, id provider.ID) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(vs))
-	for i, v := range vs {
-		names[i] = v.Version
-	}
-	return names, nil
+	return release.Listed(vs), nil
 }
 
 // dir is the folder of one provider version. A version capirepo cannot

@@ -91,10 +91,10 @@ func TestReader_ReadsAFolderWithoutChecksums(t *testing.T) {
 
 // TestReader_ListsWhatClusterctlListsAndRefusesWhatCapirepoCannotRead: the
 // versions are every folder clusterctl's local repository lists (0.1.5
-// without the v too), so the choice of the newest sees what clusterctl
-// sees; asked for v0.1.5 (as clusterctl asks for that folder's version) or
-// for a link named like a version, the reader refuses it by name, where
-// clusterctl fails or follows the link; v0.1.0 reads as ever.
+// without the v too; not a link), so the choice of the newest sees what
+// clusterctl sees; asked for v0.1.5 (as clusterctl asks for that folder's
+// version) or for a link named like a version, the reader refuses it by
+// name, where clusterctl fails or follows the link; v0.1.0 reads as ever.
 func TestReader_ListsWhatClusterctlListsAndRefusesWhatCapirepoCannotRead(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -114,7 +114,7 @@ func TestReader_ListsWhatClusterctlListsAndRefusesWhatCapirepoCannotRead(t *test
 		t.Fatal(err)
 	}
 	slices.Sort(vs)
-	if diff := cmp.Diff([]string{"0.1.5", "v0.1.0", "v0.2.0"}, vs); diff != "" {
+	if diff := cmp.Diff([]string{"0.1.5", "v0.1.0"}, vs); diff != "" {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
 	for v, want := range map[string]string{
