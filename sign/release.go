@@ -93,6 +93,8 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 			}
 			fmt.Fprintf(o.Log, "  wrote %s (the release held none)\n", path.Join(dir, pf.Name))
 			todo, made = append(todo, pf), true
+		} else {
+			fmt.Fprintf(o.Log, "  %s: no %s: nothing signed names version %s, so verify --signatures refuses it unless --allow-missing-provenance\n", dir, release.ProvenanceFile, rel.Version)
 		}
 		for _, f := range todo {
 			sig, err := s.SignBlob(ctx, f.Data)
@@ -170,8 +172,9 @@ type VerifyFilesOptions struct {
 	Partial bool
 	// Version is the version the files are read as (the folder's name, the
 	// tag): a signed provenance of another version is refused, so a signed
-	// older release cannot pass for a newer one (a rollback). "" checks
-	// nothing.
+	// older release cannot pass for a newer one (a rollback), and so is a
+	// set without a provenance unless the verifier accepts one
+	// (VerifyOptions.AllowMissingProvenance). "" checks nothing.
 	Version string
 	// Provider is the label the files are read as: a signed provenance
 	// that names its providers must name it. "" checks nothing (a flat set).
@@ -237,7 +240,12 @@ func VerifyFiles(v *Verifier, dir string, files []release.File, o VerifyFilesOpt
 			}
 		}
 	}
-	if pf, ok := byName[release.ProvenanceFile]; ok {
+	pf, ok := byName[release.ProvenanceFile]
+	switch {
+	case !ok && o.Version != "" && !v.allowNoProvenance:
+		errs = append(errs, fmt.Errorf("%s: no %s: the signed %s names files, not a version, so nothing signed tells these files from another release's put under %s (a rollback); capirepo sign writes and signs one unless --provenance=false: sign the release again, or pass --allow-missing-provenance to accept a release whose version nothing signed names",
+			dir, release.ProvenanceFile, release.ChecksumsFile, o.Version))
+	case ok:
 		if err := verifyOne(pf); err != nil {
 			errs = append(errs, err)
 		} else if err := checkProvenance(pf.Data, byName, o); err != nil {
