@@ -338,6 +338,11 @@ func objectName(o *unstructured.Unstructured) string {
 // Strict (kubectl's default) refuses.
 var fieldWarning = regexp.MustCompile(`^(unknown|duplicate) field "([^"]*)"`)
 
+// celSkipped begins what the API server adds, as a cause of no field, after
+// a custom resource's blocking schema errors (apiextensions-apiserver's
+// hasBlockingErr): a note on those refusals, not a refusal of its own.
+const celSkipped = "some validation rules were not checked"
+
 // judge turns an answer into refusals of object (the server's causes, each
 // with its field, and the field warnings) and other warnings. An error that
 // is not the server's answer (a timeout, a refused connection) is returned.
@@ -359,10 +364,15 @@ func judge(object string, a answer) (refused []Refusal, warnings []string, err e
 	s := st.Status()
 	reason := fmt.Sprintf("%d %s", s.Code, s.Reason)
 	if s.Details != nil && len(s.Details.Causes) > 0 {
+		first := len(refused)
 		for _, c := range s.Details.Causes {
 			field := c.Field
 			if field == "<nil>" {
 				field = ""
+			}
+			if i := strings.Index(c.Message, celSkipped); field == "" && i >= 0 && len(refused) > first {
+				refused[len(refused)-1].Message += "; the server then skipped the object's validation rules (x-kubernetes-validations): " + c.Message[i:]
+				continue
 			}
 			refused = append(refused, Refusal{Object: object, Field: field, Message: c.Message, Reason: reason})
 		}
