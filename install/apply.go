@@ -297,21 +297,33 @@ func parseField(field string) []any {
 	return out
 }
 
-// unserved judges an object of a kind the cluster serves no resource for.
+// unserved judges an object of a kind the cluster serves no resource for:
+// refused when the release should serve it (its CRDs serve the group, and
+// the kind is not known as another provider's) or Kubernetes should; else
+// not checked, naming whose CRDs it needs where its kind tells.
 func (in *installer) unserved(f *File, obj *unstructured.Unstructured) {
 	gvk := obj.GroupVersionKind()
 	name := objectName(obj)
 	msg := fmt.Sprintf("no matches for kind %q in version %q", gvk.Kind, gvk.GroupVersion())
+	needs := owner(gvk.GroupKind())
 	switch {
-	case in.groups[gvk.Group]:
+	case in.groups[gvk.Group] && (needs == "" || in.labels[needs]):
 		f.Refused = append(f.Refused, Refusal{Object: name, Field: "kind", Reason: "not served",
 			Message: msg + ": no CustomResourceDefinition of the release or the cluster defines it, though the release's CRDs serve its group"})
 	case in.clusterGroups[gvk.Group]:
-		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: msg + ": the cluster's CRDs for " + gvk.Group + " do not serve it (another provider's, at another version?)"})
+		why := msg + ": the cluster's CRDs for " + gvk.Group + " do not serve it (another provider's, at another version?)"
+		if needs != "" {
+			why = msg + ": the cluster's CRDs for " + gvk.Group + " do not serve it: needs " + needs + "'s CRDs at a version that serves it"
+		}
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: why, Group: gvk.Group, Needs: needs})
 	case !strings.Contains(gvk.Group, ".") || strings.HasSuffix(gvk.Group, ".k8s.io"):
 		f.Refused = append(f.Refused, Refusal{Object: name, Field: "apiVersion", Reason: "not served", Message: msg + ": the API server does not serve it"})
 	default:
-		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: msg + ": needs another provider's CustomResourceDefinition, which the cluster does not have"})
+		whose := "another provider's"
+		if needs != "" {
+			whose = needs + "'s"
+		}
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: msg + ": needs " + whose + " CustomResourceDefinition, which the cluster does not have", Group: gvk.Group, Needs: needs})
 	}
 }
 

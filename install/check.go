@@ -127,6 +127,10 @@ func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, er
 		schemas: &schemaSet{openAPI: c.openAPI},
 		kinds:   map[schema.GroupKind]*releaseCRD{},
 		groups:  map[string]bool{},
+		labels:  map[string]bool{},
+	}
+	for _, p := range rel.Providers {
+		in.labels[p.Label()] = true
 	}
 	err = in.check(ctx, rel)
 	in.cleanup(ctx)
@@ -165,6 +169,8 @@ type installer struct {
 	groups map[string]bool
 	// clusterGroups are the groups the cluster's CRDs served before the run.
 	clusterGroups map[string]bool
+	// labels are the release's providers, by label.
+	labels map[string]bool
 	// certManager is true when cert-manager's kinds can be judged.
 	certManager bool
 
