@@ -195,7 +195,7 @@ func (in *installer) send(ctx context.Context, f *File, obj *unstructured.Unstru
 		if in.o.DryRunOnly {
 			why += " (dry-run only: not created)"
 		}
-		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: why})
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: why, Group: gvk.Group, Needs: "cert-manager"})
 		return nil
 	}
 	m, err := in.c.mapping(ctx, gvk, rc != nil) // a CRD just created may take a moment to be discovered

@@ -177,6 +177,13 @@ func TestInstall_NotCheckedSaysWhoseCRDsAreMissing(t *testing.T) {
 	if d := got["infrastructure-docker infrastructure.cluster.x-k8s.io"]; !slices.Equal(d.Kinds, []string{"DockerCluster"}) || d.Objects != 1 {
 		t.Errorf("DockerCluster not said to need infrastructure-docker's CRDs: %+v", rep.Missing())
 	}
+	n := 0
+	for _, m := range rep.Missing() {
+		n += m.Objects
+	}
+	if n != rep.NotCheckedCount() {
+		t.Errorf("%d objects not checked, %d of them said to want CRDs:\n%s", rep.NotCheckedCount(), n, report(rep))
+	}
 	for _, want := range []string{"not checked for want of CRDs the cluster does not serve:", "    cluster-api's: ", "    infrastructure-docker's: 1 object, of group infrastructure.cluster.x-k8s.io (DockerCluster)"} {
 		if !strings.Contains(report(rep), want) {
 			t.Errorf("the report lacks %q:\n%s", want, report(rep))
