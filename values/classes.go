@@ -20,6 +20,9 @@ const capiGroup = "cluster.x-k8s.io"
 type Classes struct {
 	names []string
 	vars  map[string]map[string]*classVariable
+	// named are, by variable, the classes of clusterclass files whose
+	// ClusterClass takes its name from that variable.
+	named map[string][]string
 }
 
 // classVariable is one variable a ClusterClass declares.
@@ -122,11 +125,12 @@ func (c *Classes) variable(class, name string) *classVariable {
 // name is a variable takes <class> from that variable, as clusterctl only
 // finds the file when the Cluster's class (the same variable, in the
 // flavor) names it. nil when the file cannot be processed.
-func classObjects(raw []byte, class string) []unstructured.Unstructured {
+func classObjects(raw []byte, class string) ([]unstructured.Unstructured, []string) {
 	vars, err := variableMap(raw)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
+	var naming []string
 	var required []string
 	for name, def := range vars {
 		if def == nil {
@@ -146,6 +150,7 @@ func classObjects(raw []byte, class string) []unstructured.Unstructured {
 				for _, o := range at {
 					if o.whole && o.gvk.Group == capiGroup && o.gvk.Kind == "ClusterClass" && slices.Equal(o.path, []any{"metadata", "name"}) && o.doc < len(objs) {
 						guess[name] = class
+						naming = append(naming, name)
 					}
 				}
 			}
@@ -153,10 +158,38 @@ func classObjects(raw []byte, class string) []unstructured.Unstructured {
 	}
 	out, err := substitute(raw, nil, func(n string) (string, bool) { v, ok := guess[n]; return v, ok })
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	objs, _ := toUnstructured(out)
-	return objs
+	return objs, naming
+}
+
+// learn learns the classes of a flavor or clusterclass file (class is the
+// file's class, "" for a flavor).
+func (c *Classes) learn(raw []byte, class string) {
+	if class != "" {
+		c.addName(class)
+	}
+	objs, naming := classObjects(raw, class)
+	for _, v := range naming {
+		if c.named == nil {
+			c.named = map[string][]string{}
+		}
+		if !slices.Contains(c.named[v], class) {
+			c.named[v] = append(c.named[v], class)
+			slices.Sort(c.named[v]) // the same answer whatever order the files come in
+		}
+	}
+	c.add(objs)
+}
+
+// classLeaf is the schema of a clusterclass-<class>.yaml file's ClusterClass
+// name: <class>, which clusterctl fetched the file by; nil elsewhere.
+func classLeaf(o occurrence, fileClass string) *spec.Schema {
+	if fileClass == "" || !o.whole || o.gvk.Group != capiGroup || o.gvk.Kind != "ClusterClass" || !slices.Equal(o.path, []any{"metadata", "name"}) {
+		return nil
+	}
+	return &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}, Enum: []any{fileClass}}}
 }
 
 // topologyClass is the class a topology Cluster names (v1beta1's
@@ -182,7 +215,7 @@ func TopologyClass(obj *unstructured.Unstructured) (string, bool) {
 // topologyLeaf is the schema of a field of a topology Cluster the CRD
 // leaves open: the class's name (a class the release ships) and the value
 // of a variable (its schema in the class); nil elsewhere.
-func topologyLeaf(obj map[string]any, o occurrence, classes *Classes) *spec.Schema {
+func topologyLeaf(obj map[string]any, o occurrence, variable string, classes *Classes) *spec.Schema {
 	if o.gvk.Group != capiGroup || o.gvk.Kind != "Cluster" || len(o.path) < 3 || o.path[0] != "spec" || o.path[1] != "topology" {
 		return nil
 	}
@@ -194,8 +227,16 @@ func topologyLeaf(obj map[string]any, o occurrence, classes *Classes) *spec.Sche
 		if len(classes.names) == 0 {
 			return nil
 		}
-		s := &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}}}
+		// A class whose file takes its name from the same variable first:
+		// the flavor and the class are written to go together.
+		names := slices.Clone(classes.named[variable])
 		for _, n := range classes.names {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		s := &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}}}
+		for _, n := range names {
 			s.Enum = append(s.Enum, n)
 		}
 		return s

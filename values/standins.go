@@ -62,7 +62,7 @@ type occurrence struct {
 // keeps the one that fits in the most places. A variable alone on its line
 // that holds a YAML fragment gets the empty string, so the file stays YAML.
 func standIns(raw []byte, given map[string]string, required []string, src *schemaSet) map[string]string {
-	choice, _ := chooseStandIns(raw, given, required, src)
+	choice, _ := chooseStandIns(raw, "", given, required, src)
 	return choice
 }
 
@@ -73,7 +73,9 @@ type Place struct {
 }
 
 // chooseStandIns is standIns, also telling where each variable landed.
-func chooseStandIns(raw []byte, given map[string]string, required []string, src *schemaSet) (map[string]string, map[string][]Place) {
+// fileClass is the class of a clusterclass-<class>.yaml file ("" for
+// another file): the variable that names its ClusterClass gets it.
+func chooseStandIns(raw []byte, fileClass string, given map[string]string, required []string, src *schemaSet) (map[string]string, map[string][]Place) {
 	choice := distinctGuesses(required)
 	places := map[string][]Place{}
 	objs, occ, err := markedOccurrences(raw, given, required)
@@ -116,7 +118,10 @@ func chooseStandIns(raw []byte, given map[string]string, required []string, src 
 		constrained := false
 		for i, o := range at {
 			places[name] = append(places[name], Place{Kind: o.gvk.Kind, Field: fieldPath(o.path)})
-			leafs[i] = topologyLeaf(objs[o.doc].Object, o, &src.classes)
+			leafs[i] = classLeaf(o, fileClass)
+			if leafs[i] == nil {
+				leafs[i] = topologyLeaf(objs[o.doc].Object, o, name, &src.classes)
+			}
 			if leafs[i] == nil {
 				leafs[i] = schemaFor(o.gvk).at(o.path)
 			}

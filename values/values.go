@@ -142,10 +142,10 @@ func (c *Chooser) LearnTemplate(file string, raw []byte) {
 	if !isClass && !release.IsFlavor(file) {
 		return
 	}
-	if isClass {
-		c.schemas.classes.addName(class)
+	if !isClass {
+		class = ""
 	}
-	c.schemas.classes.add(classObjects(raw, class))
+	c.schemas.classes.learn(raw, class)
 }
 
 // Classes are the ClusterClasses learned.
@@ -221,7 +221,8 @@ func (c *Chooser) For(file string, raw []byte, set map[string]string) (Set, erro
 		}
 		required = append(required, name)
 	}
-	chosen, places := chooseStandIns(raw, given, required, &c.schemas)
+	fileClass, _ := release.ClassOf(file)
+	chosen, places := chooseStandIns(raw, fileClass, given, required, &c.schemas)
 	for _, name := range required {
 		out.Values[name] = chosen[name]
 		out.StandIns[name] = true
@@ -319,7 +320,7 @@ func Attempts(raw []byte) []map[string]string {
 			required = append(required, name)
 		}
 	}
-	standIns, _ := chooseStandIns(raw, nil, required, &schemaSet{})
+	standIns, _ := chooseStandIns(raw, "", nil, required, &schemaSet{})
 	quoted := map[string]string{}
 	empty := map[string]string{}
 	for _, name := range required {
