@@ -223,12 +223,43 @@ func (c *Chooser) For(file string, raw []byte, set map[string]string) (Set, erro
 	}
 	fileClass, _ := release.ClassOf(file)
 	chosen, places := chooseStandIns(raw, fileClass, given, required, &c.schemas)
+	chosen = parsingShape(raw, given, required, chosen)
 	for _, name := range required {
 		out.Values[name] = chosen[name]
 		out.StandIns[name] = true
 	}
 	out.Places = places
 	return out, nil
+}
+
+// parsingShape keeps the chosen stand-ins when the file parses with them,
+// else takes the first of the other shapes Attempts tries (quoted, empty)
+// that makes it parse, as the lint then only warns.
+func parsingShape(raw []byte, given map[string]string, required []string, chosen map[string]string) map[string]string {
+	parses := func(vals map[string]string) bool {
+		out, err := substitute(raw, given, func(n string) (string, bool) { v, ok := vals[n]; return v, ok })
+		if err != nil {
+			return false
+		}
+		_, err = toUnstructured(out)
+		return err == nil
+	}
+	if len(required) == 0 || parses(chosen) {
+		return chosen
+	}
+	for _, shape := range []func(string) string{
+		func(v string) string { return `"` + strings.ReplaceAll(v, `"`, "") + `"` },
+		func(string) string { return "" },
+	} {
+		vals := maps.Clone(chosen)
+		for _, name := range required {
+			vals[name] = shape(chosen[name])
+		}
+		if parses(vals) {
+			return vals
+		}
+	}
+	return chosen
 }
 
 // File is For on a file of a provider of the release.
