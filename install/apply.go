@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
-	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
-	"github.com/capirepo/capirepo/verify"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
 )
 
 // install sends one provider's components: its Namespace and CRDs for
@@ -109,13 +109,13 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 	type tmpl struct{ file, flavor, class string }
 	var files []tmpl
 	for _, f := range ip.p.Files {
-		if flavor, ok := verify.FlavorOf(f.Name); ok {
+		if flavor, ok := release.FlavorOf(f.Name); ok {
 			files = append(files, tmpl{file: f.Name, flavor: flavor})
 		}
 	}
 	slices.SortFunc(files, func(a, b tmpl) int { return strings.Compare(a.flavor, b.flavor) })
 	for _, f := range ip.p.Files {
-		if class, ok := verify.ClassOf(f.Name); ok {
+		if class, ok := release.ClassOf(f.Name); ok {
 			files = append(files, tmpl{file: f.Name, class: class})
 		}
 	}
@@ -128,17 +128,9 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 			return fmt.Errorf("install check: %s: %w", f.Path(), err)
 		}
 		var objs []unstructured.Unstructured
-		vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw.Data)
+		s.Set("NAMESPACE", ns)
+		err = in.standIns(s, f, raw.Data)
 		if err == nil {
-			extra := maps.Clone(in.o.FlavorVariables[t.flavor])
-			if t.class != "" {
-				extra = nil
-			}
-			if extra == nil {
-				extra = map[string]string{}
-			}
-			extra["NAMESPACE"] = ns
-			in.standIns(s, f, raw.Data, vars, extra)
 			var tpl repository.Template
 			if t.class != "" {
 				tpl, err = s.Repository().ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
@@ -158,7 +150,7 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 				return err
 			}
 			n := len(f.Refused)
-			f.Refused = append(f.Refused, topologyRefusals(&objs[i], &in.schemas.classes)...)
+			f.Refused = append(f.Refused, topologyRefusals(&objs[i], in.vals.Classes())...)
 			in.standInRefusals(f, objs[i].GroupVersionKind(), n)
 		}
 	}
@@ -241,7 +233,7 @@ func (in *installer) standInRefusals(f *File, gvk schema.GroupVersionKind, n int
 	kept := f.Refused[:n]
 	for _, r := range f.Refused[n:] {
 		for _, name := range slices.Sorted(maps.Keys(stand)) {
-			if slices.ContainsFunc(f.places[name], func(p place) bool { return p.kind == gvk.Kind && fieldWithin(p.field, r.Field) }) {
+			if slices.ContainsFunc(f.places[name], func(p values.Place) bool { return p.Kind == gvk.Kind && fieldWithin(p.Field, r.Field) }) {
 				r.StandIns = append(r.StandIns, name+"="+stand[name])
 			}
 		}
@@ -268,7 +260,7 @@ func (in *installer) isCEL(gvk schema.GroupVersionKind, r Refusal) bool {
 	if r.Field == "" {
 		return false
 	}
-	s := in.schemas.schemaFor(gvk).at(parseField(r.Field))
+	s := in.vals.FieldSchema(gvk, parseField(r.Field))
 	if s == nil {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/capirepo/capirepo/internal/text"
+	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -56,12 +57,12 @@ type File struct {
 	// Warnings are the server's other warnings (deprecated versions, ...).
 	Warnings []string `json:"warnings,omitempty"`
 	// Variables are the required variables without a value in the file or
-	// the options: a real value found by Options.Lookup, or a stand-in
+	// the options: a real value (Options.Values), or a stand-in
 	// (Placeholder), with the value.
 	Variables []verify.Variable `json:"variables,omitempty"`
 
 	// places are the fields each stand-in landed in.
-	places map[string][]place
+	places map[string][]values.Place
 }
 
 // Path is the file as provider/version/name.
