@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
 )
 
 // ManagerContainer is the container name clusterctl and the provider
@@ -38,34 +39,26 @@ func objName(r *resource.Resource) string {
 	return fmt.Sprintf("%s %s", r.GetKind(), r.GetName())
 }
 
-// podSpecPaths are where workloads keep their pod spec.
-var podSpecPaths = [][]string{
-	{"spec", "template", "spec"},                        // Deployment, DaemonSet, StatefulSet, Job, ReplicaSet
-	{"spec", "jobTemplate", "spec", "template", "spec"}, // CronJob
-}
-
 type container struct {
 	owner *resource.Resource
+	list  string // initContainers, containers, ephemeralContainers
 	field string // e.g. spec.template.spec.containers[0]
 	node  *yaml.RNode
 }
 
+// containers lists the containers of r where release.ContainerPaths says
+// its kind keeps them: the one walk of pod-bearing kinds the lint, verify
+// and mirror ask too.
 func containers(r *resource.Resource) []container {
 	var out []container
-	for _, p := range podSpecPaths {
-		spec, err := r.Pipe(yaml.Lookup(p...))
-		if err != nil || spec == nil {
+	for _, p := range release.ContainerPaths(r.GetKind()) {
+		l, err := r.Pipe(yaml.Lookup(p...))
+		if err != nil || l == nil || l.YNode().Kind != yaml.SequenceNode {
 			continue
 		}
-		for _, list := range []string{"initContainers", "containers"} {
-			l := spec.Field(list)
-			if l == nil || l.Value.YNode().Kind != yaml.SequenceNode {
-				continue
-			}
-			items, _ := l.Value.Elements()
-			for i, c := range items {
-				out = append(out, container{owner: r, field: fmt.Sprintf("%s.%s[%d]", strings.Join(p, "."), list, i), node: c})
-			}
+		items, _ := l.Elements()
+		for i, c := range items {
+			out = append(out, container{owner: r, list: p[len(p)-1], field: release.ContainerField(p, i), node: c})
 		}
 	}
 	return out
@@ -132,7 +125,7 @@ func (t transformer) setPullPolicy(release []container) error {
 	}
 	targets := slices.DeleteFunc(slices.Clone(release), func(c container) bool { return !isManager(c) })
 	if len(targets) == 0 {
-		targets = slices.DeleteFunc(slices.Clone(release), func(c container) bool { return strings.Contains(c.field, "initContainers") })
+		targets = slices.DeleteFunc(slices.Clone(release), func(c container) bool { return c.list == "initContainers" })
 	}
 	for _, c := range targets {
 		if err := c.node.PipeE(yaml.SetField("imagePullPolicy", yaml.NewStringRNode(t.pullPolicy))); err != nil {

@@ -364,7 +364,7 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 	if r.o.SkipImageCheck {
 		return "--skip-image-check: not checked", true, nil
 	}
-	uses, err := verify.ReleaseImages(r.b.Result.Release)
+	uses, err := r.b.Result.Release.Images()
 	if err != nil {
 		return "", false, err
 	}
