@@ -89,22 +89,7 @@ type Built struct {
 // Artifacts are what a build makes besides the release files.
 type Artifacts struct {
 	Binaries []builder.Binary `json:"binaries,omitempty"`
-	Image    *Image           `json:"image,omitempty"`
-}
-
-// Image is the manager image a build made.
-type Image struct {
-	// Tag is REPO:VERSION, Digest the multi-platform index's digest.
-	Tag       string   `json:"tag"`
-	Digest    string   `json:"digest"`
-	Platforms []string `json:"platforms"`
-	Pushed    bool     `json:"pushed"`
-	Layout    string   `json:"layout,omitempty"`
-	// Components is the image reference the components YAML names.
-	Components string `json:"components"`
-	// Base is the base image by the digest it resolved to
-	// (NAME@sha256:...), "" for none.
-	Base string `json:"base,omitempty"`
+	Image    *image.Built     `json:"image,omitempty"`
 }
 
 // ManagerMismatchError says the providers of a tree have different build
@@ -169,7 +154,15 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		if source == "" {
 			source = SourceURL(ctx, o.Dir)
 		}
-		img, err := buildImage(ctx, log, &o, b.Artifacts.Binaries, version, imageTag(cfg, version), commit, date, source)
+		bins := make([]image.Binary, len(b.Artifacts.Binaries))
+		for i, bin := range b.Artifacts.Binaries {
+			bins[i] = image.Binary{OS: bin.Platform.OS, Arch: bin.Platform.Arch, Variant: bin.Platform.Variant, Path: bin.Path}
+		}
+		img, err := image.Manager(ctx, image.ManagerOptions{
+			Repo: o.Image, Tag: imageTag(cfg, version), Binaries: bins, Base: o.BaseImage,
+			Source: source, Version: version, Revision: commit, Created: date,
+			Layout: o.ImageLayout, Push: o.ImagePush, Remote: publish.RegistryOptions(publish.Registry{Keychain: o.Keychain}), Log: log,
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -253,63 +246,6 @@ func imageTag(cfg *provider.Config, version string) string {
 		}
 	}
 	return version
-}
-
-func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []builder.Binary, version, tag, commit, date, source string) (*Image, error) {
-	created := time.Unix(0, 0)
-	if date != "" {
-		if t, err := time.Parse(time.RFC3339, date); err == nil {
-			created = t
-		}
-	}
-	remoteOpts := publish.RegistryOptions(publish.Registry{Keychain: o.Keychain})
-	in := make([]image.Binary, len(bins))
-	sum := &Image{Tag: o.Image + ":" + tag}
-	for i, b := range bins {
-		in[i] = image.Binary{OS: b.Platform.OS, Arch: b.Platform.Arch, Variant: b.Platform.Variant, Path: b.Path}
-		sum.Platforms = append(sum.Platforms, b.Platform.String())
-	}
-	base := o.BaseImage
-	if base == "" {
-		base = image.DefaultBase
-	}
-	if base == image.NoBase {
-		fmt.Fprintf(log, "warning: %s\n", image.NoBaseWarning)
-	}
-	idx, err := image.Build(ctx, image.Options{Binaries: in, Base: base, Source: source, Version: version, Revision: commit,
-		Created: created, Remote: remoteOpts})
-	if err != nil {
-		return nil, err
-	}
-	baseName, baseDigest, err := image.ResolvedBase(idx)
-	if err != nil {
-		return nil, err
-	}
-	if baseName != "" {
-		sum.Base = baseName + "@" + baseDigest
-		base = sum.Base
-	}
-	fmt.Fprintf(log, "image %s: base %s, %s\n", sum.Tag, base, strings.Join(sum.Platforms, ", "))
-	d, err := idx.Digest()
-	if err != nil {
-		return nil, err
-	}
-	sum.Digest = d.String()
-	if o.ImageLayout != "" {
-		if err := image.WriteLayout(o.ImageLayout, idx, tag); err != nil {
-			return nil, err
-		}
-		sum.Layout = o.ImageLayout
-		fmt.Fprintf(log, "  OCI layout %s (%s)\n", o.ImageLayout, sum.Digest)
-	}
-	if o.ImagePush {
-		if _, err := image.Push(ctx, idx, o.Image, tag, remoteOpts...); err != nil {
-			return nil, err
-		}
-		sum.Pushed = true
-		fmt.Fprintf(log, "  pushed %s@%s\n", sum.Tag, sum.Digest)
-	}
-	return sum, nil
 }
 
 // SourceURL is the https URL of dir's git origin remote, without any
