@@ -18,6 +18,7 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/image"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -300,7 +301,7 @@ func BuildRelease(ctx context.Context, o BuildOptions, log io.Writer) (*BuildRep
 	}
 	// Said before the lint, as release says them: a tree the lint refuses
 	// still hears them (kustomize's deprecation notices among them).
-	sayWarnings(log, b.Result.Warnings)
+	sayBuild(log, "", b.Result)
 	r := &run{o: ReleaseOptions{Build: o, Log: log}, sum: &ReleaseSummary{}, b: b}
 	if _, _, err := r.lint(ctx); err != nil {
 		return nil, fmt.Errorf("lint: %w; nothing was written", err)
@@ -309,7 +310,7 @@ func BuildRelease(ctx context.Context, o BuildOptions, log io.Writer) (*BuildRep
 		return nil, err
 	}
 	res := b.Result
-	rep := &BuildReport{Version: res.Release.Version, Out: o.Out, Providers: res.Providers, Files: map[string][]FileSummary{}, Warnings: res.Warnings,
+	rep := &BuildReport{Version: res.Release.Version, Out: o.Out, Providers: res.Providers, Files: map[string][]FileSummary{}, Edits: text.NonNil(res.Edits), Warnings: res.Warnings,
 		Artifacts: b.Artifacts, Findings: r.sum.Findings, Waived: r.sum.Waived, rel: res.Release}
 	for _, p := range res.Release.Providers {
 		for _, f := range p.Assets() {
@@ -325,7 +326,9 @@ type BuildReport struct {
 	Out       string                   `json:"out"`
 	Providers []builder.ProviderResult `json:"providers"`
 	Files     map[string][]FileSummary `json:"files"`
-	Warnings  []string                 `json:"warnings"`
+	// Edits are the changes the build made to what the tree renders.
+	Edits    []builder.Edit `json:"edits"`
+	Warnings []string       `json:"warnings"`
 	// Findings and Waived are the lint's, as in the release's summary.
 	Findings []contract.Finding       `json:"findings"`
 	Waived   []contract.WaivedFinding `json:"waived"`
@@ -377,11 +380,20 @@ func writeVariables(w io.Writer, vars []builder.Variable) {
 	}
 }
 
-// sayWarnings prints a build's warnings, a line each, as build and lint
-// of a tree say them.
-func sayWarnings(log io.Writer, warnings []string) {
+// sayBuild prints what a build says besides its files, a line each, as
+// build, release and lint of a tree say it: every edit it made to what the
+// tree renders (image, pull policy) with its count, then its warnings.
+// indent starts each line.
+func sayBuild(log io.Writer, indent string, res *builder.Result) {
+	for _, e := range res.Edits {
+		fmt.Fprintf(log, "%sedited: %s\n", indent, e)
+	}
+	sayWarnings(log, indent, res.Warnings)
+}
+
+func sayWarnings(log io.Writer, indent string, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(log, "warning: %s\n", w)
+		fmt.Fprintf(log, "%swarning: %s\n", indent, w)
 	}
 }
 
@@ -389,6 +401,6 @@ func sayWarnings(log io.Writer, warnings []string) {
 // carries (builder.Error), as a build that passes says its warnings.
 func sayNotices(log io.Writer, err error) {
 	if be := (*builder.Error)(nil); errors.As(err, &be) {
-		sayWarnings(log, be.Warnings)
+		sayWarnings(log, "", be.Warnings)
 	}
 }
