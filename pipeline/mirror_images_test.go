@@ -186,6 +186,7 @@ spec:
     spec:
       containers:
       - {name: migrate, image: "${MIGRATE_IMAGE:=%[1]s/example/migrate:v1}"}
+      - {name: site, image: "${SITE_IMAGE}"}
 ---
 apiVersion: batch/v1
 kind: CronJob
@@ -267,7 +268,8 @@ func TestMirrorAndVerify_TheSameImagesOfEveryWorkload(t *testing.T) {
 	if diff := cmp.Diff(slices.DeleteFunc(slices.Clone(want), func(s string) bool { return s == manager }), unlisted); diff != "" {
 		t.Errorf("images said not listed by clusterctl (-want +got):\n%s", diff)
 	}
-	if w := strings.Join(sum.Warnings, "\n"); !strings.Contains(w, "4 images were copied that `clusterctl init list-images` does not list") ||
+	if w := strings.Join(sum.Warnings, "\n"); !strings.Contains(w, "1 image was not copied: a variable without a default names it, which the site sets when it installs; copy that image yourself:\n  ${SITE_IMAGE} (infrastructure-example infrastructure-components.yaml: Job capi-example-system/capi-example-migrate container site)") ||
+		!strings.Contains(w, "4 images were copied that `clusterctl init list-images` does not list") ||
 		!strings.Contains(w, src+"/example/store:v1 (infrastructure-example: StatefulSet capi-example-system/capi-example-store container store) copied to "+dst+"/mirror/infrastructure-example/store:v1") {
 		t.Errorf("warnings:\n%s", w)
 	}
@@ -278,6 +280,9 @@ func TestMirrorAndVerify_TheSameImagesOfEveryWorkload(t *testing.T) {
 	}
 	var checked []string
 	for _, i := range rep.Images.Images {
+		if i.Status == verify.ImageSkipped && i.Image == "${SITE_IMAGE}" {
+			continue // the site's own image, named by a variable
+		}
 		checked = append(checked, i.Image)
 		if i.Status != verify.ImageOK {
 			t.Errorf("verify: %s %s (%s)", i.Image, i.Status, i.Detail)
