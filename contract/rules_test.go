@@ -156,6 +156,38 @@ func TestLint_Rules(t *testing.T) {
 			{"CAPI207", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[1].image"},
 			{"CAPI207", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.initContainers[0].image"},
 		}},
+		{"CAPI205 and CAPI207 reach every pod-bearing kind; clusterctl parses only Deployments' and DaemonSets'", func(t *testing.T, fs files) {
+			fs[comps] += `---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: foo-db, namespace: foo-system, labels: {cluster.x-k8s.io/provider: infrastructure-foo}}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: db, image: "postgres:16"}
+      - {name: vars, image: "${DB_IMAGE}"}
+      - {name: bad, image: "Registry.example/Foo:1"}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: foo-gc, namespace: foo-system, labels: {cluster.x-k8s.io/provider: infrastructure-foo}}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - {name: gc, image: "registry.example.com/foo/gc:latest"}
+          - {name: none}
+`
+		}, []key{
+			// postgres:16 is pulled as docker.io/library/postgres: fine where
+			// clusterctl does not parse it; a variable is not clusterctl's.
+			{"CAPI205", E, comps, "CronJob/foo-system/foo-gc", "spec.jobTemplate.spec.template.spec.containers[0].image"},
+			{"CAPI207", E, comps, "CronJob/foo-system/foo-gc", "spec.jobTemplate.spec.template.spec.containers[1].image"},
+			{"CAPI207", W, comps, "StatefulSet/foo-system/foo-db", "spec.template.spec.containers[2].image"},
+		}},
 		{"CAPI210 images from staging registries, pinned or not; a promoted one is fine", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "registry.example.com/foo/manager:v0.1.0", "gcr.io/k8s-staging-foo/manager:v0.1.0")
 			fs.replace(t, comps, "registry.example.com/foo/init@sha256", "us-central1-docker.pkg.dev/k8s-staging-images/foo/init@sha256")

@@ -102,7 +102,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 	}
 	// What the render found (kustomize's deprecation notices, once each,
 	// among them) is said as build says it.
-	sayWarnings(o.Log, b.Result.Warnings)
+	sayBuild(o.Log, "", b.Result)
 	if len(o.Against) > 0 {
 		return o.lintRelease(ctx, b.Result.Release, LintOptions(b, o.Disabled))
 	}

@@ -335,9 +335,7 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 		}
 	}
 	writeColumns(r.o.Log, "  ", rows)
-	for _, w := range b.Result.Warnings {
-		fmt.Fprintf(r.o.Log, "  warning: %s\n", w)
-	}
+	sayBuild(r.o.Log, "  ", b.Result)
 	d := fmt.Sprintf("%s, %s (%s)", text.Plural(len(rel.Providers), "provider", "providers"), text.Plural(files, "file", "files"), humanBytes(int64(size)))
 	if n := len(b.Artifacts.Binaries); n > 0 {
 		d += fmt.Sprintf("; %d binaries", n)
@@ -364,7 +362,7 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 	if r.o.SkipImageCheck {
 		return "--skip-image-check: not checked", true, nil
 	}
-	uses, err := verify.ReleaseImages(r.b.Result.Release)
+	uses, err := r.b.Result.Release.Images()
 	if err != nil {
 		return "", false, err
 	}

@@ -196,7 +196,7 @@ func (o VerifyOptions) verifyImages(ctx context.Context, f *folder) (*verify.Ima
 // CheckImages asks the registries for every image rel's components run,
 // for every platform, with kc's credentials (nil: anonymous).
 func CheckImages(ctx context.Context, rel *release.Release, platforms []string, kc authn.Keychain) (*verify.ImagesReport, error) {
-	uses, err := verify.ReleaseImages(rel)
+	uses, err := rel.Images()
 	if err != nil {
 		return nil, err
 	}

@@ -139,7 +139,7 @@ func (o VerifyOptions) verifyDirSignatures(ctx context.Context, f *folder) (*Sig
 		if err != nil {
 			return rep, errors.Join(append(errs, err)...)
 		}
-		uses, err := verify.ReleaseImages(rel)
+		uses, err := rel.Images()
 		if err != nil {
 			return rep, errors.Join(append(errs, err)...)
 		}

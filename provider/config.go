@@ -37,7 +37,12 @@ type Spec struct {
 	ComponentsFile string `json:"componentsFile,omitempty"`
 	Metadata       string `json:"metadata,omitempty"`
 	Image          *Image `json:"image,omitempty"`
-	Build          Build  `json:"build,omitempty"`
+	// Images give Deployments (or containers) images of their own, where
+	// one provider runs several managers from several images (Sidero's
+	// caps- and sidero-controller-manager, both written with the image
+	// placeholder controller). Not with Image.
+	Images []DeploymentImage `json:"images,omitempty"`
+	Build  Build             `json:"build,omitempty"`
 	// Components lists more components files of the provider, each rendered
 	// from its own kustomization (e.g. config/supervisor ->
 	// infrastructure-components-supervisor.yaml), beside ComponentsFile.
@@ -111,6 +116,20 @@ type Image struct {
 	// PullPolicy, when set, becomes the provider's manager container's
 	// imagePullPolicy; by default the policy the tree sets is kept.
 	PullPolicy string `json:"pullPolicy,omitempty" enum:"Always,IfNotPresent,Never"`
+}
+
+// DeploymentImage is the release image of one Deployment's containers:
+// the containers that run the image of its manager container (or of its one
+// container), or the one Container names.
+type DeploymentImage struct {
+	// Deployment is the Deployment's name in the release (namePrefix
+	// applied), e.g. caps-controller-manager.
+	Deployment string `json:"deployment"`
+	// Container narrows the image to one container of the Deployment.
+	Container string `json:"container,omitempty"`
+	// Image's fields are as in Spec.Image; Name selects, among the
+	// Deployment's containers, those whose image it names.
+	Image
 }
 
 // TagFor returns the tag the release image gets for version: NewTag, else

@@ -320,6 +320,41 @@ providers:
 			wantErr: `providers[0].image.pullPolicy: "IfNeeded" is not one of Always, IfNotPresent, Never`,
 		},
 		{
+			name: "an image per Deployment (Sidero)",
+			files: map[string]string{"capirepo.yaml": `providers:
+- name: infrastructure-sidero
+  images:
+  - {deployment: caps-controller-manager, newName: ghcr.io/siderolabs/caps-controller-manager}
+  - {deployment: sidero-controller-manager, container: manager, name: controller, newName: ghcr.io/siderolabs/sidero-controller-manager, tag: "{{ .VersionNoV }}", pullPolicy: IfNotPresent}
+`},
+			want: []Spec{{Name: "infrastructure-sidero", Kustomize: "config/default", ComponentsFile: "infrastructure-components.yaml", Metadata: "metadata.yaml",
+				Images: []DeploymentImage{
+					{Deployment: "caps-controller-manager", Image: Image{NewName: "ghcr.io/siderolabs/caps-controller-manager"}},
+					{Deployment: "sidero-controller-manager", Container: "manager", Image: Image{Name: "controller", NewName: "ghcr.io/siderolabs/sidero-controller-manager", Tag: "{{ .VersionNoV }}", PullPolicy: "IfNotPresent"}},
+				},
+				Build: Build{Main: ".", Platforms: DefaultPlatforms}}},
+		},
+		{
+			name:    "image and images",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  image: {newName: r/x}\n  images: [{deployment: x-controller-manager, newName: r/y}]\n"},
+			wantErr: "providers[0].image: set with images: images gives each Deployment its image",
+		},
+		{
+			name:    "images entry without a Deployment",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  images: [{newName: r/y}]\n"},
+			wantErr: "providers[0].images[0].deployment: empty",
+		},
+		{
+			name:    "images entry twice for one Deployment",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  images: [{deployment: d, newName: r/y}, {deployment: d, newName: r/z}]\n"},
+			wantErr: "providers[0].images[1]: Deployment d is already given an image by images[0]",
+		},
+		{
+			name:    "images entry with a bad pull policy",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  images: [{deployment: d, pullPolicy: Sometimes}]\n"},
+			wantErr: `providers[0].images[0].pullPolicy: "Sometimes" is not one of`,
+		},
+		{
 			name:    "patch file missing",
 			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  patches: [{path: hack/p.yaml}]\n"},
 			wantErr: "providers[0].patches[0].path: hack/p.yaml is not a file",

@@ -5,6 +5,12 @@
 // from (a repository tree, a version folder, a flat folder of assets), for
 // the lint and the diff of releases capirepo did not build.
 //
+// Images and Containers answer which images a release runs: every
+// container, init and ephemeral container of every pod-bearing kind
+// (Deployment, DaemonSet, StatefulSet, ReplicaSet, Job, CronJob, Pod), and
+// which of them clusterctl reads (ClusterctlReads). The builder's image edit,
+// the lint, verify --images and mirror --images all ask it.
+//
 // It knows nothing of how the files were rendered nor where they are
 // published: builder makes a Release, the lint and diff check one,
 // publishers and verify consume one. It does not judge the files it holds
