@@ -121,6 +121,11 @@ func (l *linter) lintCRDs(v *view, file string, crds []*crdObject, ptype provide
 			}
 		}
 		labels := c.contractLabels()
+		for k := range labels {
+			if !slices.Contains(v.labelled, k) {
+				v.labelled = append(v.labelled, k)
+			}
+		}
 		resolved, resolvedVersion := c.resolved(labels)
 		switch {
 		case ptype == clusterctlv1.CoreProviderType:

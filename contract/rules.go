@@ -162,7 +162,7 @@ var catalogue = []Rule{
 		"Keep one entry per major.minor.", true},
 	{RuleVersionCovered, Error, AreaRepository, "A release series covers the release version",
 		"clusterctl init and generate provider fail with 'does not match any release series' when no series has the version's major.minor; upgrade needs every published version covered.",
-		"Add a releaseSeries entry for the version's major.minor; keep the older entries, metadata.yaml is cumulative.", true},
+		"Add a releaseSeries entry for the version's major.minor, with the contract the tree implements (the message suggests the one it uses: its newest series', else the one its CRDs' cluster.x-k8s.io/<contract> labels name); keep the older entries, metadata.yaml is cumulative.", true},
 	{RuleComponentsName, Warning, AreaRepository, "The components file has the conventional name for the provider type",
 		"The clusterctl contract strongly recommends <type>-components.yaml (core-, bootstrap-, control-plane-, infrastructure-, ...); users and clusterctl's built-in provider list expect it.",
 		"Name the file as the provider type suggests, or set componentsFile in capirepo.yaml knowingly.", false},
