@@ -34,4 +34,3 @@ func TestCompare_CAPI701SuggestsTheTreesContract(t *testing.T) {
 		})
 	}
 }
-
