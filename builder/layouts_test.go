@@ -494,7 +494,7 @@ func TestBuild_Layout_FlavorFolderName(t *testing.T) {
 		"templates/flavors/My Flavor/kustomization.yaml": "resources:\n- c.yaml\n",
 		"templates/flavors/My Flavor/c.yaml":             baseTemplate,
 	})
-	wantErrParts(t, err, "templates/flavors/My Flavor", `flavor folder "My Flavor"`, "lower-case letters, digits and inner dashes", `rename the folder (e.g. "my-flavor")`, "templates.exclude")
+	wantErrParts(t, err, "templates/flavors/My Flavor", `flavor folder "My Flavor"`, `holds ' ': GitHub renames a release asset`, "GitLab's generic packages refuse the file name", `rename the folder (e.g. "My-Flavor")`, "templates.exclude")
 }
 
 // TestBuild_YAMLErrorPointsIntoTree: a YAML error names the file and its
