@@ -297,6 +297,9 @@ func TestLint_ExampleMutations(t *testing.T) {
 				return true
 			})
 		}},
+		{"CAPI605", "a ClusterClass variable without required", func(t *testing.T, fs files) {
+			fs.replace(t, cc, "    required: false\n", "")
+		}},
 		{"CAPI604", "ClusterClass file holding another class", func(t *testing.T, fs files) {
 			fs.edit(t, cc, "ClusterClass", "example-quick-start", func(m map[string]any) bool {
 				set(t, m, "example-other", "metadata", "name")

@@ -270,10 +270,12 @@ func (l *linter) lintView(v *view) {
 	l.lintUncovered(v)
 	for i, f := range templates {
 		l.lintTemplate(v, f, tobjs[i], classes)
+		l.lintClassVariables(v.path(f.Name), tobjs[i])
 		l.lintOwnKinds(v, f, tobjs[i], defined)
 	}
 	for i, f := range classes {
 		l.lintClusterClass(v, f, cobjs[i])
+		l.lintClassVariables(v.path(f.Name), cobjs[i])
 		l.lintOwnKinds(v, f, cobjs[i], defined)
 	}
 }

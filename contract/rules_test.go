@@ -444,6 +444,15 @@ func TestLint_Rules(t *testing.T) {
 		{"CAPI604 an empty ClusterClass file", func(t *testing.T, fs files) {
 			fs[ccFile] = "---\n---\n"
 		}, []key{{"CAPI604", W, ccFile, "", ""}}},
+		{"CAPI605 a ClusterClass variable without required", func(t *testing.T, fs files) {
+			fs.replace(t, ccFile, "      name: quick-cluster\n---\n", "      name: quick-cluster\n  variables:\n  - name: region\n    required: true\n    schema: {openAPIV3Schema: {type: string}}\n  - name: flavor\n    schema: {openAPIV3Schema: {type: string}}\n---\n")
+		}, []key{{"CAPI605", E, ccFile, "ClusterClass/quick", "spec.variables[1].required"}}},
+		{"CAPI605 a v1beta1 ClusterClass inline in a template, which only Cluster API v1.10 and older took without required", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata:\n  name: inline\nspec:\n  infrastructure:\n    ref: {apiVersion: infrastructure.foo.example.com/v1beta1, kind: FooClusterTemplate, name: quick-cluster}\n  variables:\n  - name: region\n    schema: {openAPIV3Schema: {type: string}}\n"
+		}, []key{{"CAPI605", E, tmpl, "ClusterClass/inline", "spec.variables[0].required"}}},
+		{"CAPI605 not on required: false", func(t *testing.T, fs files) {
+			fs.replace(t, ccFile, "      name: quick-cluster\n---\n", "      name: quick-cluster\n  variables:\n  - name: region\n    required: false\n    schema: {openAPIV3Schema: {type: string}}\n---\n")
+		}, []key{}},
 		{"CAPI505 topology class from a variable", func(t *testing.T, fs files) {
 			fs.replace(t, topo, "name: quick", "name: ${CLASS:=quick}")
 		}, []key{{"CAPI505", W, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},
