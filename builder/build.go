@@ -587,7 +587,7 @@ func kustomizeErr(fs *treeFS, kdir string, err error) error {
 	if v := fs.Violation(); v != nil {
 		return fmt.Errorf("kustomize %s: %w", kdir, v)
 	}
-	return fmt.Errorf("kustomize %s: %w", kdir, explainMissing(fs.roots[0], explainYAML(fs, kdir, err)))
+	return fmt.Errorf("kustomize %s: %w", kdir, explainOutsideRoot(fs, fs.roots[0], explainMissing(fs.roots[0], explainYAML(fs, kdir, err)), componentsOutsideFix))
 }
 
 // renderPlain renders a kustomization without release transforms (flavors).
@@ -609,7 +609,7 @@ func renderFlavor(fs *treeFS, dir string, allowRemote, loadNone bool) ([]byte, e
 		if v := fs.Violation(); v != nil {
 			return nil, v
 		}
-		return nil, explainYAML(fs, dir, err)
+		return nil, explainOutsideRoot(fs, fs.roots[0], explainYAML(fs, dir, err), flavorOutsideFix)
 	}
 	return asYAML(rm)
 }

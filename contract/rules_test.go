@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/contract"
 )
@@ -223,12 +224,62 @@ spec:
 			})
 			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
 				set(t, m, "$(CERTIFICATE_NAMESPACE)/$(CERTIFICATE_NAME)", "metadata", "annotations", "cert-manager.io/inject-ca-from")
+				delete(m["spec"].(map[string]any), "conversion")
+				for _, v := range m["spec"].(map[string]any)["versions"].([]any) {
+					if v.(map[string]any)["name"] == "v1alpha1" {
+						v.(map[string]any)["served"] = false
+					}
+				}
 				return true
 			})
 		}, []key{
 			{"CAPI208", W, comps, crd("fooclusters"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
 			{"CAPI208", W, comps, crd("foomachines"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
 		}},
+		{"CAPI317 two served versions with different schemas and conversion None", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, nil, "spec", "conversion")
+				return true
+			})
+		}, []key{{"CAPI317", E, comps, crd("foomachines"), "spec.conversion.strategy"}}},
+		{"CAPI317 strategy None spelt out, and the unserved storage version counts", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, map[string]any{"strategy": "None"}, "spec", "conversion")
+				set(t, m, "v1alpha1", "metadata", "labels", "cluster.x-k8s.io/v1beta2") // core resolves a served version
+				for _, v := range at(t, m, "spec", "versions").([]any) {
+					if v.(map[string]any)["name"] == "v1beta1" {
+						v.(map[string]any)["served"] = false
+					}
+				}
+				return true
+			})
+		}, []key{{"CAPI317", E, comps, crd("foomachines"), "spec.conversion.strategy"}}},
+		{"CAPI317 not on schemas that differ only in descriptions, nor on a version not served", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, nil, "spec", "conversion")
+				versions := at(t, m, "spec", "versions").([]any)
+				schema, err := yaml.Marshal(at(t, versions[1], "schema"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var described map[string]any
+				if err := yaml.Unmarshal(schema, &described); err != nil {
+					t.Fatal(err)
+				}
+				set(t, described, "the v1alpha1 spec", "openAPIV3Schema", "properties", "spec", "description")
+				set(t, versions[0], described, "schema")
+				return true
+			})
+			fs.edit(t, comps, "CustomResourceDefinition", "fooclusters."+group, func(m map[string]any) bool {
+				set(t, m, nil, "spec", "conversion")
+				for _, v := range at(t, m, "spec", "versions").([]any) {
+					if v.(map[string]any)["name"] == "v1alpha1" {
+						v.(map[string]any)["served"] = false
+					}
+				}
+				return true
+			})
+		}, []key{}},
 		{"CAPI316 a cluster-scoped identity an InfraCluster's identityRef names, without a move label", func(t *testing.T, fs files) {
 			addIdentity(t, fs, "")
 		}, []key{{"CAPI316", W, comps, crd("fooclusteridentities"), "metadata.labels"}}},
@@ -293,7 +344,7 @@ spec:
 		{"CAPI306 two storage versions", func(t *testing.T, fs files) {
 			fs.edit(t, comps, "CustomResourceDefinition", "fooidentities."+group, func(m map[string]any) bool {
 				versions := at(t, m, "spec", "versions").([]any)
-				second := map[string]any{"name": "v1beta2", "served": true, "storage": true}
+				second := map[string]any{"name": "v1beta2", "served": true, "storage": true, "schema": at(t, versions[0], "schema")}
 				set(t, m, append(versions, second), "spec", "versions")
 				return true
 			})
@@ -425,6 +476,15 @@ spec:
 		{"CAPI604 an empty ClusterClass file", func(t *testing.T, fs files) {
 			fs[ccFile] = "---\n---\n"
 		}, []key{{"CAPI604", W, ccFile, "", ""}}},
+		{"CAPI605 a ClusterClass variable without required", func(t *testing.T, fs files) {
+			fs.replace(t, ccFile, "      name: quick-cluster\n---\n", "      name: quick-cluster\n  variables:\n  - name: region\n    required: true\n    schema: {openAPIV3Schema: {type: string}}\n  - name: flavor\n    schema: {openAPIV3Schema: {type: string}}\n---\n")
+		}, []key{{"CAPI605", E, ccFile, "ClusterClass/quick", "spec.variables[1].required"}}},
+		{"CAPI605 a v1beta1 ClusterClass inline in a template, which only Cluster API v1.10 and older took without required", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata:\n  name: inline\nspec:\n  infrastructure:\n    ref: {apiVersion: infrastructure.foo.example.com/v1beta1, kind: FooClusterTemplate, name: quick-cluster}\n  variables:\n  - name: region\n    schema: {openAPIV3Schema: {type: string}}\n"
+		}, []key{{"CAPI605", E, tmpl, "ClusterClass/inline", "spec.variables[0].required"}}},
+		{"CAPI605 not on required: false", func(t *testing.T, fs files) {
+			fs.replace(t, ccFile, "      name: quick-cluster\n---\n", "      name: quick-cluster\n  variables:\n  - name: region\n    required: false\n    schema: {openAPIV3Schema: {type: string}}\n---\n")
+		}, []key{}},
 		{"CAPI505 topology class from a variable", func(t *testing.T, fs files) {
 			fs.replace(t, topo, "name: quick", "name: ${CLASS:=quick}")
 		}, []key{{"CAPI505", W, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},

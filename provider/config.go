@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"text/template"
 )
@@ -184,6 +185,32 @@ type Waiver struct {
 
 // ID returns the provider's name and type from its label.
 func (s Spec) ID() (ID, error) { return ParseLabel(s.Name) }
+
+// Paths are the files and folders of the tree the spec names, slash
+// separated and relative to the tree, sorted, each once: the kustomizations,
+// metadata.yaml, the patch files and the templates' folders and files. A
+// named path is read wherever it lies, e.g. a release asset a before:
+// command builds into bin/ or _out/, folders a walk of the tree's sources
+// skips as build output.
+func (s Spec) Paths() []string {
+	out := []string{s.Kustomize, s.Metadata}
+	for _, c := range s.Components {
+		out = append(out, c.Kustomize)
+	}
+	for _, p := range s.Patches {
+		out = append(out, p.Path)
+	}
+	if t := s.Templates; t != nil && !t.None {
+		out = append(out, t.Dir)
+		out = append(out, t.Flavors...)
+		for _, src := range t.Files {
+			out = append(out, src)
+		}
+	}
+	out = slices.DeleteFunc(out, func(p string) bool { return p == "" })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // Defaults for a conventional provider tree.
 const (

@@ -410,3 +410,36 @@ providers:
 		})
 	}
 }
+
+// TestCheckFlavorName: a flavor clusterctl can fetch and every target can
+// carry is taken, whatever its case, dots or underscores (issue 45.7);
+// what is refused says why, and which target when it is a target's rule.
+func TestCheckFlavorName(t *testing.T) {
+	for _, c := range []struct{ flavor, wantErr string }{
+		{"v1.24.10-crs", ""},
+		{"pre-v1.33", ""},
+		{"v1.26.11-tkgv2.5.0-crs", ""},
+		{"Ubuntu_22.04", ""},
+		{"ha", ""},
+		{"", "flavor name is empty"},
+		{"a/b", `must not contain '/'`},
+		{"a..b", "or '..'"},
+		{"tab\there", "control character"},
+		{strings.Repeat("x", 240), "file systems take at most 255"},
+		{"my flavor", `holds ' ': GitHub renames a release asset whose name holds it (its REST API turns it into '.' or '-'), so clusterctl does not find cluster-template-my flavor.yaml there, and GitLab's generic packages refuse the file name; use letters, digits, '.', '-' and '_'`},
+		{"k3s+calico", `holds '+': GitHub renames`},
+		{"a(b):c", `holds '(', ')', ':'`},
+	} {
+		err := CheckFlavorName(c.flavor)
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%q: %v, want it taken", c.flavor, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%q: err = %v, want %q", c.flavor, err, c.wantErr)
+		}
+	}
+	// '+' is GitHub's rule only: GitLab's generic packages take it.
+	if err := CheckFlavorName("k3s+calico"); err == nil || strings.Contains(err.Error(), "GitLab") {
+		t.Errorf("k3s+calico: %v, want GitHub's rule alone", err)
+	}
+}
