@@ -10,7 +10,7 @@ import (
 
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/verify"
+	"github.com/capirepo/capirepo/release"
 )
 
 // TestBuildVerify_FlavorNamesClusterctlAccepts: flavors named after
@@ -19,7 +19,7 @@ import (
 // cluster-template-pre-v1.33.yaml in config/clusterctl-templates/ build,
 // pass the lint and are read back by clusterctl's client under the flavor
 // names clusterctl generate cluster --flavor takes (issue 45.7). The install
-// check lists flavors with the same verify.FlavorOf.
+// check lists flavors with the same release.FlavorOf.
 func TestBuildVerify_FlavorNamesClusterctlAccepts(t *testing.T) {
 	const cluster = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: ${CLUSTER_NAME}\n  namespace: ${NAMESPACE}\n"
 	for _, c := range []struct {
@@ -52,7 +52,7 @@ func TestBuildVerify_FlavorNamesClusterctlAccepts(t *testing.T) {
 			var got []string
 			for _, f := range rep.Read.Providers[0].Flavors {
 				got = append(got, f.Name)
-				if flavor, ok := verify.FlavorOf(f.File); !ok || flavor != f.Name {
+				if flavor, ok := release.FlavorOf(f.File); !ok || flavor != f.Name {
 					t.Errorf("the install check's FlavorOf(%s) = %q, %v; want %q", f.File, flavor, ok, f.Name)
 				}
 			}
