@@ -61,7 +61,7 @@ func TestPublishLocal_SigningAPublishedVersionAddsWithoutReplace(t *testing.T) {
 		t.Fatalf("publish signed without --replace: exit %d: %s", code, stderr)
 	}
 	mustContain(t, "stderr", stderr, "assets: 3 added (", ", 0 replaced\n",
-		"added: infrastructure-example/checksums.txt.sigstore.json, infrastructure-example/provenance.intoto.json, infrastructure-example/provenance.intoto.json.sigstore.json\n")
+		"added: infrastructure-example/v0.1.0/checksums.txt.sigstore.json, infrastructure-example/v0.1.0/provenance.intoto.json, infrastructure-example/v0.1.0/provenance.intoto.json.sigstore.json\n")
 	if strings.Contains(stderr, "replaced:") {
 		t.Errorf("files reported replaced:\n%s", stderr)
 	}
@@ -84,7 +84,7 @@ func TestPublishLocal_SigningAPublishedVersionAddsWithoutReplace(t *testing.T) {
 		t.Errorf("a changed bundle without --replace: exit %d, stderr %s", code, stderr)
 	}
 	code, _, stderr = runCmd(t, nil, "publish", "local", dist, "--out", root, "--replace")
-	if code != 0 || !strings.Contains(stderr, "replaced: infrastructure-example/checksums.txt.sigstore.json") {
+	if code != 0 || !strings.Contains(stderr, "replaced: infrastructure-example/v0.1.0/checksums.txt.sigstore.json") {
 		t.Errorf("--replace: exit %d, stderr %s", code, stderr)
 	}
 }
