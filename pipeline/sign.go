@@ -78,24 +78,6 @@ func (r *run) sign(ctx context.Context) (string, bool, error) {
 	return d, false, nil
 }
 
-// signPublished signs the OCI artifacts a target published (publish
-// oci): a signature referrer of each artifact's digest. Other targets'
-// files carry their bundles: it says nothing for them.
-func (r *run) signPublished(ctx context.Context, t publish.Target, ps *publish.Summary) (string, error) {
-	sigs, err := SignPublished(ctx, r.o.Sign.Signer, t, ps, r.created(), r.o.Log)
-	r.addSigned(sigs)
-	if err != nil || sigs == nil {
-		return "", err
-	}
-	return fmt.Sprintf("%s signed as %s", text.Plural(len(sigs), "artifact", "artifacts"), r.o.Sign.Signer.Identity()), nil
-}
-
-// Registry is a target that holds OCI artifacts, which are signed as
-// referrers after they are published.
-type Registry interface {
-	Published(ctx context.Context, sum *publish.Summary) ([]name.Digest, []remote.Option, error)
-}
-
 func (r *run) signImages(ctx context.Context, refs []name.Digest, opts []remote.Option) error {
 	sigs, err := SignImages(ctx, r.o.Sign.Signer, refs, r.created(), r.o.Log, opts...)
 	r.addSigned(sigs)
@@ -254,9 +236,10 @@ type SignDistOptions struct {
 	// Signer makes the signer once the release is read and the images are
 	// resolved, so a wrong dist or image fails before a token is asked for.
 	Signer sign.SignerOptions
-	// Provenance and Source are as for SignOptions; Source is required.
-	Provenance bool
-	Source     string
+	// Provenance and Source are as for SignOptions; SourceHint says how a
+	// user names Source (sign.ReleaseOptions.SourceHint).
+	Provenance         bool
+	Source, SourceHint string
 	// Created stamps the image signatures; zero means now.
 	Created time.Time
 	// Keychain gives the registries' credentials (nil: anonymous);
@@ -320,8 +303,13 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rep.Files, err = sign.SignRelease(ctx, signer, rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: o.Source}); err != nil {
+	if rep.Files, err = sign.SignRelease(ctx, signer, rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: o.Source, SourceHint: o.SourceHint}); err != nil {
 		return nil, err
+	}
+	for _, f := range rep.Files {
+		if f.Warning != "" {
+			fmt.Fprintf(o.Log, "warning: %s\n", f.Warning)
+		}
 	}
 	if err := release.WriteContext(ctx, o.Dir, rel, release.WriteOptions{Progress: o.Log}); err != nil {
 		return nil, fmt.Errorf("write the bundles into %s: %w", o.Dir, err)
@@ -330,20 +318,4 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 		return nil, err
 	}
 	return rep, nil
-}
-
-// SignPublished signs the OCI artifacts a target published (publish oci,
-// release's oci:// targets): a signature referrer of each artifact's
-// digest, said in log. Other targets' files carry their bundles: it signs
-// nothing for them.
-func SignPublished(ctx context.Context, s *sign.Signer, t publish.Target, ps *publish.Summary, created time.Time, log io.Writer) (map[string]*sign.Signature, error) {
-	reg, ok := t.(Registry)
-	if !ok || ps == nil {
-		return nil, nil
-	}
-	refs, opts, err := reg.Published(ctx, ps)
-	if err != nil {
-		return nil, err
-	}
-	return SignImages(ctx, s, refs, created, log, opts...)
 }
