@@ -343,7 +343,8 @@ func FromProviderURL(u *url.URL) (root, version, components string, ok bool) {
 }
 
 // Clusterctl says how clusterctl reads the tree: through file:// URLs of
-// its components files.
+// its components files; clusterctl's overrides folder (KindOverrides) in
+// place of each provider version's own files.
 func (p *Target) Clusterctl() publish.Reach {
 	return publish.Reach{Overrides: p.Kind == KindOverrides, ProviderURL: func(ref publish.Ref) string {
 		root, err := filepath.Abs(p.Root)
