@@ -52,8 +52,8 @@ type ReleaseOptions struct {
 	// Sign, when set, signs the release after it is written (pipeline/sign.go).
 	Sign *SignOptions
 	// InstallCheck, when set, applies the release to a Kubernetes API
-	// server (install.Check) after the dist folder is written and before
-	// anything is published.
+	// server (install.Check) after the dist folder is written and read
+	// back, before anything is published.
 	InstallCheck *InstallCheckOptions
 
 	// ConfigOut, when set, is the file the clusterctl config of the first
