@@ -48,7 +48,7 @@ func (r *run) wouldPublish(ctx context.Context) []string {
 	sizes := assetSizes(planned)
 	var out []string
 	for _, loc := range r.o.Targets {
-		names := plannedFiles(ctx, loc, readOptions(r.o.TargetOptions), planned)
+		names, exact := plannedFiles(ctx, loc, readOptions(r.o.TargetOptions), planned)
 		size, bundles := 0, 0
 		for _, n := range names {
 			size += sizes[n]
@@ -60,29 +60,33 @@ func (r *run) wouldPublish(ctx context.Context) []string {
 		if bundles > 0 {
 			what += fmt.Sprintf(" and %d Sigstore bundles, made when signing", bundles)
 		}
-		out = append(out, fmt.Sprintf("a real run would publish %d files (%s) of %s to %s", len(names), what, rel.Version, loc.URL))
+		count := fmt.Sprintf("%d files", len(names))
+		if !exact {
+			count = "at least " + count
+		}
+		out = append(out, fmt.Sprintf("a real run would publish %s (%s) of %s to %s", count, what, rel.Version, loc.URL))
 	}
 	return out
 }
 
 // plannedFiles names the files publishing rel to loc writes: the target's
 // own plan when it has one (publish.Planner), opened to read (a dry run
-// holds no credentials), else every provider's files.
-func plannedFiles(ctx context.Context, loc targets.Location, o targets.Options, rel *release.Release) []string {
+// holds no credentials); else every provider's files, and exact is false:
+// the target may add files of its own.
+func plannedFiles(ctx context.Context, loc targets.Location, o targets.Options, rel *release.Release) (names []string, exact bool) {
 	if t, err := loc.Open(ctx, o); err == nil {
 		if p, ok := t.(publish.Planner); ok {
 			if names, err := p.Planned(rel); err == nil {
-				return names
+				return names, true
 			}
 		}
 	}
-	var names []string
 	for _, p := range rel.Providers {
 		for _, f := range p.Assets() {
 			names = append(names, p.Label()+"/"+p.Version+"/"+f.Name)
 		}
 	}
-	return names
+	return names, false
 }
 
 // assetSizes are the sizes of rel's files by every name a summary gives a

@@ -215,3 +215,21 @@ func TestRelease_DryRunSaysTheCountARealRunPublishes(t *testing.T) {
 		})
 	}
 }
+
+// TestRelease_DryRunSaysAtLeastWhereTheTargetCannotSay: a target a dry run
+// cannot open (a GitLab project without a token) cannot say what it adds
+// of its own, so the count is what the release and signing make, "at
+// least".
+func TestRelease_DryRunSaysAtLeastWhereTheTargetCannotSay(t *testing.T) {
+	o := exampleRun(t, &bytes.Buffer{})
+	o.Targets, o.DryRun = locations(t, "gitlab://gitlab.example.com/infra/no-token"), true
+	o.SkipUpgradeCheck = "no network in tests"
+	o.Sign = &pipeline.SignOptions{Provenance: true}
+	sum, err := pipeline.Release(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Next) != 1 || !strings.HasPrefix(sum.Next[0], "a real run would publish at least 11 files (") {
+		t.Errorf("next %q", sum.Next)
+	}
+}
