@@ -41,7 +41,7 @@ func (r *run) wouldPublish(ctx context.Context) []string {
 	rel := r.b.Result.Release
 	planned := rel
 	if o := r.o.Sign; o != nil {
-		if p, err := sign.Plan(rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: r.buildSource(ctx)}); err == nil {
+		if p, err := sign.Plan(rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: r.signSource(ctx)}); err == nil {
 			planned = p
 		}
 	}

@@ -51,10 +51,7 @@ func (r *run) sign(ctx context.Context) (string, bool, error) {
 		return "dry run: nothing signed (a signature is recorded in the transparency log for good)", true, nil
 	}
 	rel := r.b.Result.Release
-	source := o.Source
-	if source == "" {
-		source = r.buildSource(ctx)
-	}
+	source := r.signSource(ctx)
 	fmt.Fprintf(r.o.Log, "  signing as %s\n", signerName(o.Signer))
 	signed, err := sign.SignRelease(ctx, o.Signer, rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: source, Log: r.o.Log})
 	if err != nil {
@@ -120,6 +117,15 @@ func signerName(s *sign.Signer) string {
 		return id.String()
 	}
 	return "the identity of the OIDC token (keyless)"
+}
+
+// signSource is the repository the provenance the sign step makes names:
+// SignOptions.Source, else the build's source (buildSource).
+func (r *run) signSource(ctx context.Context) string {
+	if s := r.o.Sign.Source; s != "" {
+		return s
+	}
+	return r.buildSource(ctx)
 }
 
 // buildSource is the repository a run's release comes from: the build's
