@@ -287,6 +287,19 @@ func (r *Release) FlatListed() ([]File, error) {
 	return append(out, File{Name: ChecksumsFile, Data: Checksums(out)}), nil
 }
 
+// Clone copies the release and its providers, so files can be added to the
+// copy without changing r (the files' bytes are shared: nothing edits them
+// in place).
+func (r *Release) Clone() *Release {
+	out := &Release{Version: r.Version, Attached: slices.Clone(r.Attached)}
+	for _, p := range r.Providers {
+		c := *p
+		c.Files, c.Attached = slices.Clone(p.Files), slices.Clone(p.Attached)
+		out.Providers = append(out.Providers, &c)
+	}
+	return out
+}
+
 // Provider returns the provider with the given label.
 func (r *Release) Provider(label string) (*Provider, bool) {
 	i := slices.IndexFunc(r.Providers, func(p *Provider) bool { return p.Label() == label })

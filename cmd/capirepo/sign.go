@@ -217,7 +217,7 @@ func runSign(ctx context.Context, s streams, g *globalOptions, o *signOptions) e
 		source = ociSource(ctx, s.getenv, ".")
 	}
 	rep, err := pipeline.Sign(ctx, pipeline.SignDistOptions{Dir: o.dir, Version: o.version, Images: o.images, PlainHTTP: o.plainHTTP,
-		Signer: so, Provenance: o.provenance, Source: source, Created: created,
+		Signer: so, Provenance: o.provenance, Source: source, SourceHint: "pass --source URL", Created: created,
 		Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets), Transport: httpClient(s, o.timeout).Transport, Log: s.errOut})
 	if err != nil {
 		return err
