@@ -176,6 +176,11 @@ type view struct {
 	managerTagged bool
 	// imageTag is the tag the build set on the manager image ("" unknown).
 	imageTag string
+	// uncovered is metadata.yaml's path in the release when no series
+	// covers the version; labelled are the contracts of the components'
+	// CRDs' cluster.x-k8s.io/<contract> labels.
+	uncovered string
+	labelled  []string
 }
 
 // releaseTag says whether an image tag is this release's: the version,
@@ -262,12 +267,15 @@ func (l *linter) lintView(v *view) {
 			}
 		}
 	}
+	l.lintUncovered(v)
 	for i, f := range templates {
 		l.lintTemplate(v, f, tobjs[i], classes)
+		l.lintClassVariables(v.path(f.Name), tobjs[i])
 		l.lintOwnKinds(v, f, tobjs[i], defined)
 	}
 	for i, f := range classes {
 		l.lintClusterClass(v, f, cobjs[i])
+		l.lintClassVariables(v.path(f.Name), cobjs[i])
 		l.lintOwnKinds(v, f, cobjs[i], defined)
 	}
 }

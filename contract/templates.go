@@ -234,6 +234,32 @@ func substituteDefaults(s string) string {
 	}
 }
 
+// lintClassVariables reports ClusterClass variables without required
+// (CAPI605), in ClusterClass files and in templates that ship a class
+// inline.
+func (l *linter) lintClassVariables(file string, objs []*object) {
+	for _, o := range objs {
+		if !o.is(clusterGroup, "ClusterClass") || (o.apiVersion != clusterGroup+"/v1beta1" && o.apiVersion != clusterGroup+"/v1beta2") {
+			continue
+		}
+		vars, _ := get(o.m, "spec", "variables").([]any)
+		for i, v := range vars {
+			m, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			if _, ok := m["required"]; ok {
+				continue
+			}
+			what := "Cluster API v1.11 and later refuse it"
+			if o.apiVersion == clusterGroup+"/v1beta1" {
+				what = "Cluster API v1.11 and later refuse it (v1.10 and older filled in required: false with a webhook they no longer ship)"
+			}
+			l.add(RuleCCVariableRequired, file, o.ID(), fmt.Sprintf("spec.variables[%d].required", i), "variable %v sets no required, which the ClusterClass CRD requires and does not default: %s; set required: true or false", m["name"], what)
+		}
+	}
+}
+
 func (l *linter) lintClusterClass(v *view, f release.File, objs []*object) {
 	file := v.path(f.Name)
 	want, _ := strings.CutSuffix(strings.TrimPrefix(f.Name, "clusterclass-"), ".yaml")

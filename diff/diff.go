@@ -204,17 +204,10 @@ func isTemplate(name string) bool {
 	return strings.HasSuffix(name, ".yaml") && (strings.HasPrefix(name, "cluster-template") || strings.HasPrefix(name, "clusterclass-"))
 }
 
+// hasManager says whether a Deployment runs a container named manager
+// (release.Containers, the one walk of pod specs).
 func hasManager(obj map[string]any) bool {
-	spec, _ := obj["spec"].(map[string]any)
-	tmpl, _ := spec["template"].(map[string]any)
-	pspec, _ := tmpl["spec"].(map[string]any)
-	cs, _ := pspec["containers"].([]any)
-	for _, c := range cs {
-		if m, ok := c.(map[string]any); ok && m["name"] == "manager" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(release.Containers(obj), func(c release.Container) bool { return c.List == "containers" && c.Name == "manager" })
 }
 
 // path is a file's path in the release: <label>/<version>/<name>.

@@ -300,6 +300,63 @@ func TestDev_RerunRendersOnlyWhenAnInputChanged(t *testing.T) {
 	})
 }
 
+// TestDev_AssetABeforeCommandBuildsIsNeverStale: a release asset a before:
+// command builds into the tree's build output (BringYourOwnHost's host agent
+// in bin/, Sidero's checksum files in _out/: git-ignored, never committed),
+// published by templates.files, is an input of the dev build although the
+// tree's hash skips those folders: a run after the command built another
+// asset publishes the new one, and an unchanged asset is still a cache hit.
+func TestDev_AssetABeforeCommandBuildsIsNeverStale(t *testing.T) {
+	tree := testtree.CopyTree(t, devExampleDir)
+	// What the command builds from lies outside the tree (as a build's
+	// stamp, or a dependency in the module cache): only the built asset
+	// changes in the tree.
+	src := t.TempDir()
+	testtree.WriteInto(t, src, map[string]string{"agent": "agent 1\n", "sums": "sums 1\n"})
+	testtree.WriteInto(t, tree, map[string]string{
+		".gitignore": "bin/\n_out/\n",
+		"capirepo.yaml": fmt.Sprintf(`before:
+- mkdir -p bin _out && cp %s bin/byoh-hostagent-linux-amd64 && cp %s _out/sha256sum.txt
+providers:
+- name: infrastructure-example
+  nextVersion: v0.1.99
+  templates:
+    dir: templates
+    files:
+      byoh-hostagent-linux-amd64: bin/byoh-hostagent-linux-amd64
+      sha256sum.txt: _out/sha256sum.txt
+`, filepath.Join(src, "agent"), filepath.Join(src, "sums")),
+	})
+	root := filepath.Join(t.TempDir(), "dev")
+	out := filepath.Join(root, "infrastructure-example", "v0.1.99")
+	run := func(want map[string]string) DevProvider {
+		t.Helper()
+		res, err := Dev(context.Background(), DevOptions{Dir: tree, Root: root, BuildID: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range want {
+			data, err := os.ReadFile(filepath.Join(out, name))
+			if err != nil || string(data) != content {
+				t.Errorf("%s = %q, %v; want %q, what the before: command built", name, data, err, content)
+			}
+		}
+		return res.Providers[0]
+	}
+	run(map[string]string{"byoh-hostagent-linux-amd64": "agent 1\n", "sha256sum.txt": "sums 1\n"})
+	if p := run(nil); !p.Cached {
+		t.Errorf("unchanged assets: not a cache hit")
+	}
+	testtree.WriteInto(t, src, map[string]string{"agent": "agent 2\n"})
+	if p := run(map[string]string{"byoh-hostagent-linux-amd64": "agent 2\n", "sha256sum.txt": "sums 1\n"}); p.Cached {
+		t.Errorf("the agent the before: command built again was taken from the cache")
+	}
+	testtree.WriteInto(t, src, map[string]string{"sums": "sums 2\n"})
+	if p := run(map[string]string{"sha256sum.txt": "sums 2\n"}); p.Cached {
+		t.Errorf("the checksum file the before: command wrote again was taken from the cache")
+	}
+}
+
 var clusterAPIDir = testtree.ClusterAPIDir()
 
 // TestDev_ClusterAPICheckoutWithProviderRepo is the create-local-repository.py

@@ -147,7 +147,7 @@ func watchState(paths []string, exclude string) (string, error) {
 			}
 			if d.IsDir() && p != top {
 				rel, _ := filepath.Rel(top, p)
-				if skipDirs[d.Name()] || skipTopDirs[d.Name()] && !strings.Contains(filepath.ToSlash(rel), "/") || p == exclude {
+				if skippedDir(filepath.ToSlash(rel)) || p == exclude {
 					return filepath.SkipDir
 				}
 			}

@@ -3,9 +3,16 @@
 //   - `capirepo release` (Release): build, lint, upgrade (the release before
 //     this one at the first target that has one, against this one), images
 //     (every image the components run exists for every platform built),
-//     write the dist folder, install check (applied to a Kubernetes API
-//     server, when asked), sign (when asked), then publish to each target
-//     and read it back as clusterctl does; it stops at the first failure.
+//     write the dist folder, read it back through clusterctl's client
+//     (nothing is public before it reads), install check (applied to a
+//     Kubernetes API server, when asked), sign (when asked), then publish
+//     to each target and read it back as its readers do; it stops at the
+//     first failure.
+//   - `capirepo publish <target>` (Publish): the one publish flow, which
+//     release's publish steps run too (publish.go: the image check, signing
+//     what a target pushed, the operator's Provider resources, the
+//     clusterctl config and next steps); a published target is read back
+//     one way, for release and mirror (readback.go).
 //   - the build behind `capirepo build` (Build: the config's before:
 //     commands, manager binaries, image, rendering) and its lint (Lint);
 //   - `capirepo diff` and lint --against (Diff, Against: an older release,
@@ -19,7 +26,9 @@
 // release, verify, sign, publish and its targets); this package runs them
 // in order, records what each did, and says which steps were not run after
 // a failure. It knows no kind of target: it opens them through
-// publish/targets and asks each how clusterctl reads it.
+// publish/targets, asks each how clusterctl reads it (publish.Reach) and
+// what else it can do through publish's optional interfaces (Signable,
+// Operator, Drafting, Planner), never by its scheme or concrete type.
 //
 // It is not a command: it parses no flags and reads no environment. Tokens,
 // the go command's environment, registry credentials and signing keys

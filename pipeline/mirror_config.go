@@ -13,7 +13,6 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 	"github.com/capirepo/capirepo/versions"
@@ -104,18 +103,12 @@ func (m *mirror) clusterctlConfig() string {
 	return b.String() + c.YAML()
 }
 
-// operatorTarget is a target cluster-api-operator reads (publish/oci): it
-// gives the Provider resources that install a release from it.
-type operatorTarget interface {
-	Resources(rel *release.Release, namespace string) ([]operator.Resource, error)
-}
-
 // operatorResources are the cluster-api-operator Provider resources that
 // install every mirrored provider at its latest mirrored version from a
 // target clusterctl cannot read, as publish oci prints them, headed by what
 // the site can and cannot do with the mirror.
 func (m *mirror) operatorResources() (string, error) {
-	t, ok := m.o.Target.(operatorTarget)
+	t, ok := m.o.Target.(publish.Operator)
 	if !ok {
 		return "", nil
 	}
@@ -167,30 +160,27 @@ func newestVersion(vs []*MirroredVersion) *MirroredVersion {
 	return vs[slices.IndexFunc(vs, func(v *MirroredVersion) bool { return v.Version == newest })]
 }
 
-// verify reads every mirrored version back through clusterctl's repository
-// client, as capirepo verify does; a target clusterctl cannot read (an OCI
-// registry) is read back through its Source by its reader's rules (the
-// operator's), and what that reader gets goes through clusterctl's client
-// from memory.
+// verify reads every mirrored version back as release reads a target back
+// (readBack): through clusterctl's repository client by the mirror's
+// provider URLs; a target clusterctl cannot read (an OCI registry) through
+// its Source by its reader's rules (the operator's), and what that reader
+// gets through clusterctl's client from memory. cert-manager is read back
+// as clusterctl reads it.
 func (m *mirror) verify(ctx context.Context) error {
-	if m.reach.ProviderURL == nil {
-		return m.readBack(ctx)
-	}
-	var repos []verify.Repo
+	var vs []readBackVersion
 	for _, p := range m.sum.Providers {
 		for _, v := range p.Versions {
-			repos = append(repos, verify.Repo{ID: p.id, URL: v.URL, Version: v.Version, Files: v.files})
+			vs = append(vs, readBackVersion{Ref: p.ref(v.Version), Files: v.files})
 		}
 	}
-	var errs []error
-	if len(repos) > 0 {
-		rep, err := verify.Repository(ctx, repos, verify.Options{Variables: m.o.Variables, HTTPClient: m.o.TargetOptions.HTTPClient})
-		if rep != nil {
-			m.sum.Verified = len(rep.Providers)
-			_ = rep.WriteText(m.o.Log)
-		}
-		errs = append(errs, err)
+	rep, bySource, err := readBack(ctx, m.o.Target, m.o.To.URL, vs, verify.Options{Variables: m.o.Variables, HTTPClient: m.o.TargetOptions.HTTPClient}, m.o.Log)
+	if rep != nil {
+		m.sum.Verified = len(rep.Providers)
 	}
+	if err == nil && bySource {
+		m.logf("%d provider versions read back from %s %s", len(vs), m.o.To.URL, readBackWay(m.reach))
+	}
+	errs := []error{err}
 	if cm := m.sum.CertManager; cm != nil {
 		errs = append(errs, m.verifyCertManager(ctx, cm))
 	}
@@ -223,31 +213,4 @@ func (m *mirror) verifyCertManager(ctx context.Context, cm *MirroredVersion) err
 	}
 	m.logf("cert-manager %s read back through clusterctl from %s", cm.Version, cm.URL)
 	return nil
-}
-
-// readBack reads every mirrored version back through the target's Source
-// and hands it to clusterctl's client.
-func (m *mirror) readBack(ctx context.Context) error {
-	var got []*release.Provider
-	for _, p := range m.sum.Providers {
-		for _, v := range p.Versions {
-			rp, err := publish.Read(ctx, m.o.Target, p.ref(v.Version))
-			if err != nil {
-				return fmt.Errorf("read back %s %s from %s: %w", p.Label, v.Version, m.o.To.URL, err)
-			}
-			got = append(got, rp)
-		}
-	}
-	if len(got) == 0 {
-		return nil
-	}
-	rep, err := verify.Providers(ctx, got, m.o.To.URL, verify.Options{Variables: m.o.Variables})
-	if rep != nil {
-		m.sum.Verified = len(rep.Providers)
-		_ = rep.WriteText(m.o.Log)
-	}
-	if err == nil {
-		m.logf("%d provider versions read back from %s by %s's rules, then through clusterctl", len(got), m.o.To.URL, m.reach.Reader)
-	}
-	return err
 }

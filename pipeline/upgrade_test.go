@@ -106,7 +106,7 @@ func TestRun_UpgradeStep(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "upgrade: 1 error, 0 warnings against v0.1.0 at "+root) {
 			t.Fatalf("error %v, want an UpgradeError\n%s", err, logs.String())
 		}
-		if st := statuses(sum); !strings.Contains(st, "upgrade=failed\nimages=not run\nwrite=not run\npublish "+root+"=not run\n") {
+		if st := statuses(sum); !strings.Contains(st, "upgrade=failed\nimages=not run\nwrite=not run\nverify dist=not run\npublish "+root+"=not run\n") {
 			t.Errorf("steps:\n%s", st)
 		}
 		if len(sum.Findings) != 1 || sum.Findings[0].Rule != contract.RuleUpgradeSeries || sum.Findings[0].File != "infrastructure-test/v0.2.0/metadata.yaml" {

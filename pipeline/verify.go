@@ -204,15 +204,18 @@ func (o VerifyOptions) verifyImages(ctx context.Context, f *folder) (*verify.Ima
 // CheckImages asks the registries for every image rel's components run,
 // for every platform, with kc's credentials (nil: anonymous).
 func CheckImages(ctx context.Context, rel *release.Release, platforms []string, kc authn.Keychain) (*verify.ImagesReport, error) {
-	uses, err := verify.ReleaseImages(rel)
+	return checkImages(ctx, rel, verify.ImagesOptions{Platforms: platforms, Remote: publish.RegistryOptions(publish.Registry{Keychain: kc})})
+}
+
+// checkImages is the one image check of verify --images, release's images
+// step and publish --images: every image rel's components run, asked of its
+// registry as o says.
+func checkImages(ctx context.Context, rel *release.Release, o verify.ImagesOptions) (*verify.ImagesReport, error) {
+	uses, err := rel.Images()
 	if err != nil {
 		return nil, err
 	}
-	if kc == nil {
-		kc = authn.NewMultiKeychain() // anonymous
-	}
-	return verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms,
-		Remote: publish.RegistryOptions(publish.Registry{Keychain: kc})})
+	return verify.Images(ctx, uses, o)
 }
 
 // verifyDirVersions verifies every version of f (or opts.Version): a

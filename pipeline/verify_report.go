@@ -124,7 +124,7 @@ func (o VerifyOptions) verifyDirSignatures(ctx context.Context, f *folder) (*Sig
 		files, err := release.ReadFolder(f.path)
 		if err == nil {
 			var c *sign.Checked
-			if c, err = sign.VerifyFiles(v, f.path, files, sign.VerifyFilesOptions{}); c != nil {
+			if c, err = sign.VerifyFiles(v, f.path, files, sign.VerifyFilesOptions{Version: o.Version}); c != nil {
 				rep.Folders = append(rep.Folders, c)
 			}
 		}
@@ -139,7 +139,7 @@ func (o VerifyOptions) verifyDirSignatures(ctx context.Context, f *folder) (*Sig
 		if err != nil {
 			return rep, errors.Join(append(errs, err)...)
 		}
-		uses, err := verify.ReleaseImages(rel)
+		uses, err := rel.Images()
 		if err != nil {
 			return rep, errors.Join(append(errs, err)...)
 		}

@@ -8,6 +8,12 @@
 // installs for latest (package versions' rule), which Read takes when no
 // version is given.
 //
+// Images and Containers answer which images a release runs: every
+// container, init and ephemeral container of every pod-bearing kind
+// (Deployment, DaemonSet, StatefulSet, ReplicaSet, Job, CronJob, Pod), and
+// which of them clusterctl reads (ClusterctlReads). The builder's image edit,
+// the lint, verify --images and mirror --images all ask it.
+//
 // It knows nothing of how the files were rendered nor where they are
 // published: builder makes a Release, the lint and diff check one,
 // publishers and verify consume one. It does not judge the files it holds

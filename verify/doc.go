@@ -23,6 +23,11 @@
 // The install check, which applies a release to a real API server, is
 // package install; it opens clusterctl sessions with NewSession.
 //
+// Every file's variables get the values package values chooses for the
+// bytes clusterctl fetched (real values in Options, else stand-ins: a class
+// the release ships for a topology Cluster's class, empty for a YAML
+// fragment alone on its line); the report marks the stand-ins.
+//
 // Configuration is held in clusterctl's in-memory config reader, so neither a
 // clusterctl.yaml nor the process environment supplies variables, and the
 // overrides folder points at an empty temporary folder. What clusterctl's

@@ -9,6 +9,7 @@ import (
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -126,7 +127,7 @@ field, with the server's message.`,
 	cmd.Flags().StringVar(&version, "version", "", "version to verify (default: every version in DIR)")
 	cmd.Flags().BoolVar(&images, "images", false, "also check that every image the components run is in its registry, for every --platforms")
 	cmd.Flags().StringSliceVar(&platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
-	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+verify.KubernetesVersion+")")
+	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+values.KubernetesVersion+")")
 	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
 	inst.bind(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
 	of.bind(cmd, false, "")

@@ -25,7 +25,15 @@ type Target struct {
 	Namespace string
 }
 
-var _ publish.Target = (*Target)(nil)
+var (
+	_ publish.Target  = (*Target)(nil)
+	_ publish.Planner = (*Target)(nil)
+)
+
+// Planned names the one file Publish writes.
+func (t *Target) Planned(*release.Release) ([]string, error) {
+	return []string{filepath.Base(t.File)}, nil
+}
 
 // Publish renders the release and writes the file atomically; a file that
 // already holds the same bytes is left alone.

@@ -1,4 +1,4 @@
-package install
+package values
 
 import (
 	"encoding/json"
