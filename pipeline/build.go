@@ -205,6 +205,19 @@ func NextVersion(dir, configPath string) (version, from string, err error) {
 	return provider.NextVersion(dir, cfg.Providers[0])
 }
 
+// nextVersionTagged says that version, the next version a tree is built
+// with when none is given (from says where it came from), is already a tag
+// of the tree's git repository: a dev build or a lint of it would pass for
+// that release. "" when it is not (or git cannot tell).
+func nextVersionTagged(ctx context.Context, dir, version, from string) string {
+	commit := builder.TagCommit(ctx, dir, version)
+	if commit == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: the next version %s (%s) is already released: git tag %s (commit %.12s) is in the tree's repository, so what is built now would pass for that release; raise nextVersion to the release being developed, or give --version",
+		dir, version, from, version, commit)
+}
+
 // managerBuild is the one build section Binaries compiles: providers of
 // a tree that share a manager share it; different ones are refused.
 func managerBuild(cfg *provider.Config, platforms []string) (provider.Build, error) {

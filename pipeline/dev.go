@@ -163,6 +163,11 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 		if w := settingsNextVersionIgnored(s, v, opts.Version); w != "" {
 			res.Warnings = append(res.Warnings, w)
 		}
+		if opts.Version == "" {
+			if w := nextVersionTagged(ctx, s.dir, v, from); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
+		}
 		if j.key, err = hasher.key(s, v, opts); err != nil {
 			errs = append(errs, fmt.Errorf("provider %s: %w", s.spec.Name, err))
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -699,5 +700,74 @@ func TestDev_RenderCacheWritesWhatAFreshRunWrites(t *testing.T) {
 		if diff := cmp.Diff(wantFiles, gotFiles); diff != "" {
 			t.Errorf("after edit %d: dev repository (-fresh +cached):\n%s", i+1, diff)
 		}
+	}
+}
+
+// gitTree makes dir a git repository with one commit of its files and the
+// tags, as a provider's checkout is after a release.
+func gitTree(t *testing.T, dir string, tags ...string) string {
+	t.Helper()
+	run := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q")
+	run("add", "-A")
+	run("commit", "-q", "-m", "release")
+	for _, tag := range tags {
+		run("tag", "-a", "-m", tag, tag)
+	}
+	return run("rev-parse", "HEAD")
+}
+
+// TestNextVersion_AlreadyTaggedIsSaid: dev and lint of a tree whose
+// nextVersion (clusterctl-settings.json) is a tag of its git repository
+// say so, naming the tag and its commit; an untagged nextVersion, and
+// --version, say nothing.
+func TestNextVersion_AlreadyTaggedIsSaid(t *testing.T) {
+	files := testtree.Minimal(map[string]string{
+		"clusterctl-settings.json": `{"name": "infrastructure-test", "config": {"nextVersion": "v1.2.5"}}`,
+	})
+	tagged := testtree.Write(t, files)
+	commit := gitTree(t, tagged, "v1.2.4", "v1.2.5")
+	untagged := testtree.Write(t, files)
+	gitTree(t, untagged, "v1.2.4")
+	want := tagged + ": the next version v1.2.5 (nextVersion of infrastructure-test) is already released: git tag v1.2.5 (commit " + commit[:12] + ") is in the tree's repository"
+	said := func(warnings []string) bool {
+		return slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, want) })
+	}
+
+	res, err := Dev(context.Background(), DevOptions{Dir: tagged, Root: filepath.Join(t.TempDir(), "dev")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !said(res.Warnings) {
+		t.Errorf("dev warnings %q, want %q", res.Warnings, want)
+	}
+	var log strings.Builder
+	if _, err := LintPath(context.Background(), LintPathOptions{Path: tagged, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "warning: "+want) {
+		t.Errorf("lint log:\n%s\nwant %q", log.String(), want)
+	}
+
+	for _, o := range []DevOptions{{Dir: untagged}, {Dir: tagged, Version: "v1.2.6"}} {
+		o.Root = filepath.Join(t.TempDir(), "dev")
+		res, err := Dev(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "already released") }) {
+			t.Errorf("%+v: warnings %q", o, res.Warnings)
+		}
+	}
+	log.Reset()
+	if _, err := LintPath(context.Background(), LintPathOptions{Path: untagged, Log: &log}); err != nil || strings.Contains(log.String(), "already released") {
+		t.Errorf("lint of the untagged tree: %v\n%s", err, log.String())
 	}
 }

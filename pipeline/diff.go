@@ -14,6 +14,7 @@ import (
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // Side names one release of a comparison, as capirepo diff takes it: a
@@ -187,7 +188,7 @@ func Diff(ctx context.Context, o DiffOptions) (*DiffSummary, error) {
 		olds = append(olds, oldRel{old, len(diff.StorageBlocks(old, newRel)) > 0})
 	}
 	// Several old releases: which of them can upgrade straight to new.
-	slices.SortFunc(olds, func(a, b oldRel) int { return compareVersions(a.rel.Version, b.rel.Version) })
+	slices.SortFunc(olds, func(a, b oldRel) int { return versions.Compare(a.rel.Version, b.rel.Version) })
 	for i := len(olds) - 1; i > 0; i-- {
 		if olds[i-1].blocked && !olds[i].blocked {
 			fs = append(fs, diff.Straight(newRel, olds[i-1].rel.Version, diff.StorageBlocks(olds[i-1].rel, newRel), olds[i].rel.Version)...)

@@ -93,6 +93,9 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 		}
 		if v != "" {
 			fmt.Fprintf(o.Log, "lint: no --version: linting as %s (%s)\n", v, from)
+			if w := nextVersionTagged(ctx, o.Path, v, from); w != "" {
+				sayWarnings(o.Log, "", []string{w})
+			}
 		}
 		version = v
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // certManager mirrors cert-manager's manifest at the version clusterctl
@@ -68,14 +69,14 @@ func (m *mirror) siteConfig() (string, error) {
 }
 
 // clusterctlConfig is the clusterctl config for the air-gapped site: every
-// mirrored provider at its newest mirrored version (a GitLab repository has
-// no version list, so the URL names one; the others are installed as
-// name:version), cert-manager, and the image overrides.
+// mirrored provider at its latest mirrored version (newestVersion; a GitLab
+// repository has no version list, so the URL names one; the others are
+// installed as name:version), cert-manager, and the image overrides.
 func (m *mirror) clusterctlConfig() string {
 	var c publish.ClusterctlConfig
 	var b strings.Builder
 	b.WriteString("# clusterctl config for the mirror " + m.o.To.URL + ", written by capirepo mirror.\n")
-	b.WriteString("# Each provider URL names its newest mirrored version; install another mirrored\n# version as NAME:VERSION (clusterctl init --infrastructure aws:v2.5.1).\n")
+	b.WriteString("# Each provider URL names the mirrored version clusterctl's latest would pick; install\n# another mirrored version as NAME:VERSION (clusterctl init --infrastructure aws:v2.5.1).\n")
 	for _, p := range m.sum.Providers {
 		if len(p.Versions) == 0 {
 			continue
@@ -103,7 +104,7 @@ func (m *mirror) clusterctlConfig() string {
 }
 
 // operatorResources are the cluster-api-operator Provider resources that
-// install every mirrored provider at its newest mirrored version from a
+// install every mirrored provider at its latest mirrored version from a
 // target clusterctl cannot read, as publish oci prints them, headed by what
 // the site can and cannot do with the mirror.
 func (m *mirror) operatorResources() (string, error) {
@@ -113,7 +114,7 @@ func (m *mirror) operatorResources() (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# cluster-api-operator Provider resources for the mirror %s, written by capirepo mirror.\n", m.o.To.URL)
-	fmt.Fprintf(&b, "# %s, so it cannot install from this mirror: apply these where\n# cluster-api-operator runs. Each installs its provider's newest mirrored version\n# (set spec.version to install another).\n", m.reach.Why)
+	fmt.Fprintf(&b, "# %s, so it cannot install from this mirror: apply these where\n# cluster-api-operator runs. Each installs the mirrored version clusterctl's\n# latest would pick (set spec.version to install another).\n", m.reach.Why)
 	for _, p := range m.sum.Providers {
 		if len(p.Versions) == 0 {
 			continue
@@ -148,8 +149,15 @@ func (m *mirror) operatorResources() (string, error) {
 	return b.String(), nil
 }
 
+// newestVersion is the mirrored version clusterctl installs for latest
+// (versions.Newest: the newest release, else the newest pre-release).
 func newestVersion(vs []*MirroredVersion) *MirroredVersion {
-	return slices.MaxFunc(vs, func(a, b *MirroredVersion) int { return compareVersions(a.Version, b.Version) })
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.Version
+	}
+	newest := versions.Newest(names)
+	return vs[slices.IndexFunc(vs, func(v *MirroredVersion) bool { return v.Version == newest })]
 }
 
 // verify reads every mirrored version back as release reads a target back

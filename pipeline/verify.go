@@ -132,7 +132,15 @@ func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts ve
 	}
 	serr := f.checkSums(o.Version, o.Log)
 	rep.Read, err = verifyDirVersions(ctx, o.Log, f, opts)
-	err = errors.Join(serr, err)
+	err = errors.Join(f.unreadable, serr, err)
+	if f.unreadable != nil {
+		// The other checks read the tree as a release, which refuses those
+		// folders by the same words.
+		if o.Images || o.Signatures != nil || o.Install != nil {
+			fmt.Fprintf(o.Log, "%s holds version folders capirepo cannot read: the images, signature and install checks did not run\n", o.Path)
+		}
+		return err
+	}
 	if o.Images {
 		var ierr error
 		rep.Images, ierr = o.verifyImages(ctx, f)
@@ -225,7 +233,7 @@ func verifyDirVersions(ctx context.Context, log io.Writer, f *folder, opts verif
 		versions = f.Versions() // every version, not only the newest
 	}
 	if len(versions) > 1 {
-		fmt.Fprintf(log, "verifying %d versions: %s\n", len(versions), strings.Join(versions, ", "))
+		fmt.Fprintf(log, "verifying %d versions: %s (clusterctl's latest: %s)\n", len(versions), strings.Join(versions, ", "), f.latestSaid())
 	}
 	all := &verify.Report{}
 	var failed []string

@@ -2,7 +2,9 @@
 // releases are published to and read from (Target: a Publisher and a
 // Source, and how clusterctl reads it), and what clusterctl reads of a
 // provider version is chosen here, once for every backend (Files, Read; and
-// ReleaseFiles, ReadRelease for what a copy of the release holds).
+// ReleaseFiles, ReadRelease for what a copy of the release holds). Which
+// version is the newest, and which came before, is package versions'
+// answer; Repository hands it a Source's versions.
 // A target's optional abilities are one-method interfaces (Planner,
 // Signable, Operator, Drafting, Flat) that callers find with a type check.
 // The backends are one folder each: github/ (a GitHub release), gitlab/

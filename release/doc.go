@@ -3,7 +3,10 @@
 // dist/<provider-label>/<version>/<files>, with a checksums.txt per folder
 // (Write, Load). Read takes a release from any folder clusterctl reads one
 // from (a repository tree, a version folder, a flat folder of assets), for
-// the lint and the diff of releases capirepo did not build.
+// the lint and the diff of releases capirepo did not build. ScanTree and
+// ScanLabel list the version folders clusterctl reads; Latest is the one it
+// installs for latest (package versions' rule), which Read takes when no
+// version is given.
 //
 // Images and Containers answer which images a release runs: every
 // container, init and ephemeral container of every pod-bearing kind

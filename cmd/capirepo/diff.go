@@ -80,7 +80,7 @@ the upgrade is safe (warnings allowed), 1 when it is not, 2 for usage errors.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.version, "version", "", "NEW's version (a folder: which version it holds; a target: which release to read)")
-	f.StringVar(&o.oldVersion, "old-version", "", "OLD's version, for OLD without @VERSION (default: a folder's only or newest; a target's release before NEW)")
+	f.StringVar(&o.oldVersion, "old-version", "", "OLD's version, for OLD without @VERSION (default: a folder's only or newest release; a target's release before NEW)")
 	f.StringArrayVar(&o.providers, "provider", nil, "provider label to compare when OLD and NEW are both targets (repeatable)")
 	f.StringVar(&o.config, "config", "", "capirepo.yaml whose lint.disable waives findings (default: ./capirepo.yaml when there is one)")
 	f.StringArrayVar(&o.disable, "disable", nil, "waive a rule: RULE=reason (repeatable)")

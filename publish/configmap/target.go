@@ -95,7 +95,7 @@ func (t *Target) Versions(_ context.Context, id provider.ID) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return versions(f, r)
+	return listVersions(f, r)
 }
 
 // load reads one version as the operator would install it.
@@ -104,7 +104,7 @@ func (t *Target) load(ref publish.Ref) (*release.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	vs, err := versions(f, r)
+	vs, err := listVersions(f, r)
 	if err != nil {
 		return nil, err
 	}
