@@ -35,8 +35,8 @@ type transformer struct {
 
 // pull is a pull policy for some containers, and what asked for it.
 type pull struct {
-	policy, by string
-	on         []container
+	policy string
+	on     []container
 }
 
 // objName names an object in errors: Kind/name or Kind/namespace/name.

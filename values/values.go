@@ -312,7 +312,7 @@ func toUnstructured(raw []byte) ([]unstructured.Unstructured, error) {
 	var out []unstructured.Unstructured
 	for {
 		doc, err := r.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
