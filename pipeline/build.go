@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -210,12 +211,41 @@ func NextVersion(dir, configPath string) (version, from string, err error) {
 // of the tree's git repository: a dev build or a lint of it would pass for
 // that release. "" when it is not (or git cannot tell).
 func nextVersionTagged(ctx context.Context, dir, version, from string) string {
-	commit := builder.TagCommit(ctx, dir, version)
+	return (*tagMemo)(nil).nextVersionTagged(ctx, dir, version, from)
+}
+
+// tagMemo remembers nextVersionTagged's git answers for one watch: a tag
+// made while it runs is seen at the next start. A nil memo asks git each
+// time.
+type tagMemo struct {
+	mu      sync.Mutex
+	commits map[[2]string]string
+}
+
+func (m *tagMemo) nextVersionTagged(ctx context.Context, dir, version, from string) string {
+	commit := m.tagCommit(ctx, dir, version)
 	if commit == "" {
 		return ""
 	}
 	return fmt.Sprintf("%s: the next version %s (%s) is already released: git tag %s (commit %.12s) is in the tree's repository, so what is built now would pass for that release; raise nextVersion to the release being developed, or give --version",
 		dir, version, from, version, commit)
+}
+
+func (m *tagMemo) tagCommit(ctx context.Context, dir, tag string) string {
+	if m == nil {
+		return builder.TagCommit(ctx, dir, tag)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := [2]string{dir, tag}
+	if c, ok := m.commits[key]; ok {
+		return c
+	}
+	if m.commits == nil {
+		m.commits = map[[2]string]string{}
+	}
+	m.commits[key] = builder.TagCommit(ctx, dir, tag)
+	return m.commits[key]
 }
 
 // managerBuild is the one build section Binaries compiles: providers of

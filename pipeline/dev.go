@@ -61,6 +61,10 @@ type DevOptions struct {
 	// process: a run re-renders only the kustomizations that read a changed
 	// file. DevWatch gives its runs one.
 	RenderCache *builder.RenderCache
+
+	// tags, when set, remembers which next versions are git tags, so a
+	// watch asks git once per provider and version, not on every save.
+	tags *tagMemo
 }
 
 // DevResult says what capirepo dev wrote.
@@ -164,7 +168,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			res.Warnings = append(res.Warnings, w)
 		}
 		if opts.Version == "" {
-			if w := nextVersionTagged(ctx, s.dir, v, from); w != "" {
+			if w := opts.tags.nextVersionTagged(ctx, s.dir, v, from); w != "" {
 				res.Warnings = append(res.Warnings, w)
 			}
 		}

@@ -771,3 +771,36 @@ func TestNextVersion_AlreadyTaggedIsSaid(t *testing.T) {
 		t.Errorf("lint of the untagged tree: %v\n%s", err, log.String())
 	}
 }
+
+// TestDevWatch_AsksGitForTheNextVersionOnce: the runs of one watch share
+// what git said of the next version (one git process per provider and
+// version, not one per save), so a tag made during the watch is seen at the
+// next start; a run without the watch's memo asks again.
+func TestDevWatch_AsksGitForTheNextVersionOnce(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"clusterctl-settings.json": `{"name": "infrastructure-test", "config": {"nextVersion": "v1.2.5"}}`,
+	}))
+	gitTree(t, dir, "v1.2.4")
+	tagged := func(o DevOptions) bool {
+		t.Helper()
+		o.Dir, o.Root = dir, filepath.Join(t.TempDir(), "dev")
+		res, err := Dev(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "already released") })
+	}
+	watch := DevOptions{tags: &tagMemo{}}
+	if tagged(watch) {
+		t.Fatal("v1.2.5 said released before it is tagged")
+	}
+	if out, err := exec.Command("git", "-C", dir, "-c", "tag.gpgsign=false", "tag", "v1.2.5").CombinedOutput(); err != nil {
+		t.Fatalf("git tag: %v\n%s", err, out)
+	}
+	if tagged(watch) {
+		t.Error("the watch asked git again on the next run")
+	}
+	if !tagged(DevOptions{}) {
+		t.Error("a run of its own does not see the new tag")
+	}
+}

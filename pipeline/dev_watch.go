@@ -52,6 +52,7 @@ func DevWatch(ctx context.Context, opts DevOptions, w DevWatchOptions) error {
 	if opts.RenderCache == nil {
 		opts.RenderCache = builder.NewRenderCache()
 	}
+	opts.tags = &tagMemo{}
 	onRun := w.OnRun
 	if onRun == nil {
 		onRun = func(*DevResult, error) {}
