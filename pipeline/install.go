@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	"github.com/capirepo/capirepo/install"
-	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
@@ -120,7 +119,7 @@ func CertManager(ctx context.Context, path string, sources targets.Options) (*re
 	if err != nil {
 		return nil, fmt.Errorf("cert-manager URL %s: %w", cm.URL(), err)
 	}
-	p, err := certManagerRelease(ctx, src, cm.Version(), file)
+	p, err := publish.ReadCertManager(ctx, src, cm.Version(), file)
 	if err != nil {
 		where := cmp.Or(loc.Source, cm.URL())
 		return nil, certManagerFetchError(file, cm.Version(), where, path, err)
@@ -141,16 +140,6 @@ func certManagerFetchError(file, version, where, config string, err error) error
 		"  - --clusterctl-config FILE whose cert-manager: url: names a copy the machine can read, such as a capirepo mirror folder (capirepo mirror ... --to file:///DIR --config-out FILE writes both)\n"+
 		"  - --dry-run-only: nothing is created; objects of kinds the cluster does not serve are listed as not checked",
 		file, version, where, from, err)
-}
-
-// certManagerRelease reads cert-manager's manifest file at version from
-// src: the one file clusterctl reads of cert-manager's release.
-func certManagerRelease(ctx context.Context, src publish.Source, version, file string) (*release.Provider, error) {
-	files, err := publish.ReadFiles(ctx, src, publish.Ref{ID: provider.CertManager, Version: version}, file)
-	if err != nil {
-		return nil, err
-	}
-	return &release.Provider{ID: provider.CertManager, Version: version, ComponentsFile: file, Files: files, NoChecksums: true}, nil
 }
 
 // installCheck is release's install check step: the built release applied

@@ -69,7 +69,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 		}
 		return contract.LintFiles([]release.File{{Name: filepath.Base(o.Path), Data: data}}, opts), nil
 	}
-	if !IsSourceTree(o.Path) {
+	if !provider.IsSourceTree(o.Path) {
 		rel, notes, err := release.Read(o.Path, release.ReadOptions{Version: o.Version, Doing: "linting"})
 		if err != nil {
 			return contract.Report{}, err
@@ -159,16 +159,4 @@ func ConfigWaivers(cfgPath, who string, log io.Writer) ([]contract.Waiver, error
 		fmt.Fprintf(log, "%s: %s from %s\n", who, text.Plural(len(ws), "waiver", "waivers"), cfgPath)
 	}
 	return ws, nil
-}
-
-// IsSourceTree tells a provider source tree (a capirepo.yaml, a
-// clusterctl-settings.json or a kustomization under config/) from a folder
-// of release assets.
-func IsSourceTree(path string) bool {
-	for _, p := range []string{provider.ConfigFile, provider.SettingsFile, "config/default/kustomization.yaml", "core/config/default/kustomization.yaml"} {
-		if _, err := os.Stat(filepath.Join(path, filepath.FromSlash(p))); err == nil {
-			return true
-		}
-	}
-	return false
 }

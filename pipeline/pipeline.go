@@ -380,7 +380,7 @@ func writeColumns(w io.Writer, indent string, rows [][2]string) {
 }
 
 // verifyTarget reads a published target back the way its readers will
-// (readBack): through clusterctl by its provider URLs, or through the
+// (verify.ReadBack): through clusterctl by its provider URLs, or through the
 // target's Source, checked against what was built, then through clusterctl
 // from memory. A draft nobody can read yet is not read back: the dist was,
 // before anything was published.
@@ -389,21 +389,21 @@ func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.
 		return "the release is a draft, which clusterctl cannot read until a person publishes it: the dist was read back before publishing", true, nil
 	}
 	rel := r.b.Result.Release
-	var vs []readBackVersion
+	var vs []verify.Published
 	for _, p := range rel.Providers {
-		v := readBackVersion{Ref: publish.Ref{ID: p.ID, Version: rel.Version, Components: p.ComponentsFile}, Built: p}
+		v := verify.Published{Ref: publish.Ref{ID: p.ID, Version: rel.Version, Components: p.ComponentsFile}, Built: p}
 		for _, f := range p.Files {
 			v.Files = append(v.Files, f.Name)
 		}
 		vs = append(vs, v)
 	}
-	rep, bySource, err := readBack(ctx, t, loc.URL, vs, verify.Options{Variables: r.o.Variables, HTTPClient: r.o.TargetOptions.HTTPClient}, r.o.Log)
+	rep, bySource, err := verify.ReadBack(ctx, t, loc.URL, vs, verify.Options{Variables: r.o.Variables, HTTPClient: r.o.TargetOptions.HTTPClient}, r.o.Log)
 	if err != nil {
 		return "", false, err
 	}
 	provs := text.Plural(len(rep.Providers), "provider", "providers")
 	if bySource {
-		return fmt.Sprintf("%s read back from %s %s", provs, loc.URL, readBackWay(t.Clusterctl())), false, nil
+		return fmt.Sprintf("%s read back from %s %s", provs, loc.URL, verify.ReadBackWay(t.Clusterctl())), false, nil
 	}
 	return fmt.Sprintf("%s read back from %s through clusterctl", provs, ps.URL), false, nil
 }

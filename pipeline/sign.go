@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/image"
 	"github.com/capirepo/capirepo/internal/epoch"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
@@ -63,7 +63,7 @@ func (r *run) sign(ctx context.Context) (string, bool, error) {
 	}
 	d := fmt.Sprintf("%s as %s", text.Plural(len(signed), "bundle", "bundles"), o.Signer.Identity())
 	if img := r.b.Artifacts.Image; img != nil && img.Pushed {
-		ref, err := name.NewDigest(strings.TrimSuffix(img.Tag, ":"+tagOf(img.Tag)) + "@" + img.Digest)
+		ref, err := name.NewDigest(img.Repository() + "@" + img.Digest)
 		if err != nil {
 			return "", false, err
 		}
@@ -139,7 +139,7 @@ func (r *run) buildSource(ctx context.Context) string {
 			return loc.Source
 		}
 	}
-	return SourceURL(ctx, r.o.Build.Dir)
+	return builder.SourceURL(ctx, r.o.Build.Dir)
 }
 
 // imageRemote are the registry options of the build's image push.
@@ -153,79 +153,18 @@ func (r *run) created() time.Time {
 	return t
 }
 
-func tagOf(ref string) string {
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		return ref[i+1:]
-	}
-	return ""
-}
-
-// sbomFiles makes the SBOM of each manager binary and of the image, adds
-// them to every provider's files (checksums.txt lists them, so the
-// signature covers them), and attaches the image's to the pushed image as
-// a referrer.
-func sbomFiles(ctx context.Context, b *Built, o *BuildOptions, created time.Time, log io.Writer) error {
-	so := sign.SBOMOptions{Created: created}
-	var bins []sign.Binary
-	var files []release.File
-	for _, bin := range b.Artifacts.Binaries {
-		sb := sign.Binary{Path: bin.Path, Platform: bin.Platform.String()}
-		data, err := sign.BinarySBOM(sb, so)
-		if err != nil {
-			return err
-		}
-		bins = append(bins, sb)
-		files = append(files, release.File{Name: filepath.Base(bin.Path) + sign.SBOMSuffix, Data: data})
-	}
-	img := b.Artifacts.Image
-	if img != nil {
-		repo := strings.TrimSuffix(img.Tag, ":"+tagOf(img.Tag))
-		baseName, baseDigest, _ := strings.Cut(img.Base, "@")
-		data, err := sign.ImageSBOM(repo, img.Digest, baseName, baseDigest, bins, so)
-		if err != nil {
-			return err
-		}
-		files = append(files, release.File{Name: sign.ImageSBOMFile, Data: data})
-		if img.Pushed {
-			ref, err := name.NewDigest(repo + "@" + img.Digest)
-			if err != nil {
-				return err
-			}
-			if _, err := sign.Attach(ctx, ref, sign.SBOMArtifactType, data, nil, created,
-				publish.RegistryOptions(publish.Registry{Keychain: o.Keychain})...); err != nil {
-				return err
-			}
-			fmt.Fprintf(log, "  attached %s to %s\n", sign.ImageSBOMFile, ref)
-		}
-	}
-	for _, p := range b.Result.Release.Providers {
-		for _, f := range files {
-			if err := p.Add(f.Name, f.Data); err != nil {
-				return err
-			}
-		}
-	}
-	for _, f := range files {
-		fmt.Fprintf(log, "  SBOM %s (%s)\n", f.Name, humanBytes(int64(len(f.Data))))
-	}
-	return nil
-}
-
 // imageDigest names an image by digest: as given, or the digest its tag
-// points at now.
+// points at now (image.Resolve).
 func imageDigest(ctx context.Context, raw string, nameOpts []name.Option, ropts []remote.Option) (name.Digest, error) {
 	ref, err := name.ParseReference(raw, nameOpts...)
 	if err != nil {
 		return name.Digest{}, publish.Usagef("--image %q: %v", raw, err)
 	}
-	if d, ok := ref.(name.Digest); ok {
-		return d, nil
-	}
-	desc, err := remote.Head(ref, append([]remote.Option{remote.WithContext(ctx)}, ropts...)...)
+	d, err := image.Resolve(ctx, ref, ropts...)
 	if err != nil {
 		return name.Digest{}, fmt.Errorf("--image %s: %w", raw, err)
 	}
-	return ref.Context().Digest(desc.Digest.String()), nil
+	return d, nil
 }
 
 // SignDistOptions say what Sign signs: the release in a dist folder, and

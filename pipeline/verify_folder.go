@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -170,7 +168,7 @@ func (f *folder) checkSums(version string, log io.Writer) error {
 	var unsummed []string
 	var errs []error
 	for _, dir := range f.dirs(version) {
-		has, err := checkFolderSums(dir)
+		has, err := release.CheckFolder(dir)
 		if !has {
 			unsummed = append(unsummed, dir)
 		}
@@ -180,24 +178,4 @@ func (f *folder) checkSums(version string, log io.Writer) error {
 		fmt.Fprintf(log, "no %s in %s: nothing to check the files against (capirepo build writes one; a release rendered with the kustomize CLI, downloaded assets and a mirror folder have none): the files are checked as they are\n", release.ChecksumsFile, strings.Join(unsummed, ", "))
 	}
 	return errors.Join(errs...)
-}
-
-// checkFolderSums checks a folder's files against its checksums.txt: all of
-// them, as capirepo build writes it; those there, where the checksums.txt
-// is signed (a mirror copies upstream's with only the files clusterctl
-// reads). false: there is none.
-func checkFolderSums(dir string) (bool, error) {
-	sums, err := os.ReadFile(filepath.Join(dir, release.ChecksumsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	files, err := release.ReadFolder(dir)
-	if err != nil {
-		return true, err
-	}
-	signed := slices.ContainsFunc(files, func(f release.File) bool { return f.Name == release.ChecksumsFile+release.BundleSuffix })
-	return true, release.CheckChecksums(dir, sums, files, signed)
 }

@@ -389,6 +389,27 @@ func CheckChecksums(dir string, sums []byte, files []File, partial bool) error {
 	return errors.Join(errs...)
 }
 
+// CheckFolder checks a folder's files against its checksums.txt: all of
+// them, as capirepo build writes it; only those listed, where the
+// checksums.txt is signed (a mirror copies upstream's with only the files
+// clusterctl reads). has is false when the folder holds no checksums.txt:
+// there is nothing to check its files against.
+func CheckFolder(dir string) (has bool, err error) {
+	sums, err := os.ReadFile(filepath.Join(dir, ChecksumsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	files, err := ReadFolder(dir)
+	if err != nil {
+		return true, err
+	}
+	signed := slices.ContainsFunc(files, func(f File) bool { return f.Name == ChecksumsFile+BundleSuffix })
+	return true, CheckChecksums(dir, sums, files, signed)
+}
+
 // ComponentsFile picks the components file among a version folder's file
 // names: the conventional name for the provider type, else the one
 // *components*.yaml file.

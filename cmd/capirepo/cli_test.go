@@ -13,7 +13,7 @@ import (
 	"github.com/capirepo/capirepo/builder/buildtest"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
-	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -312,7 +312,7 @@ func TestExitCode_FromTypeNotText(t *testing.T) {
 		{usagef("--repo must be OWNER/NAME"), exitUsage},
 		{fmt.Errorf("--publish gitlab://x/y: %w", usagef("set GITLAB_ACCESS_TOKEN")), exitUsage},
 		{fmt.Errorf("build: %w", builder.ErrNoVersion), exitUsage},
-		{&pipeline.ManagerMismatchError{First: "a", Other: "b", File: "capirepo.yaml"}, exitUsage},
+		{&provider.ManagerMismatchError{First: "a", Other: "b", File: "capirepo.yaml"}, exitUsage},
 	} {
 		if got := exitCode(tc.err); got != tc.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)

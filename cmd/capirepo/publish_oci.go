@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/internal/epoch"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/oci"
@@ -164,7 +165,7 @@ func ociSource(ctx context.Context, getenv env, dir string) string {
 	if u := getenv("CI_PROJECT_URL"); u != "" {
 		return u
 	}
-	return pipeline.SourceURL(ctx, dir)
+	return builder.SourceURL(ctx, dir)
 }
 
 // sourceDateEpoch reads SOURCE_DATE_EPOCH; the zero time when unset.

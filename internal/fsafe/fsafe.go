@@ -89,6 +89,23 @@ func WriteFileAtomic(name string, data []byte) error {
 	return nil
 }
 
+// CleanAtomicLeftovers removes the temporary files WriteFileAtomic leaves
+// beside each of names in dir when a run is killed (.NAME.tmp-*). Call it
+// only while no other run can be writing there (under the folder's lock).
+func CleanAtomicLeftovers(dir string, names ...string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		for _, n := range names {
+			if strings.HasPrefix(e.Name(), "."+n+".tmp-") && e.Type().IsRegular() {
+				_ = os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+}
+
 // CheckEntry returns an error naming dir/NAME, what it is and why it is not
 // read, unless the folder entry is a regular file: a release folder is read
 // file by file, and a symlink (which could name any file on the machine) or
