@@ -83,16 +83,8 @@ and with --watch only when it changed), and the init line names FILE.`,
 					return err
 				}
 			}
-			root := o.root
-			if root == "" {
-				r, err := pipeline.DevRoot(s.clusterctlEnv())
-				if err != nil {
-					return usagef("%v", err)
-				}
-				root = r
-			}
 			opts := pipeline.DevOptions{
-				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image, AllowRemote: o.allowRemote,
+				Dir: o.dir, ConfigPath: o.config, Root: o.root, Env: s.clusterctlEnv(), Version: o.version, Image: o.image, AllowRemote: o.allowRemote,
 				BuildID: devBuildID(), Progress: s.errOut, LockTimeout: o.lockTimeout, ConfigOut: string(o.configOut),
 			}
 			if o.watch {
