@@ -272,7 +272,7 @@ func (o DevOptions) root() (string, error) {
 	if o.Root == "" {
 		r, err := o.Env.DevRepository()
 		if err != nil {
-			return "", publish.UsageError{Err: fmt.Errorf("dev: %w", err)}
+			return "", publish.UsageError{Err: err}
 		}
 		return r, nil
 	}
