@@ -93,10 +93,12 @@ type DiffOptions struct {
 	// Targets opens the targets to read (Publish is ignored: they are
 	// read, never written).
 	Targets targets.Options
-	// Disabled and Waivers waive rules (--disable, capirepo.yaml
-	// lint.disable).
-	Disabled map[string]string
-	Waivers  []contract.Waiver
+	// Disabled waives rules, rule to reason; so do Waivers and the
+	// lint.disable of Config, else of WorkDir's capirepo.yaml (the folder
+	// the command runs in; "" for none), said on Log (configWaivers).
+	Disabled        map[string]string
+	Waivers         []contract.Waiver
+	Config, WorkDir string
 	// Log hears what was read and compared; nil discards it.
 	Log io.Writer
 }
@@ -124,6 +126,11 @@ func Diff(ctx context.Context, o DiffOptions) (*DiffSummary, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	ws, err := configWaivers(o.Config, o.WorkDir, "diff", o.Log)
+	if err != nil {
+		return nil, err
+	}
+	o.Waivers = append(o.Waivers, ws...)
 	rd := &reader{o: readOptions(o.Targets), log: o.Log}
 	newRel, newFrom, err := rd.readFolderSide(o.New)
 	if err != nil {

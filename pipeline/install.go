@@ -17,6 +17,17 @@ import (
 	"github.com/capirepo/capirepo/values"
 )
 
+// Clusterctl is the user's clusterctl config as clusterctl itself reads it
+// (the file, else its default in the user's folders; the environment's
+// variables before the file's), opened by the caller: reading it is
+// reading the user's environment, which the caller does.
+type Clusterctl struct {
+	// File names the config in messages; "" is clusterctl's default.
+	File string
+	// Config is the config opened (clusterctl's config.New).
+	Config config.Client
+}
+
 // InstallCheckOptions say where the install check applies a release (see
 // install.Check).
 type InstallCheckOptions struct {
@@ -26,10 +37,12 @@ type InstallCheckOptions struct {
 	// DryRunOnly creates nothing; Force runs on a cluster that already has
 	// the release's CRDs (replaced for the check, put back after).
 	DryRunOnly, Force bool
-	// ClusterctlConfig is the clusterctl config whose cert-manager: entry
-	// says which cert-manager clusterctl installs and from where; "" is
-	// clusterctl's default config.
-	ClusterctlConfig string
+	// Clusterctl is the user's clusterctl config: its cert-manager: entry
+	// says which cert-manager clusterctl installs and from where, and its
+	// variables client (the environment's, then the file's) gives real
+	// values. Without one, only Variables and ValuesFiles are real values
+	// and cert-manager's CRDs must be in the cluster.
+	Clusterctl Clusterctl
 	// Sources open the repository cert-manager's URL points into (as
 	// mirror's sources do): the GitHub API base, tokens, the HTTP client.
 	Sources targets.Options
@@ -43,10 +56,6 @@ type InstallCheckOptions struct {
 	// cluster-template.yaml). Variables win over them; a flavor's file wins
 	// over a file for every flavor.
 	ValuesFiles []string
-	// NoLookup leaves out the values clusterctl would find in the
-	// environment and the clusterctl config: only Variables and
-	// ValuesFiles are real values then.
-	NoLookup bool
 	// Log hears what the check creates and removes; nil discards it.
 	Log io.Writer
 }
@@ -67,11 +76,7 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 	if err != nil {
 		return nil, fmt.Errorf("install check: %w", err)
 	}
-	if !o.NoLookup {
-		cc, err := config.New(ctx, o.ClusterctlConfig)
-		if err != nil {
-			return nil, fmt.Errorf("install check: read clusterctl config %s: %w", o.ClusterctlConfig, err)
-		}
+	if cc := o.Clusterctl.Config; cc != nil {
 		// clusterctl's own variables client: the environment, then the
 		// config file's variables.
 		reals.Lookup = func(name string) (string, bool) {
@@ -85,7 +90,7 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 		DryRunOnly: o.DryRunOnly,
 		Force:      o.Force,
 		CertManager: func(ctx context.Context) (*release.Provider, error) {
-			return CertManager(ctx, o.ClusterctlConfig, o.Sources)
+			return CertManager(ctx, o.Clusterctl, o.Sources)
 		},
 		KubernetesVersion: o.KubernetesVersion,
 		Variables:         o.Variables,
@@ -94,17 +99,15 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 }
 
 // CertManager reads the cert-manager release clusterctl would install with
-// the clusterctl config at path ("": clusterctl's own), from where that
-// config says (its cert-manager: url:, else GitHub): what the install check
-// takes cert-manager's CRDs from when the cluster has none. When it cannot
-// be fetched (a scratch cluster without internet), the error says what it
-// was fetching and the ways on.
-func CertManager(ctx context.Context, path string, sources targets.Options) (*release.Provider, error) {
-	cfg, err := config.New(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("read clusterctl config %s: %w", path, err)
+// the clusterctl config cc, from where that config says (its cert-manager:
+// url:, else GitHub): what the install check takes cert-manager's CRDs from
+// when the cluster has none. When it cannot be fetched (a scratch cluster
+// without internet), the error says what it was fetching and the ways on.
+func CertManager(ctx context.Context, cc Clusterctl, sources targets.Options) (*release.Provider, error) {
+	if cc.Config == nil {
+		return nil, errors.New("no clusterctl config to say which cert-manager clusterctl installs: install its CRDs in the cluster first")
 	}
-	cm, err := cfg.CertManager().Get()
+	cm, err := cc.Config.CertManager().Get()
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +125,7 @@ func CertManager(ctx context.Context, path string, sources targets.Options) (*re
 	p, err := publish.ReadCertManager(ctx, src, cm.Version(), file)
 	if err != nil {
 		where := cmp.Or(loc.Source, cm.URL())
-		return nil, certManagerFetchError(file, cm.Version(), where, path, err)
+		return nil, certManagerFetchError(file, cm.Version(), where, cc.File, err)
 	}
 	return p, nil
 }

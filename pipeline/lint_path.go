@@ -26,8 +26,11 @@ type LintPathOptions struct {
 	// the only one in a folder.
 	Version string
 	// Config is the tree's config, or the waivers of a release folder; ""
-	// means the tree's, or ./capirepo.yaml for a folder.
+	// means the tree's, or WorkDir's capirepo.yaml for a folder.
 	Config string
+	// WorkDir is the folder the command runs in: its capirepo.yaml waives
+	// findings of a release folder when Config is empty. "" looks in none.
+	WorkDir string
 	// Provider is the label of a single file; "" infers it.
 	Provider string
 	// Disabled are the command line's waivers, rule to reason.
@@ -79,8 +82,8 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 		}
 		opts := contract.Options{Disabled: o.Disabled}
 		// capirepo.yaml's waivers apply to a release folder too: Config,
-		// or capirepo.yaml in the current folder.
-		if opts.Waivers, err = ConfigWaivers(o.Config, "lint", o.Log); err != nil {
+		// or capirepo.yaml in the folder the command runs in.
+		if opts.Waivers, err = configWaivers(o.Config, o.WorkDir, "lint", o.Log); err != nil {
 			return contract.Report{}, err
 		}
 		return o.lintRelease(ctx, rel, opts)
@@ -138,13 +141,14 @@ func (o LintPathOptions) lintRelease(ctx context.Context, rel *release.Release, 
 	return contract.Lint(rel, opts), nil
 }
 
-// ConfigWaivers reads the waivers of capirepo.yaml's lint.disable for a
-// release folder: cfgPath, or capirepo.yaml in the current folder. who
-// (the command) says on log how many apply.
-func ConfigWaivers(cfgPath, who string, log io.Writer) ([]contract.Waiver, error) {
-	if cfgPath == "" {
-		if _, err := os.Stat(provider.ConfigFile); err == nil {
-			cfgPath = provider.ConfigFile
+// configWaivers reads the waivers of capirepo.yaml's lint.disable for a
+// release folder: cfgPath, or capirepo.yaml in workDir (the folder the
+// command runs in; "" for none). who (the command) says on log how many
+// apply.
+func configWaivers(cfgPath, workDir, who string, log io.Writer) ([]contract.Waiver, error) {
+	if cfgPath == "" && workDir != "" {
+		if p := filepath.Join(workDir, provider.ConfigFile); fileExists(p) {
+			cfgPath = p
 		}
 	}
 	if cfgPath == "" {
@@ -159,4 +163,9 @@ func ConfigWaivers(cfgPath, who string, log io.Writer) ([]contract.Waiver, error
 		fmt.Fprintf(log, "%s: %s from %s\n", who, text.Plural(len(ws), "waiver", "waivers"), cfgPath)
 	}
 	return ws, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -30,9 +30,10 @@ type MirrorOptions struct {
 	Requests []string
 	// All mirrors every provider the clusterctl config knows, at the URL's version.
 	All bool
-	// ClusterctlConfig is the user's clusterctl config file; "" is
-	// clusterctl's default ($XDG_CONFIG_HOME/cluster-api/clusterctl.yaml).
-	ClusterctlConfig string
+	// Clusterctl is the user's clusterctl config, whose providers (its
+	// defaults and the config's providers:) the requests name and whose
+	// cert-manager: entry says which cert-manager is mirrored.
+	Clusterctl Clusterctl
 	// CertManager mirrors cert-manager at the version clusterctl would install.
 	CertManager bool
 
@@ -144,9 +145,9 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 		}
 		o.Target = t
 	}
-	cfg, err := config.New(ctx, o.ClusterctlConfig)
-	if err != nil {
-		return nil, fmt.Errorf("read clusterctl config %s: %w", o.ClusterctlConfig, err)
+	cfg := o.Clusterctl.Config
+	if cfg == nil {
+		return nil, errors.New("mirror: no clusterctl config to find the providers in")
 	}
 	provs, err := selectProviders(cfg, o.Requests, o.All)
 	if err != nil {

@@ -104,11 +104,7 @@ func runDiff(cmd *cobra.Command, s streams, g *globalOptions, o *diffOptions, ar
 	if err != nil {
 		return err
 	}
-	waivers, err := configWaivers(cmd, o.config)
-	if err != nil {
-		return err
-	}
-	do := pipeline.DiffOptions{Providers: o.providers, Targets: o.read.options(s), Disabled: disabled, Waivers: waivers, Log: s.errOut}
+	do := pipeline.DiffOptions{Providers: o.providers, Targets: o.read.options(s), Disabled: disabled, Config: o.config, WorkDir: ".", Log: s.errOut}
 	for i, a := range args {
 		def := o.oldVersion
 		if i == len(args)-1 {

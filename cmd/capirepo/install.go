@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/github"
@@ -23,6 +26,8 @@ type installFlags struct {
 	clusterctlConfig string
 	vars             []string // NAME=VALUE
 	values           []string // [FLAVOR=]FILE
+	// clusterctl is --clusterctl-config opened, once the flags are valid.
+	clusterctl pipeline.Clusterctl
 }
 
 func (f *installFlags) bind(cmd *cobra.Command, name, usage string) {
@@ -61,7 +66,20 @@ func (f *installFlags) validate() error {
 	if _, err := os.Stat(f.kubeconfig); err != nil {
 		return usagef("--kubeconfig %v", err)
 	}
-	return nil
+	var err error
+	f.clusterctl, err = clusterctlConfig(context.Background(), f.clusterctlConfig)
+	return err
+}
+
+// clusterctlConfig opens the user's clusterctl config as clusterctl reads
+// it: file, else its default ($XDG_CONFIG_HOME/cluster-api/clusterctl.yaml,
+// ~/.cluster-api/clusterctl.yaml), with the environment's variables first.
+func clusterctlConfig(ctx context.Context, file string) (pipeline.Clusterctl, error) {
+	c, err := config.New(ctx, file)
+	if err != nil {
+		return pipeline.Clusterctl{}, fmt.Errorf("read clusterctl config %s: %w", file, err)
+	}
+	return pipeline.Clusterctl{File: file, Config: c}, nil
 }
 
 // options are the check's options; nil when it is off. Cert-manager's
@@ -71,7 +89,7 @@ func (f *installFlags) options(s streams, githubAPI string, timeout time.Duratio
 		return nil
 	}
 	return &pipeline.InstallCheckOptions{
-		Kubeconfig: f.kubeconfig, DryRunOnly: f.dryRunOnly, Force: f.force, ClusterctlConfig: f.clusterctlConfig,
+		Kubeconfig: f.kubeconfig, DryRunOnly: f.dryRunOnly, Force: f.force, Clusterctl: f.clusterctl,
 		Sources:     targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, timeout), GitHub: github.Options{APIURL: gitHubAPI(s, githubAPI)}},
 		Variables:   f.variables(s.getenv),
 		ValuesFiles: f.values,

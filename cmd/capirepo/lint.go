@@ -69,7 +69,7 @@ with @VERSION; without, the release there before this one).`,
 			if err != nil {
 				return err
 			}
-			rep, err := pipeline.LintPath(cmd.Context(), pipeline.LintPathOptions{Path: path, Version: o.version, Config: o.config, Provider: o.provider,
+			rep, err := pipeline.LintPath(cmd.Context(), pipeline.LintPathOptions{Path: path, Version: o.version, Config: o.config, WorkDir: ".", Provider: o.provider,
 				Disabled: disabled, AllowRemote: o.allowRemote, Against: o.against, Targets: o.read.options(s), Log: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
@@ -122,10 +122,4 @@ func parseDisable(flags []string) (map[string]string, error) {
 		return nil, usageError{err}
 	}
 	return out, nil
-}
-
-// configWaivers reads the waivers of capirepo.yaml's lint.disable for a
-// release folder: --config, or capirepo.yaml in the current folder.
-func configWaivers(cmd *cobra.Command, cfgPath string) ([]contract.Waiver, error) {
-	return pipeline.ConfigWaivers(cfgPath, cmd.Name(), cmd.ErrOrStderr())
 }

@@ -120,6 +120,10 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	if err := o.configOut.check(); err != nil {
 		return err
 	}
+	cc, err := clusterctlConfig(ctx, o.clusterctlConfig)
+	if err != nil {
+		return err
+	}
 	loc, err := targets.Parse(o.to)
 	if err != nil {
 		return usagef("--to %v", err)
@@ -157,7 +161,7 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 		log, progress = io.Discard, pipeline.Lines(ms.errOut, bars == nil)
 	}
 	sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{
-		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
+		Requests: args, All: o.all, Clusterctl: cc, CertManager: o.certManager,
 		To: loc, Target: t,
 		Sources: sources,
 		Images:  o.images, ImageOptions: publish.RegistryOptions(publish.Registry{Keychain: authn.DefaultKeychain, Secrets: s.secrets, HTTP: publish.HTTPOptions{Timeout: o.timeout, Progress: s.errOut}}),

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/pipeline"
@@ -31,6 +32,17 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// clusterctlConfig opens a clusterctl config file as capirepo's commands
+// open the user's.
+func clusterctlConfig(t *testing.T, file string) pipeline.Clusterctl {
+	t.Helper()
+	c, err := config.New(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.Clusterctl{File: file, Config: c}
 }
 
 // certManagerConfig writes cert-manager's release as a local repository
@@ -56,7 +68,7 @@ func certManagerConfig(t *testing.T) string {
 func TestRelease_InstallCheckStep(t *testing.T) {
 	cfg := managementCluster(t, false) // cert-manager's CRDs come from the mirror
 	ctx := context.Background()
-	check := &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), ClusterctlConfig: certManagerConfig(t)}
+	check := &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), Clusterctl: clusterctlConfig(t, certManagerConfig(t))}
 
 	t.Run("passes", func(t *testing.T) {
 		var log bytes.Buffer
