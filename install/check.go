@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
@@ -262,10 +263,10 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 	}
 	if len(there) > 0 && !in.o.DryRunOnly && !in.o.Force {
 		return fmt.Errorf("install check: the cluster at %s already has CRDs of the release (%s): it looks like a cluster the provider is installed in, "+
-			"and the check creates and deletes CRDs; use a scratch cluster (kind create cluster), --dry-run-only (creates nothing), "+
-			"or --force to replace them for the check and put them back after", in.c.host, strings.Join(there, ", "))
+			"and the check creates and deletes CRDs; use a scratch cluster (kind create cluster), %s (creates nothing), "+
+			"or %s to replace them for the check and put them back after", in.c.host, strings.Join(there, ", "), option.Flag(ctx, option.DryRunOnly), option.Flag(ctx, option.Force))
 	}
-	if err := in.announce(provs, len(there)); err != nil {
+	if err := in.announce(ctx, provs, len(there)); err != nil {
 		return err
 	}
 	if err := in.ensureCertManager(ctx, rel, provs, existing); err != nil {
@@ -374,7 +375,7 @@ func (in *installer) session(ctx context.Context, ip *installProvider) (*verify.
 }
 
 // announce says plainly what the check is about to create.
-func (in *installer) announce(provs []*installProvider, replaced int) error {
+func (in *installer) announce(ctx context.Context, provs []*installProvider, replaced int) error {
 	if in.o.DryRunOnly {
 		_, err := fmt.Fprintf(in.o.Log, "install check on %s: dry-run only, nothing is created\n", in.c.host)
 		return err
@@ -390,7 +391,7 @@ func (in *installer) announce(provs []*installProvider, replaced int) error {
 	msg := fmt.Sprintf("install check on %s: creates %d CustomResourceDefinitions (and cert-manager's, if the release needs them and the cluster lacks them) and %d namespaces (%s-*) for real, and removes them at the end; every other object is only dry-run",
 		in.c.host, n, len(provs)+1, in.namespace(""))
 	if replaced > 0 {
-		msg += fmt.Sprintf("; --force: %d CRDs already there are replaced and put back after", replaced)
+		msg += fmt.Sprintf("; %s: %d CRDs already there are replaced and put back after", option.Flag(ctx, option.Force), replaced)
 	}
 	_, err := fmt.Fprintln(in.o.Log, msg)
 	return err

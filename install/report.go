@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
@@ -276,7 +277,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if n := r.RefusedWithStandInsCount(); n > 0 {
 		fmt.Fprintf(&b, "  %d refused by a CEL rule with stand-ins: not counted as refusals; give the variables named real values "+
-			"(--var NAME=VALUE, --values [FLAVOR=]FILE, the environment or the clusterctl config's variables) to check them for real\n", n)
+			"(%s NAME=VALUE, %s [FLAVOR=]FILE, the environment or the clusterctl config's variables) to check them for real\n", n, option.Var, option.Values)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -16,6 +16,7 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/image"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
@@ -226,8 +227,8 @@ func (m *tagMemo) nextVersionTagged(ctx context.Context, dir, version, from stri
 	if commit == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s: the next version %s (%s) is already released: git tag %s (commit %.12s) is in the tree's repository, so what is built now would pass for that release; raise nextVersion to the release being developed, or give --version",
-		dir, version, from, version, commit)
+	return fmt.Sprintf("%s: the next version %s (%s) is already released: git tag %s (commit %.12s) is in the tree's repository, so what is built now would pass for that release; raise nextVersion to the release being developed, or give %s",
+		dir, version, from, version, commit, option.Flag(ctx, option.Version))
 }
 
 func (m *tagMemo) tagCommit(ctx context.Context, dir, tag string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/local"
@@ -115,7 +116,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	}
 	if opts.Version != "" {
 		if _, err := provider.ParseVersion(opts.Version); err != nil {
-			return nil, fmt.Errorf("--version: %w", err)
+			return nil, fmt.Errorf("%s: %w", option.Flag(ctx, option.Version), err)
 		}
 	}
 	srcs, err := provider.LoadTreeSpecs(opts.Dir, opts.ConfigPath)
@@ -160,7 +161,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	var errs []error
 	for _, s := range srcs {
 		id, _ := s.Spec.ID()
-		v, from, err := devVersion(s, opts.Version)
+		v, from, err := devVersion(ctx, s, opts.Version)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("provider %s: %w", s.Spec.Name, err))
 			continue
@@ -258,7 +259,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	if opts.ConfigOut != "" {
 		abs, written, err := publish.WriteConfigFile(opts.ConfigOut, res.Config)
 		if err != nil {
-			return nil, fmt.Errorf("--config-out: %w", err)
+			return nil, fmt.Errorf("%s: %w", option.Flag(ctx, option.ConfigOut), err)
 		}
 		res.ConfigOut, res.ConfigOutWritten, cfg = abs, written, abs
 	}
@@ -281,9 +282,9 @@ func (o DevOptions) root() (string, error) {
 
 // devVersion picks the version to build: --version, else the version the
 // tree is developing (provider.NextVersion).
-func devVersion(s provider.TreeSpec, override string) (version, from string, err error) {
+func devVersion(ctx context.Context, s provider.TreeSpec, override string) (version, from string, err error) {
 	if override != "" {
-		return override, "--version", nil
+		return override, option.Flag(ctx, option.Version), nil
 	}
 	return provider.NextVersion(s.Dir, s.Spec)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/diff"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
@@ -156,10 +157,10 @@ func Diff(ctx context.Context, o DiffOptions) (*DiffSummary, error) {
 			}
 		}
 		if len(ids) == 0 {
-			return nil, publish.Usagef("%s is a target URL and no old side is a folder: name the providers to compare with --provider LABEL", o.New.Arg)
+			return nil, publish.Usagef("%s is a target URL and no old side is a folder: name the providers to compare with %s LABEL", o.New.Arg, option.Flag(ctx, option.Provider))
 		}
 		if o.New.Version == "" {
-			return nil, publish.Usagef("%s: give the new release's version (%s@vX.Y.Z or --version)", o.New.Arg, o.New.Arg)
+			return nil, publish.Usagef("%s: give the new release's version (%s@vX.Y.Z or %s)", o.New.Arg, o.New.Arg, option.Flag(ctx, option.Version))
 		}
 		src, err := rd.open(ctx, *o.New.Location)
 		if err != nil {

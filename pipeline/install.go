@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	"github.com/capirepo/capirepo/install"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
@@ -125,14 +126,14 @@ func CertManager(ctx context.Context, cc Clusterctl, sources targets.Options) (*
 	p, err := publish.ReadCertManager(ctx, src, cm.Version(), file)
 	if err != nil {
 		where := cmp.Or(loc.Source, cm.URL())
-		return nil, certManagerFetchError(file, cm.Version(), where, cc.File, err)
+		return nil, certManagerFetchError(ctx, file, cm.Version(), where, cc.File, err)
 	}
 	return p, nil
 }
 
 // certManagerFetchError says what the install check was fetching, why it
 // needs it and the three ways on without a network.
-func certManagerFetchError(file, version, where, config string, err error) error {
+func certManagerFetchError(ctx context.Context, file, version, where, config string, err error) error {
 	from := "clusterctl's default config"
 	if config != "" {
 		from = config
@@ -140,9 +141,9 @@ func certManagerFetchError(file, version, where, config string, err error) error
 	return fmt.Errorf("fetching cert-manager's CRDs (%s of cert-manager %s from %s, as %s says clusterctl installs it): %w\n"+
 		"the cluster has no cert-manager CRDs and the release uses cert-manager's kinds, so the install check creates them from cert-manager's release; without internet, any of:\n"+
 		"  - install cert-manager's CRDs in the cluster first (kubectl apply -f cert-manager.crds.yaml, from cert-manager's release): the check then takes the cluster's\n"+
-		"  - --clusterctl-config FILE whose cert-manager: url: names a copy the machine can read, such as a capirepo mirror folder (capirepo mirror ... --to file:///DIR --config-out FILE writes both)\n"+
-		"  - --dry-run-only: nothing is created; objects of kinds the cluster does not serve are listed as not checked",
-		file, version, where, from, err)
+		"  - %s FILE whose cert-manager: url: names a copy the machine can read, such as a capirepo mirror folder (capirepo mirror ... --to file:///DIR --config-out FILE writes both)\n"+
+		"  - %s: nothing is created; objects of kinds the cluster does not serve are listed as not checked",
+		file, version, where, from, err, option.Flag(ctx, option.ClusterctlConfig), option.Flag(ctx, option.DryRunOnly))
 }
 
 // installCheck is release's install check step: the built release applied

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"io"
 	"os"
@@ -60,7 +61,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 	}
 	if !fi.IsDir() {
 		if len(o.Against) > 0 {
-			return contract.Report{}, publish.Usagef("--against compares releases: give a source tree or a release folder, not one file")
+			return contract.Report{}, publish.Usagef("%s compares releases: give a source tree or a release folder, not one file", option.Flag(ctx, option.Against))
 		}
 		data, err := os.ReadFile(o.Path)
 		if err != nil {
@@ -95,7 +96,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 			return contract.Report{}, err
 		}
 		if v != "" {
-			fmt.Fprintf(o.Log, "lint: no --version: linting as %s (%s)\n", v, from)
+			fmt.Fprintf(o.Log, "lint: no %s: linting as %s (%s)\n", option.Flag(ctx, option.Version), v, from)
 			if w := nextVersionTagged(ctx, o.Path, v, from); w != "" {
 				sayWarnings(o.Log, "", []string{w})
 			}
@@ -124,7 +125,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 // checked in the same report.
 func (o LintPathOptions) lintRelease(ctx context.Context, rel *release.Release, opts contract.Options) (contract.Report, error) {
 	if len(o.Against) > 0 {
-		sides, err := ParseSides("--against", o.Against)
+		sides, err := ParseSides(option.Flag(ctx, option.Against), o.Against)
 		if err != nil {
 			return contract.Report{}, err
 		}
@@ -133,7 +134,7 @@ func (o LintPathOptions) lintRelease(ctx context.Context, rel *release.Release, 
 			return contract.Report{}, err
 		}
 		for _, n := range notes {
-			fmt.Fprintf(o.Log, "lint --against: %s\n", n)
+			fmt.Fprintf(o.Log, "lint %s: %s\n", option.Flag(ctx, option.Against), n)
 		}
 		opts.Findings = append(opts.Findings, fs...)
 		opts.Checks = contract.CheckLint | contract.CheckUpgrade

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
@@ -132,6 +133,9 @@ type MirroredVersion struct {
 // changed upstream under a version already mirrored is refused unless the
 // target was opened with Replace.
 func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
+	if err := o.Validate(ctx); err != nil {
+		return nil, err
+	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -202,6 +206,19 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	return m.sum, nil
 }
 
+// Validate says, before anything is read, what the options cannot ask
+// for: providers to mirror are named (Requests) or All is set, not both.
+// The errors are publish.UsageErrors.
+func (o MirrorOptions) Validate(ctx context.Context) error {
+	switch {
+	case o.All && len(o.Requests) > 0:
+		return publish.Usagef("%s mirrors every provider of the clusterctl config: give no PROVIDER with it", option.Flag(ctx, option.All))
+	case !o.All && len(o.Requests) == 0:
+		return publish.Usagef("name at least one PROVIDER[:VERSION] (e.g. infrastructure-aws:latest), or %s", option.Flag(ctx, option.All))
+	}
+	return nil
+}
+
 type mirror struct {
 	o     MirrorOptions
 	reach publish.Reach // how clusterctl reads the target
@@ -239,16 +256,10 @@ func selectProviders(cfg config.Client, requests []string, all bool) ([]*Mirrore
 	}
 	var out []*MirroredProvider
 	if all {
-		if len(requests) > 0 {
-			return nil, errors.New("--all mirrors every provider of the clusterctl config: give no PROVIDER with it")
-		}
 		for _, p := range list {
 			out = append(out, mk(p))
 		}
 		return out, nil
-	}
-	if len(requests) == 0 {
-		return nil, errors.New("name at least one PROVIDER[:VERSION] (e.g. infrastructure-aws:latest), or --all")
 	}
 	// One entry per provider, with every version asked for: the versions
 	// of one provider are written one after the other.

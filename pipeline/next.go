@@ -25,7 +25,7 @@ func (r *run) next(ctx context.Context) error {
 		if p.Reader != "" || p.Overrides { // not read by a providers: entry
 			continue
 		}
-		next, err := p.next(r.o.ConfigOut)
+		next, err := p.next(ctx, r.o.ConfigOut)
 		r.sum.Next = append(r.sum.Next, next...)
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
@@ -301,7 +302,7 @@ func (r *run) lint(context.Context) (string, bool, error) {
 // release is never published before its images can be pulled.
 func (r *run) images(ctx context.Context) (string, bool, error) {
 	if r.o.SkipImageCheck {
-		return "--skip-image-check: not checked", true, nil
+		return option.Flag(ctx, option.SkipImageCheck) + ": not checked", true, nil
 	}
 	platforms := r.o.Build.Platforms
 	if len(platforms) == 0 && r.b.Config != nil && len(r.b.Config.Providers) > 0 {

@@ -129,7 +129,7 @@ func Publish(ctx context.Context, o PublishOptions) (*Published, error) {
 	if err := p.resources(o.Namespace); err != nil {
 		return nil, err
 	}
-	p.Summary.Next, err = p.next(o.ConfigOut)
+	p.Summary.Next, err = p.next(ctx, o.ConfigOut)
 	return p, err
 }
 
@@ -194,11 +194,11 @@ func (p *Published) resources(namespace string) error {
 // configOut when set) and the clusterctl init line that tries the version
 // (publish.NextSteps); nothing for a target another reader reads or for
 // clusterctl's overrides folder.
-func (p *Published) next(configOut string) ([]string, error) {
+func (p *Published) next(ctx context.Context, configOut string) ([]string, error) {
 	if p.Reader != "" || p.Overrides {
 		return nil, nil
 	}
-	return publish.NextSteps(p.Summary, configOut)
+	return publish.NextSteps(ctx, p.Summary, configOut)
 }
 
 // isDraft says whether t leaves what it publishes a draft.

@@ -15,6 +15,7 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/image"
 	"github.com/capirepo/capirepo/internal/epoch"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -154,15 +155,16 @@ func (r *run) created() time.Time {
 }
 
 // imageDigest names an image by digest: as given, or the digest its tag
-// points at now (image.Resolve).
-func imageDigest(ctx context.Context, raw string, nameOpts []name.Option, ropts []remote.Option) (name.Digest, error) {
+// points at now (image.Resolve); what says where the image was named (the
+// option it was given with, or "image").
+func imageDigest(ctx context.Context, what, raw string, nameOpts []name.Option, ropts []remote.Option) (name.Digest, error) {
 	ref, err := name.ParseReference(raw, nameOpts...)
 	if err != nil {
-		return name.Digest{}, publish.Usagef("--image %q: %v", raw, err)
+		return name.Digest{}, publish.Usagef("%s %q: %v", what, raw, err)
 	}
 	d, err := image.Resolve(ctx, ref, ropts...)
 	if err != nil {
-		return name.Digest{}, fmt.Errorf("--image %s: %w", raw, err)
+		return name.Digest{}, fmt.Errorf("%s %s: %w", what, raw, err)
 	}
 	return d, nil
 }
@@ -238,7 +240,7 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 	ropts := publish.RegistryOptions(publish.Registry{Keychain: o.Keychain, Transport: o.Transport})
 	rep := &SignReport{Version: rel.Version}
 	for _, raw := range o.Images {
-		ref, err := imageDigest(ctx, raw, nameOpts, ropts)
+		ref, err := imageDigest(ctx, option.Flag(ctx, option.Image), raw, nameOpts, ropts)
 		if err != nil {
 			return nil, err
 		}

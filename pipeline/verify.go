@@ -126,7 +126,7 @@ func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts ve
 		return err
 	}
 	o.Path = path
-	f, err := openFolder(o.Path, o.Version, o.Log)
+	f, err := openFolder(ctx, o.Path, o.Version, o.Log)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/local"
 	"github.com/capirepo/capirepo/release"
@@ -53,7 +55,7 @@ type folder struct {
 // name (unreadable): the others are still verified, and clusterctl's
 // latest is said with every folder it lists in view. A tree of such
 // folders alone is an error.
-func openFolder(path, version string, log io.Writer) (*folder, error) {
+func openFolder(ctx context.Context, path, version string, log io.Writer) (*folder, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -77,7 +79,7 @@ func openFolder(path, version string, log io.Writer) (*folder, error) {
 		return nil, err
 	}
 	if rel.Version == "" {
-		return nil, fmt.Errorf("%s: no version: the folder is not in a <label>/<version>/ tree and its manager image carries no vX.Y.Z tag: give it with --version", path)
+		return nil, fmt.Errorf("%s: no version: the folder is not in a <label>/<version>/ tree and its manager image carries no vX.Y.Z tag: give it with %s", path, option.Flag(ctx, option.Version))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(log, "%s: %s\n", path, n)

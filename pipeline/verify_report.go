@@ -170,7 +170,7 @@ func (o VerifyOptions) verifyImageSignature(ctx context.Context, raw string, kc 
 	if insecure {
 		nameOpts = append(nameOpts, name.Insecure)
 	}
-	ref, err := imageDigest(ctx, raw, nameOpts, ropts)
+	ref, err := imageDigest(ctx, "image", raw, nameOpts, ropts)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package provider
 import (
 	"fmt"
 	"slices"
+
+	"github.com/capirepo/capirepo/internal/option"
 )
 
 // The manager a tree's providers run, as a build of binaries and an image
@@ -18,7 +20,7 @@ type ManagerMismatchError struct {
 }
 
 func (e *ManagerMismatchError) Error() string {
-	return fmt.Sprintf("--binaries builds one manager, but providers %s and %s have different build sections in %s", e.First, e.Other, e.File)
+	return fmt.Sprintf("%s builds one manager, but providers %s and %s have different build sections in %s", option.Binaries, e.First, e.Other, e.File)
 }
 
 // ManagerBuild is the one build section a build of the manager compiles:

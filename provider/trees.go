@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/option"
 )
 
 // TreeSpec is one provider to build and the tree it comes from.
@@ -180,6 +181,6 @@ func (s TreeSpec) SettingsNextVersionIgnored(built string) string {
 	if err != nil || st.Config == nil || st.Config.NextVersion == "" || st.Config.NextVersion == built || (st.Name != "" && st.Name != s.Spec.Name) {
 		return ""
 	}
-	return fmt.Sprintf("%s: nextVersion %s is not used: %s is the config capirepo reads, and wins (building %s); set nextVersion in %s, or pass --version",
-		file, st.Config.NextVersion, s.Config.File, built, ConfigFile)
+	return fmt.Sprintf("%s: nextVersion %s is not used: %s is the config capirepo reads, and wins (building %s); set nextVersion in %s, or pass %s",
+		file, st.Config.NextVersion, s.Config.File, built, ConfigFile, option.Version)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/versions"
 )
@@ -223,7 +224,7 @@ func Load(root, version string) (*Release, error) {
 	if version == "" {
 		vs := versions.Sorted(slices.Collect(maps.Keys(held)))
 		if len(vs) > 1 {
-			return nil, fmt.Errorf("%s holds several versions (%s): choose one with --version", root, strings.Join(vs, ", "))
+			return nil, fmt.Errorf("%s holds several versions (%s): choose one with %s", root, strings.Join(vs, ", "), option.Version)
 		}
 		version = vs[0]
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/capirepo/capirepo/internal/option"
 )
 
 // VerifyOptions say whose signatures are accepted: a public key's, or a
@@ -76,9 +78,9 @@ func newVerifier(o VerifyOptions) (*Verifier, error) {
 	case !hasID:
 		return nil, errors.New("no key or certificate identity to verify signatures against")
 	case o.Identity == "" && o.IdentityRegexp == "":
-		return nil, errors.New("a certificate identity (--certificate-identity) is needed with the issuer")
+		return nil, fmt.Errorf("a certificate identity (%s) is needed with the issuer", option.CertificateIdentity)
 	case o.Issuer == "" && o.IssuerRegexp == "":
-		return nil, errors.New("an OIDC issuer (--certificate-oidc-issuer) is needed with the identity")
+		return nil, fmt.Errorf("an OIDC issuer (%s) is needed with the identity", option.CertificateOIDCIssuer)
 	case o.TrustedRoot == nil:
 		return nil, errors.New("a certificate identity is checked against a trusted root, and none was given")
 	}

@@ -40,6 +40,7 @@ func (o *releaseNotesOptions) bind(cmd *cobra.Command, prefix string, shared boo
 	f.BoolVar(&o.draft, prefix+"draft", false, "upload and check everything but leave the release a draft for a person to publish")
 	f.BoolVar(&o.provenance, "provenance", true, "add "+publish.ProvenanceFile+", an in-toto statement (SLSA provenance v1) naming every asset with its sha256")
 	f.StringVar(&o.target, prefix+"target", "", "COMMITISH the tag is created from when the release is published, if the tag does not exist yet (default: the default branch)")
+	prefixed(cmd, prefix, "generate-notes", "previous-tag", "prerelease", "draft", "target")
 }
 
 // apply sets the GitHub options from the flags, reading the notes file.
@@ -88,6 +89,7 @@ func (o *gitlabReleaseOptions) bind(cmd *cobra.Command, prefix string, withNotes
 	f := cmd.Flags()
 	f.BoolVar(&o.release, prefix+"release", false, "also create a GitLab Release for the tag whose links point at the package files")
 	f.StringVar(&o.ref, prefix+"ref", "", "branch or commit the tag is created from for the GitLab Release, if the tag does not exist yet")
+	prefixed(cmd, prefix, "release", "ref")
 	if withNotes {
 		o.title, o.notesFile, o.provenance = new(string), new(string), new(bool)
 		f.StringVar(o.title, "title", "", "release title (default: the tag)")

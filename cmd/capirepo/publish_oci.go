@@ -36,12 +36,14 @@ func (f ociFlags) transport(s streams) http.RoundTripper { return httpClient(s, 
 // targets (release: --oci-format, ...).
 func (f *ociFlags) bind(cmd *cobra.Command, write bool, prefix string) {
 	cmd.Flags().BoolVar(&f.plainHTTP, prefix+"plain-http", false, "talk plain HTTP to the registry (printed references then start with http://, the operator's plain-HTTP switch)")
+	prefixed(cmd, prefix, "plain-http")
 	if !write {
 		return
 	}
 	cmd.Flags().StringVar(&f.format, prefix+"format", string(oci.FormatOperator),
 		"artifact layout: operator (what cluster-api-operator reads) or proposal (the Cluster API proposal's single tar+gzip layer, which the operator CANNOT read)")
 	cmd.Flags().BoolVar(&f.single, prefix+"single-artifact", false, "one artifact at REGISTRY/PATH:<version> for all providers of a monorepo release, under the operator's versioned file names")
+	prefixed(cmd, prefix, "format", "single-artifact")
 }
 
 type publishOCIOptions struct {

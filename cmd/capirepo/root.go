@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/pipeline"
@@ -92,6 +93,8 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 			if err := g.validate(cmd.Name() == "lint" || cmd.Name() == "diff"); err != nil {
 				return err
 			}
+			// What the steps say names this command's flags.
+			cmd.SetContext(option.WithWords(cmd.Context(), words(cmd)))
 			return checkWaits(cmd)
 		},
 	}

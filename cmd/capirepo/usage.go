@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/suggest"
 	"github.com/capirepo/capirepo/provider"
 )
@@ -223,4 +224,31 @@ func newHelpCmd() *cobra.Command {
 			return target.Help()
 		},
 	}
+}
+
+// optionAnnotation marks a flag that gives an option under another name
+// than the option's own (option.Words).
+const optionAnnotation = "capirepo/option"
+
+// prefixed binds nothing: it marks each flag prefix+NAME of cmd as the
+// flag that gives option NAME (release's --github-target gives
+// option.Target), so what the steps say names the flag this command has.
+func prefixed(cmd *cobra.Command, prefix string, names ...string) {
+	if prefix == "" {
+		return
+	}
+	for _, n := range names {
+		_ = cmd.Flags().SetAnnotation(prefix+n, optionAnnotation, []string{n})
+	}
+}
+
+// words are the flags of cmd that give an option under another name.
+func words(cmd *cobra.Command) option.Words {
+	w := option.Words{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if n := f.Annotations[optionAnnotation]; len(n) == 1 {
+			w[option.Name(n[0])] = "--" + f.Name
+		}
+	})
+	return w
 }

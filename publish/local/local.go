@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -96,8 +97,8 @@ func (e *ConflictError) Error() string {
 			parts = append(parts, p.what+": "+strings.Join(p.names, ", "))
 		}
 	}
-	return fmt.Sprintf("%s already holds this version with different content (%s): publish a new version, or pass --replace to overwrite it",
-		e.Dir, strings.Join(parts, "; "))
+	return fmt.Sprintf("%s already holds this version with different content (%s): publish a new version, or pass %s to overwrite it",
+		e.Dir, strings.Join(parts, "; "), option.Replace)
 }
 
 // Publish writes every provider of rel into Root/<label>/<version>/. A folder
