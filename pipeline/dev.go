@@ -319,3 +319,33 @@ func refused(id string) bool {
 	r, ok := contract.LookupRule(id)
 	return ok && r.Refused
 }
+
+// WriteText prints a dev run's summary: its warnings and where the dev
+// repository and its clusterctl config are on errOut, the clusterctl init
+// line that installs the providers on out.
+func (r *DevResult) WriteText(out, errOut io.Writer) error {
+	r.writeWarnings(errOut)
+	fmt.Fprintf(errOut, "dev repository %s, clusterctl config %s\n", r.Root, r.ConfigFile)
+	switch {
+	case r.ConfigOutWritten:
+		fmt.Fprintf(errOut, "clusterctl config for the dev repository written to %s\n", r.ConfigOut)
+	case r.ConfigOut != "":
+		fmt.Fprintf(errOut, "clusterctl config %s unchanged\n", r.ConfigOut)
+	}
+	fmt.Fprintln(errOut, "to install the providers, run:")
+	_, err := fmt.Fprintln(out, r.Init)
+	return err
+}
+
+// WriteJSON prints the result as one JSON document on out, its warnings
+// on errOut.
+func (r *DevResult) WriteJSON(out, errOut io.Writer) error {
+	r.writeWarnings(errOut)
+	return writeJSON(out, r)
+}
+
+func (r *DevResult) writeWarnings(w io.Writer) {
+	for _, warning := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warning)
+	}
+}

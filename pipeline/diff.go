@@ -83,6 +83,32 @@ func ParseSides(flag string, args []string) ([]Side, error) {
 	return sides, nil
 }
 
+// DiffSides reads capirepo diff's arguments, OLD... NEW (ParseSide): NEW
+// takes version and each OLD oldVersion unless it names its own.
+func DiffSides(ctx context.Context, args []string, version, oldVersion string) (olds []Side, newSide Side, err error) {
+	if err := checkVersionOption(ctx, option.Version, version); err != nil {
+		return nil, Side{}, err
+	}
+	if err := checkVersionOption(ctx, option.OldVersion, oldVersion); err != nil {
+		return nil, Side{}, err
+	}
+	for i, a := range args {
+		def := oldVersion
+		if i == len(args)-1 {
+			def = version
+		}
+		side, err := ParseSide(a, def)
+		if err != nil {
+			return nil, Side{}, publish.UsageError{Err: err}
+		}
+		if i == len(args)-1 {
+			return olds, side, nil
+		}
+		olds = append(olds, side)
+	}
+	return nil, Side{}, publish.Usagef("diff compares two releases at least: OLD... NEW")
+}
+
 // DiffOptions say what capirepo diff compares.
 type DiffOptions struct {
 	// Old are the older releases, New the newer one.

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	"github.com/capirepo/capirepo/internal/option"
@@ -54,8 +53,9 @@ type MirrorOptions struct {
 	// Images, when set, is REGISTRY/PREFIX: every image the mirrored
 	// components reference is copied below it.
 	Images string
-	// ImageOptions authenticate and route the image copies (keychain, transport).
-	ImageOptions []remote.Option
+	// Registry authenticates and routes the image copies (keychain,
+	// transport, bounded waits).
+	Registry publish.Registry
 
 	// RequireSignatures, when set, refuses to copy anything unless every
 	// version is signed upstream for this verifier (mirror_signatures.go).
@@ -67,6 +67,9 @@ type MirrorOptions struct {
 	NoVerify bool
 	// Variables are clusterctl config values for the read-back (gitlab-access-token).
 	Variables map[string]string
+	// ConfigOut, when set, is the file the site's config (Summary.Config)
+	// is written to (atomically, when it changed) once every step passed.
+	ConfigOut string
 
 	// Log receives one line per step; nil discards it.
 	Log io.Writer
@@ -91,6 +94,10 @@ type MirrorSummary struct {
 	Verified  int    `json:"verified"`
 	// Warnings are things the site should know that did not stop the run.
 	Warnings []string `json:"warnings,omitempty"`
+	// ConfigFile is where ConfigOut was written (absolute).
+	ConfigFile string `json:"-"`
+
+	failed bool
 }
 
 // MirroredProvider is one provider and the versions copied.
@@ -133,6 +140,19 @@ type MirroredVersion struct {
 // changed upstream under a version already mirrored is refused unless the
 // target was opened with Replace.
 func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
+	sum, err := mirrorRun(ctx, o)
+	if sum == nil {
+		return nil, err
+	}
+	if sum.failed = err != nil; err == nil && o.ConfigOut != "" {
+		if sum.ConfigFile, _, err = publish.WriteFileIfChanged(o.ConfigOut, []byte(sum.Config)); err != nil {
+			sum.failed, err = true, fmt.Errorf("%s: %w", option.Flag(ctx, option.ConfigOut), err)
+		}
+	}
+	return sum, err
+}
+
+func mirrorRun(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	if err := o.Validate(ctx); err != nil {
 		return nil, err
 	}
@@ -145,7 +165,7 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	if o.Target == nil {
 		t, err := OpenMirrorTarget(ctx, o.To, o.TargetOptions)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s %w", option.Flag(ctx, option.To), err)
 		}
 		o.Target = t
 	}
@@ -528,4 +548,43 @@ func (m *mirror) version(ctx context.Context, p *MirroredProvider, v string) (*M
 	m.mu.Unlock()
 	m.logf("%s %s: %d written, %d already there, %d replaced", p.Label, v, len(mv.Uploaded), len(mv.Skipped), len(mv.Replaced))
 	return mv, nil
+}
+
+// WriteJSON prints the summary as one JSON document.
+func (s *MirrorSummary) WriteJSON(w io.Writer) error { return writeJSON(w, s) }
+
+// WriteText prints what a mirror run did besides each version's counts,
+// which were said as it was copied: the images' counts and the warnings on
+// errOut; then, once every step passed, the site's config on out (or where
+// ConfigOut wrote it, on errOut).
+func (s *MirrorSummary) WriteText(out, errOut io.Writer) error {
+	if len(s.Images) > 0 {
+		copied := 0
+		for _, i := range s.Images {
+			if i.Copied {
+				copied++
+			}
+		}
+		fmt.Fprintf(errOut, "images: %d copied, %d already there\n", copied, len(s.Images)-copied)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(errOut, "warning: %s\n", w)
+	}
+	what := "clusterctl config for the site"
+	if s.ConfigFor != "" {
+		what = "Provider resources of " + s.ConfigFor + " for the site (clusterctl cannot install from this mirror)"
+	}
+	switch {
+	case s.failed:
+	case s.ConfigFile != "":
+		fmt.Fprintf(errOut, "%s written to %s\n", what, s.ConfigFile)
+	default:
+		if _, err := io.WriteString(out, s.Config); err != nil {
+			return err
+		}
+		if s.ConfigFor != "" {
+			fmt.Fprintf(errOut, "%s on stdout\n", what)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
@@ -25,8 +26,12 @@ type ReleaseOptions struct {
 	// Targets are where the release is published, in this order.
 	Targets []targets.Location
 	// TargetOptions open the targets (credentials, clients, release notes),
-	// to publish.
+	// to publish. An OCI artifact's created annotation and source, when
+	// unset, are Build's SOURCE_DATE_EPOCH and the git origin of Build.Dir.
 	TargetOptions targets.Options
+	// NotesFile, when set, is the release notes (Markdown) of a target that
+	// makes a release (GitHub, GitLab with a Release).
+	NotesFile string
 	// Open makes the target of a location; nil means the location's own
 	// Open with TargetOptions. Release calls it for every target before
 	// anything is built, so a missing token fails first; not at all in a
@@ -70,6 +75,21 @@ type ReleaseOptions struct {
 	Log io.Writer
 	// Progress hears of each step; nil means Lines(Log, false).
 	Progress Progress
+}
+
+// ParseTargets checks the target URLs a release publishes to, without a
+// network call or credential, so a mistyped one is refused first; flag
+// names them in the error (a publish.UsageError).
+func ParseTargets(flag string, urls []string) ([]targets.Location, error) {
+	var locs []targets.Location
+	for _, raw := range urls {
+		loc, err := targets.Parse(raw)
+		if err != nil {
+			return nil, publish.UsageError{Err: fmt.Errorf("%s %w", flag, err)}
+		}
+		locs = append(locs, loc)
+	}
+	return locs, nil
 }
 
 // Step statuses.
@@ -129,6 +149,21 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	}
 	if o.Progress == nil {
 		o.Progress = Lines(o.Log, false)
+	}
+	if err := readNotes(ctx, o.NotesFile, &o.TargetOptions); err != nil {
+		return nil, err
+	}
+	if meta := &o.TargetOptions.OCI.Meta; meta.Created.IsZero() || meta.Source == "" {
+		created, err := epochTime(o.Build.SourceDateEpoch)
+		if err != nil {
+			return nil, err
+		}
+		if meta.Created.IsZero() {
+			meta.Created = created
+		}
+		if meta.Source == "" {
+			meta.Source = builder.SourceURL(ctx, o.Build.Dir)
+		}
 	}
 	if o.Open == nil {
 		to := o.TargetOptions

@@ -184,11 +184,13 @@ type SignDistOptions struct {
 	// resolved, so a wrong dist or image fails before a token is asked for.
 	Signer sign.SignerOptions
 	// Provenance and Source are as for SignOptions; SourceHint says how a
-	// user names Source (sign.ReleaseOptions.SourceHint).
-	Provenance         bool
-	Source, SourceHint string
-	// Created stamps the image signatures; zero means now.
-	Created time.Time
+	// user names Source (sign.ReleaseOptions.SourceHint); without Source,
+	// the provenance names SourceDir's git origin.
+	Provenance                    bool
+	Source, SourceHint, SourceDir string
+	// SourceDateEpoch ($SOURCE_DATE_EPOCH) stamps the image signatures; ""
+	// means now.
+	SourceDateEpoch string
 	// Keychain gives the registries' credentials (nil: anonymous);
 	// Transport is what they are talked to through (nil: the default).
 	Keychain  authn.Keychain
@@ -229,6 +231,13 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	created, err := epochTime(o.SourceDateEpoch)
+	if err != nil {
+		return nil, err
+	}
+	if o.Source == "" && o.SourceDir != "" {
+		o.Source = builder.SourceURL(ctx, o.SourceDir)
+	}
 	rel, err := release.Load(o.Dir, o.Version)
 	if err != nil {
 		return nil, err
@@ -261,7 +270,7 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 	if err := release.WriteContext(ctx, o.Dir, rel, release.WriteOptions{Progress: o.Log}); err != nil {
 		return nil, fmt.Errorf("write the bundles into %s: %w", o.Dir, err)
 	}
-	if rep.Images, err = SignImages(ctx, signer, rep.refs, o.Created, io.Discard, ropts...); err != nil {
+	if rep.Images, err = SignImages(ctx, signer, rep.refs, created, io.Discard, ropts...); err != nil {
 		return nil, err
 	}
 	return rep, nil

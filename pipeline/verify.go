@@ -125,6 +125,9 @@ func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts ve
 	if err != nil {
 		return err
 	}
+	if err := CheckFolder("verify", path); err != nil {
+		return err
+	}
 	o.Path = path
 	f, err := openFolder(ctx, o.Path, o.Version, o.Log)
 	if err != nil {

@@ -2,9 +2,11 @@ package sign
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/bundle"
@@ -14,6 +16,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/capirepo/capirepo/internal/option"
+	"github.com/capirepo/capirepo/publish"
 )
 
 // VerifyOptions say whose signatures are accepted: a public key's, or a
@@ -65,6 +68,35 @@ func NewVerifier(o VerifyOptions) (*Verifier, error) {
 		return nil, err
 	}
 	v.allowNoProvenance = o.AllowMissingProvenance
+	return v, nil
+}
+
+// LoadVerifier makes the verifier o asks for, its public key read from
+// keyFile ("" for a certificate identity) and, for an identity or a key
+// whose signatures need a log entry, the trusted root of inst (else the
+// public instance's; a key needs no network). Mistakes in what is asked
+// for are usage errors.
+func LoadVerifier(ctx context.Context, o VerifyOptions, keyFile string, inst InstanceOptions) (*Verifier, error) {
+	if keyFile != "" {
+		pem, err := os.ReadFile(keyFile)
+		if err != nil {
+			return nil, publish.Usagef("%s: %v", option.Flag(ctx, option.Key), err)
+		}
+		o.Key = pem
+	}
+	if needRoot := keyFile == "" || o.RequireLog; needRoot || inst.TrustedRoot != "" {
+		_, tr, err := LoadInstance(ctx, inst, false, needRoot)
+		if err != nil {
+			return nil, err
+		}
+		if tr != nil {
+			o.TrustedRoot = tr
+		}
+	}
+	v, err := NewVerifier(o)
+	if err != nil {
+		return nil, publish.UsageError{Err: err}
+	}
 	return v, nil
 }
 

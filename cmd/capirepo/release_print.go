@@ -36,13 +36,3 @@ func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
-
-// writeNext prints what a maintainer does next, once the run passed.
-func writeNext(w io.Writer, next []string) {
-	if len(next) > 0 {
-		fmt.Fprintln(w, "next:")
-	}
-	for _, n := range next {
-		fmt.Fprintf(w, "  %s\n", n)
-	}
-}

@@ -23,9 +23,6 @@ const (
 	exitUsage   = 2
 )
 
-// env reads the environment; only cmd/ does, and tests inject it.
-type env func(string) string
-
 // streams are the writers and environment a command is given.
 type streams struct {
 	out    io.Writer // results (--output json goes here)

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,7 +11,7 @@ import (
 
 	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/suggest"
-	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/pipeline"
 )
 
 // checkUsage makes every mistake on the command line a usageError (exit 2),
@@ -122,46 +120,11 @@ func withHelpHint(cmd *cobra.Command, err error) error {
 	return fmt.Errorf("%w; see '%s --help'", err, cmd.CommandPath())
 }
 
-// checkDirFlag says when a folder flag or argument names nothing or a file.
-func checkDirFlag(what, dir string) error {
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return usagef("%s %s: no such folder", what, dir)
-	case err != nil:
-		return usagef("%s: %v", what, err)
-	case !fi.IsDir():
-		return usagef("%s %s is a file: pass the folder that holds it", what, dir)
-	}
-	return nil
-}
-
-// checkConfigFlag says when --config names nothing or a folder; "" is
-// looked up in the tree later.
-func checkConfigFlag(file string) error {
-	if file == "" {
-		return nil
-	}
-	fi, err := os.Stat(file)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return usagef("--config %s: no such file (a capirepo.yaml or clusterctl-settings.json)", file)
-	case err != nil:
-		return usagef("--config: %v", err)
-	case fi.IsDir():
-		return usagef("--config %s is a folder: pass the capirepo.yaml or clusterctl-settings.json in it, or the tree as PATH", file)
-	}
-	return nil
-}
-
-// checkVersionFlag checks a --version up front ("" means the default),
+// checkVersionFlag checks a version flag up front ("" means the default),
 // suggesting the full form of a short one.
-func checkVersionFlag(v string) error {
-	if v == "" {
-		return nil
-	}
-	if _, err := provider.ParseVersion(v); err != nil {
-		return usagef("--version: %v", err)
+func checkVersionFlag(flag, v string) error {
+	if err := pipeline.CheckVersion(v); err != nil {
+		return usagef("%s: %v", flag, err)
 	}
 	return nil
 }

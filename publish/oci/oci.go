@@ -357,7 +357,7 @@ func (p *Target) act(ctx context.Context, pl *plan, sum *publish.Summary) (Pushe
 // when ""). A proposal-layout artifact has none: the operator cannot read it.
 func (p *Target) Resources(rel *release.Release, namespace string) ([]operator.Resource, error) {
 	if p.o.Format == FormatProposal {
-		return nil, nil
+		return nil, &publish.NotInstallable{Why: "format proposal: cluster-api-operator cannot read these artifacts (it never unpacks a layer)"}
 	}
 	arts, err := p.Artifacts(rel)
 	if err != nil {
