@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/image"
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -22,7 +23,7 @@ type buildOptions struct {
 func (o *buildOptions) AddFlags(cmd *cobra.Command, w io.Writer) {
 	f := cmd.Flags()
 	f.StringVar(&o.Dir, "dir", ".", "provider source tree (only read)")
-	deprecatedFlag(w, f, "dir", "pass the provider tree as PATH")
+	cli.DeprecatedFlag(w, f, "dir", "pass the provider tree as PATH")
 	f.StringVar(&o.ConfigPath, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in PATH); paths in it are relative to PATH")
 	f.StringVar(&o.Version, "version", "", "release version vX.Y.Z (default: version: in the config)")
 	f.StringVar(&o.Out, "out", "dist", "output folder: <out>/<provider-label>/<version>/")
@@ -47,7 +48,7 @@ func (o *buildOptions) validate(cmd *cobra.Command, args []string, s streams) er
 	if err := treeArg(cmd, args, &o.Dir); err != nil {
 		return err
 	}
-	if err := pipeline.CheckFolder(argName(cmd, "dir", "PATH"), o.Dir); err != nil {
+	if err := pipeline.CheckFolder(cli.ArgName(cmd, "dir", "PATH"), o.Dir); err != nil {
 		return err
 	}
 	if err := pipeline.CheckConfigFile("--config", o.ConfigPath); err != nil {
@@ -70,7 +71,7 @@ func treeArg(cmd *cobra.Command, args []string, dir *string) error {
 		return nil
 	}
 	if cmd.Flags().Changed("dir") && *dir != args[0] {
-		return usagef("the tree is given twice, as PATH %s and --dir %s: pass one", args[0], *dir)
+		return cli.Usagef("the tree is given twice, as PATH %s and --dir %s: pass one", args[0], *dir)
 	}
 	*dir = args[0]
 	return nil

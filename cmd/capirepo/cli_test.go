@@ -11,6 +11,7 @@ import (
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/builder/buildtest"
+	"github.com/capirepo/capirepo/internal/cli"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/provider"
@@ -309,8 +310,8 @@ func TestExitCode_FromTypeNotText(t *testing.T) {
 		{nil, exitOK},
 		{errors.New(`metadata.yaml: release series 1.2 has contract "v1alpha9"; clusterctl accepts only v1beta2, v1beta1`), exitFailure},
 		{errors.New("unknown command in the Makefile"), exitFailure},
-		{usagef("--repo must be OWNER/NAME"), exitUsage},
-		{fmt.Errorf("--publish gitlab://x/y: %w", usagef("set GITLAB_ACCESS_TOKEN")), exitUsage},
+		{cli.Usagef("--repo must be OWNER/NAME"), exitUsage},
+		{fmt.Errorf("--publish gitlab://x/y: %w", cli.Usagef("set GITLAB_ACCESS_TOKEN")), exitUsage},
 		{fmt.Errorf("build: %w", builder.ErrNoVersion), exitUsage},
 		{&provider.ManagerMismatchError{First: "a", Other: "b", File: "capirepo.yaml"}, exitUsage},
 	} {

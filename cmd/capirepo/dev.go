@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/buildinfo"
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -22,10 +23,10 @@ type devOptions struct {
 func (o *devOptions) AddFlags(cmd *cobra.Command, w io.Writer) {
 	f := cmd.Flags()
 	f.StringVar(&o.Dir, "dir", ".", "provider source tree (only read)")
-	deprecatedFlag(w, f, "dir", "pass the provider tree as PATH")
+	cli.DeprecatedFlag(w, f, "dir", "pass the provider tree as PATH")
 	f.StringVar(&o.ConfigPath, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in PATH)")
 	f.StringVar(&o.Root, "out", "", "dev repository folder to write (default: $XDG_CONFIG_HOME/cluster-api/dev-repository)")
-	deprecatedAlias(w, f, "root", "out") // the name before every command wrote to --out
+	cli.DeprecatedAlias(w, f, "root", "out") // the name before every command wrote to --out
 	f.StringVar(&o.Version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
 	f.StringVar(&o.Image, "image", "", "repository of the manager image, tagged with the dev version (default: keep the image the kustomization names)")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs); rendered on every run")
@@ -70,13 +71,13 @@ and with --watch only when it changed), and the init line names FILE.`,
 			if err := treeArg(cmd, args, &o.Dir); err != nil {
 				return err
 			}
-			for _, err := range []error{pipeline.CheckFolder(argName(cmd, "dir", "PATH"), o.Dir), pipeline.CheckConfigFile("--config", o.ConfigPath),
+			for _, err := range []error{pipeline.CheckFolder(cli.ArgName(cmd, "dir", "PATH"), o.Dir), pipeline.CheckConfigFile("--config", o.ConfigPath),
 				o.Validate(cmd.Context()), o.configOut.check()} {
 				if err != nil {
 					return err
 				}
 			}
-			o.Env, o.BuildID, o.Progress, o.ConfigOut = s.clusterctlEnv(), devBuildID(), s.errOut, string(o.configOut)
+			o.Env, o.BuildID, o.Progress, o.ConfigOut = s.clusterctlEnv(), buildinfo.Read(version).ID(), s.errOut, string(o.configOut)
 			if !o.watch {
 				res, err := pipeline.Dev(cmd.Context(), o.DevOptions)
 				if err != nil {
@@ -108,20 +109,4 @@ func printDev(s streams, g *globalOptions, res *pipeline.DevResult) error {
 		return res.WriteJSON(s.out, s.errOut)
 	}
 	return res.WriteText(s.out, s.errOut)
-}
-
-// devBuildID identifies this capirepo build for the dev cache: a tagged
-// build by its version, a development build also by its executable's size
-// and time, since its source may have changed without a new version.
-func devBuildID() string {
-	bi := readBuildInfo()
-	id := fmt.Sprintf("%s %s %v %s", bi.Version, bi.Commit, bi.Modified, bi.GoVersion)
-	if bi.Version == "(devel)" || bi.Modified || bi.Commit == "" {
-		if exe, err := os.Executable(); err == nil {
-			if fi, err := os.Stat(exe); err == nil {
-				id += fmt.Sprintf(" %s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())
-			}
-		}
-	}
-	return id
 }

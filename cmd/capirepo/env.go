@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/local"
@@ -63,36 +64,28 @@ type protected struct {
 	getenv      env
 }
 
-// protect collects the secrets of a run (token variables, passwords in URL
-// arguments) and wraps the output streams so that none of them is printed.
-// A URL argument with userinfo gets a warning: the token belongs in the
-// environment. Flush the writers when the run ends.
+// protect collects the secrets of a run (the environment's, passwords in
+// URL arguments) and wraps the output streams so that none of them is
+// printed. A URL argument with userinfo gets a warning: the token belongs
+// in the environment. Flush the writers when the run ends.
 func protect(args []string, out, errOut io.Writer, getenv env) *protected {
 	set := &redact.Set{}
 	for _, name := range secretEnvVars {
-		addKeySecret(set, getenv(name))
+		set.AddKey(getenv(name))
 	}
 	p := &protected{secrets: set, out: redact.NewWriter(out, set), errOut: redact.NewWriter(errOut, set)}
 	p.getenv = func(name string) string {
 		v := getenv(name)
 		if isSecretName(name) {
-			addKeySecret(set, v)
+			set.AddKey(v)
 		}
 		if strings.HasSuffix(name, "_URL") {
 			set.AddURL(v)
 		}
 		return v
 	}
-	for _, a := range args {
-		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
-			a = v
-		}
-		if !strings.Contains(a, "://") || !strings.Contains(a, "@") {
-			continue
-		}
-		if set.AddURL(a) {
-			fmt.Fprintf(p.errOut, "warning: a URL on the command line carries a user name or password (%s): it is not used or printed; give the token through the environment (GITHUB_TOKEN, GITLAB_ACCESS_TOKEN)\n", set.String(a))
-		}
+	for _, u := range set.AddArgs(args) {
+		fmt.Fprintf(p.errOut, "warning: a URL on the command line carries a user name or password (%s): it is not used or printed; give the token through the environment (GITHUB_TOKEN, GITLAB_ACCESS_TOKEN)\n", u)
 	}
 	return p
 }
@@ -100,17 +93,6 @@ func protect(args []string, out, errOut io.Writer, getenv env) *protected {
 func (p *protected) flush() {
 	_ = p.out.Flush()
 	_ = p.errOut.Flush()
-}
-
-// addKeySecret masks a private key: whole, and each line of it, since a
-// line could be printed alone.
-func addKeySecret(set *redact.Set, key string) {
-	set.Add(key)
-	for _, line := range strings.Split(key, "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(line), "-----") {
-			set.Add(line)
-		}
-	}
 }
 
 // Options read what the signing flags name from files and the environment:
@@ -125,14 +107,14 @@ func (o *signOptions) Options(s streams, timeout time.Duration) (sign.SignerOpti
 	if v, ok := strings.CutPrefix(o.key, keyEnvPrefix); ok {
 		val := s.getenv(v)
 		if val == "" {
-			return so, usagef("--key %s: $%s is empty or not set", o.key, v)
+			return so, cli.Usagef("--key %s: $%s is empty or not set", o.key, v)
 		}
-		addKeySecret(s.secrets, val)
+		s.secrets.AddKey(val)
 		so.Key = []byte(val)
 	} else {
 		data, err := os.ReadFile(o.key)
 		if err != nil {
-			return so, usagef("--key: %v", err)
+			return so, cli.Usagef("--key: %v", err)
 		}
 		so.Key = data
 	}

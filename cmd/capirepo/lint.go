@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -55,7 +56,7 @@ with @VERSION; without, the release there before this one).`,
 				o.Path = args[0]
 			}
 			if _, err := os.Stat(o.Path); err != nil {
-				return usagef("lint %s: no such file or folder", o.Path)
+				return cli.Usagef("lint %s: no such file or folder", o.Path)
 			}
 			if err := pipeline.CheckConfigFile("--config", o.Config); err != nil {
 				return err

@@ -4,12 +4,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -21,14 +21,13 @@ func main() {
 
 // exitCode maps an error to the exit code by its type, never by its text:
 // 0 ok, 2 a usage error (the command line or the request was wrong: a
-// usageError, set where flags and arguments are checked, or what
+// cli.UsageError, set where flags and arguments are checked, or what
 // pipeline.IsUsage says is one), 1 any other failure.
 func exitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
-	var ue usageError
-	if errors.As(err, &ue) || pipeline.IsUsage(err) {
+	if cli.IsUsage(err) || pipeline.IsUsage(err) {
 		return exitUsage
 	}
 	return exitFailure

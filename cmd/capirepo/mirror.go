@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/gitlab"
@@ -100,13 +101,13 @@ operator's rules, then through clusterctl's client from memory.`,
 
 func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOptions) error {
 	if o.to == "" {
-		return usagef("mirror needs --to file://DIR, gitlab://HOST/PROJECT or oci://REGISTRY/PATH")
+		return cli.Usagef("mirror needs --to file://DIR, gitlab://HOST/PROJECT or oci://REGISTRY/PATH")
 	}
 	if err := o.Validate(ctx); err != nil {
 		return err
 	}
 	if o.Concurrency < 1 {
-		return usagef("--concurrency must be at least 1")
+		return cli.Usagef("--concurrency must be at least 1")
 	}
 	if err := o.configOut.check(); err != nil {
 		return err
@@ -124,21 +125,20 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	// On a terminal, a bar per upload to GitLab, with the run's lines above
 	// the bars; one line shows the provider versions as they are copied.
 	// Elsewhere (CI logs) every step is a line of its own.
-	bars := newUploadBars(s, g)
+	bars, ms := uploadBars(s, g)
 	defer bars.Close()
-	ms := bars.streams(s)
 	if o.TargetOptions, err = o.targets.Options(ms); err != nil {
 		return err
 	}
 	o.To, o.Log, o.ConfigOut = locs[0], ms.errOut, string(o.configOut)
-	if isTerminal(s.errOut) {
+	if cli.IsTerminal(s.errOut) {
 		o.Log, o.Progress = io.Discard, pipeline.Lines(ms.errOut, bars == nil)
 	}
 	// The providers' repositories are read with GitHub's API and the
 	// tokens; --gitlab-url and --plain-http are the target's.
 	o.Sources, o.Variables = o.targets.sources(s), tokenVariables(s.getenv)
 	o.TargetOptions.GitHub.APIURL, o.TargetOptions.OCI.PlainHTTP = "", o.oci.plainHTTP
-	o.TargetOptions.Replace, o.TargetOptions.UploadProgress = o.replace, bars.hook()
+	o.TargetOptions.Replace, o.TargetOptions.UploadProgress = o.replace, bars.Hook()
 	if o.TargetOptions.GitLab.TokenType == gitlab.JobToken && o.To.Scheme == "gitlab" {
 		o.Variables["gitlab-access-token"] = s.getenv("CI_JOB_TOKEN") // clusterctl reads a GitLab mirror back with it
 	}

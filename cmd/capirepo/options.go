@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/capirepo/capirepo/internal/cli"
+	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/github"
@@ -66,7 +68,7 @@ func (o *targetOptions) Options(s streams) (targets.Options, error) {
 		switch tt = gitlab.TokenType(o.tokenType); tt {
 		case gitlab.PrivateToken, gitlab.BearerToken, gitlab.JobToken:
 		default:
-			return targets.Options{}, usagef("--gitlab-token-type must be private, bearer or job, not %q", o.tokenType)
+			return targets.Options{}, cli.Usagef("--gitlab-token-type must be private, bearer or job, not %q", o.tokenType)
 		}
 	}
 	return targets.Options{Getenv: s.getenv, HTTPClient: o.httpClient(s), Progress: s.errOut,
@@ -102,14 +104,14 @@ func (o *ociOptions) AddFlags(cmd *cobra.Command, prefix, plainUsage string, wri
 		plainUsage = "talk plain HTTP to the registry (printed references then start with http://, the operator's plain-HTTP switch)"
 	}
 	cmd.Flags().BoolVar(&o.plainHTTP, prefix+"plain-http", false, plainUsage)
-	prefixed(cmd, prefix, "plain-http")
+	cli.Prefixed(cmd, prefix, "plain-http")
 	if !write {
 		return
 	}
 	cmd.Flags().StringVar(&o.format, prefix+"format", string(oci.FormatOperator),
 		"artifact layout: operator (what cluster-api-operator reads) or proposal (the Cluster API proposal's single tar+gzip layer, which the operator CANNOT read)")
 	cmd.Flags().BoolVar(&o.single, prefix+"single-artifact", false, "one artifact at REGISTRY/PATH:<version> for all providers of a monorepo release, under the operator's versioned file names")
-	prefixed(cmd, prefix, "format", "single-artifact")
+	cli.Prefixed(cmd, prefix, "format", "single-artifact")
 }
 
 // Options are the registry options of the flags; the artifacts' source is
@@ -152,7 +154,7 @@ func (o *notesOptions) AddGitHubFlags(cmd *cobra.Command, prefix string) {
 	f.BoolVar(&o.draft, prefix+"draft", false, "upload and check everything but leave the release a draft for a person to publish")
 	f.StringVar(&o.target, prefix+"target", "", "COMMITISH the tag is created from when the release is published, if the tag does not exist yet (default: the default branch)")
 	o.prereleaseFlag = f.Lookup(prefix + "prerelease")
-	prefixed(cmd, prefix, "generate-notes", "previous-tag", "prerelease", "draft", "target")
+	cli.Prefixed(cmd, prefix, "generate-notes", "previous-tag", "prerelease", "draft", "target")
 }
 
 func (o *notesOptions) AddGitLabFlags(cmd *cobra.Command, prefix string) {
@@ -160,7 +162,7 @@ func (o *notesOptions) AddGitLabFlags(cmd *cobra.Command, prefix string) {
 	f := cmd.Flags()
 	f.BoolVar(&o.gitlabRelease, prefix+"release", false, "also create a GitLab Release for the tag whose links point at the package files")
 	f.StringVar(&o.ref, prefix+"ref", "", "branch or commit the tag is created from for the GitLab Release, if the tag does not exist yet")
-	prefixed(cmd, prefix, "release", "ref")
+	cli.Prefixed(cmd, prefix, "release", "ref")
 }
 
 // apply sets the GitHub and GitLab options of the flags; the notes file is
@@ -172,14 +174,14 @@ func (o *notesOptions) apply(to *targets.Options) error {
 		g.Prerelease = &o.prerelease
 	}
 	if o.previousTag != "" && !o.generateNotes {
-		return usagef("--%sprevious-tag needs --%sgenerate-notes", o.githubPrefix, o.githubPrefix)
+		return cli.Usagef("--%sprevious-tag needs --%sgenerate-notes", o.githubPrefix, o.githubPrefix)
 	}
 	l := &to.GitLab
 	l.Release, l.Ref, l.Provenance = o.gitlabRelease, o.ref, o.provenance
 	if o.gitlabRelease {
 		l.Title = o.title
 	} else if o.ref != "" {
-		return usagef("--%sref needs --%srelease", o.gitlabPrefix, o.gitlabPrefix)
+		return cli.Usagef("--%sref needs --%srelease", o.gitlabPrefix, o.gitlabPrefix)
 	}
 	return nil
 }
@@ -195,17 +197,17 @@ type distOptions struct {
 // AddFlags binds --version and the deprecated --from; w gets its notice.
 func (o *distOptions) AddFlags(cmd *cobra.Command, w io.Writer, versionUsage string) {
 	cmd.Flags().StringVar(&o.dir, "from", "dist", "built release folder (capirepo build --out)")
-	deprecatedFlag(w, cmd.Flags(), "from", "pass the built release folder as DIST")
+	cli.DeprecatedFlag(w, cmd.Flags(), "from", "pass the built release folder as DIST")
 	cmd.Flags().StringVar(&o.version, "version", "", versionUsage)
 }
 
 // arg takes the folder from DIST, as every command takes what it reads
 // from its argument.
 func (o *distOptions) arg(cmd *cobra.Command, args []string) error {
-	o.what = argName(cmd, "from", "DIST")
+	o.what = cli.ArgName(cmd, "from", "DIST")
 	if len(args) == 1 {
 		if cmd.Flags().Changed("from") && o.dir != args[0] {
-			return usagef("the dist folder is given twice, as DIST %s and --from %s: pass one", args[0], o.dir)
+			return cli.Usagef("the dist folder is given twice, as DIST %s and --from %s: pass one", args[0], o.dir)
 		}
 		o.dir = args[0]
 	}
@@ -230,7 +232,7 @@ func (c configOut) check() error {
 		return nil
 	}
 	if fi, err := os.Stat(string(c)); err == nil && fi.IsDir() {
-		return usagef("--config-out %s is a folder: name the file to write, e.g. %s", c, filepath.Join(string(c), "clusterctl.yaml"))
+		return cli.Usagef("--config-out %s is a folder: name the file to write, e.g. %s", c, filepath.Join(string(c), "clusterctl.yaml"))
 	}
 	return pipeline.CheckFolder("--config-out's folder", filepath.Dir(string(c)))
 }
@@ -269,7 +271,7 @@ func (o *signOptions) AddFlags(cmd *cobra.Command) {
 // unused refuses signing flags given without the switch that signs.
 func (o *signOptions) unused(sw string) error {
 	if o.key != "" || o.tlogUpload || o.signingConfig != "" || o.trustedRoot != "" {
-		return usagef("--key, --tlog-upload, --signing-config and --trusted-root go with --%s", sw)
+		return cli.Usagef("--key, --tlog-upload, --signing-config and --trusted-root go with --%s", sw)
 	}
 	return nil
 }
@@ -315,12 +317,12 @@ func (o *signatureOptions) AddFlags(cmd *cobra.Command, what, usage string) {
 func (o *signatureOptions) verifier(ctx context.Context, s streams, timeout time.Duration) (*sign.Verifier, error) {
 	if !o.on {
 		if o.key != "" || o.identity != "" || o.identityRegexp != "" || o.issuer != "" || o.issuerRegexp != "" || o.requireTlog || o.allowNoProv || o.trustedRoot != "" {
-			return nil, usagef("--key, --certificate-identity, --certificate-oidc-issuer, --require-tlog, --allow-missing-provenance and --trusted-root go with --%s", o.what)
+			return nil, cli.Usagef("--key, --certificate-identity, --certificate-oidc-issuer, --require-tlog, --allow-missing-provenance and --trusted-root go with --%s", o.what)
 		}
 		return nil, nil
 	}
 	if o.key == "" && (o.identity == "" && o.identityRegexp == "" || o.issuer == "" && o.issuerRegexp == "") {
-		return nil, usagef("--%s needs --key, or --certificate-identity with --certificate-oidc-issuer (or their -regexp forms)", o.what)
+		return nil, cli.Usagef("--%s needs --key, or --certificate-identity with --certificate-oidc-issuer (or their -regexp forms)", o.what)
 	}
 	return sign.LoadVerifier(ctx, sign.VerifyOptions{Identity: o.identity, IdentityRegexp: o.identityRegexp, Issuer: o.issuer, IssuerRegexp: o.issuerRegexp,
 		RequireLog: o.requireTlog, AllowMissingProvenance: o.allowNoProv}, o.key, o.instanceOptions.Options(s, timeout))
@@ -358,7 +360,7 @@ func (o *installOptions) AddFlags(cmd *cobra.Command, name, usage string) {
 func (o *installOptions) Options(ctx context.Context, s streams, t *targetOptions) (*pipeline.InstallCheckOptions, error) {
 	if !o.on {
 		if o.kubeconfig != "" || o.dryRunOnly || o.force || o.clusterctlConfig != "" || len(o.vars) > 0 || len(o.values) > 0 {
-			return nil, usagef("--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --%s", o.name)
+			return nil, cli.Usagef("--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --%s", o.name)
 		}
 		return nil, nil
 	}
@@ -366,17 +368,17 @@ func (o *installOptions) Options(ctx context.Context, s streams, t *targetOption
 	for _, v := range o.vars {
 		name, value, ok := strings.Cut(v, "=")
 		if !ok || name == "" {
-			return nil, usagef("--var %q: give NAME=VALUE", v)
+			return nil, cli.Usagef("--var %q: give NAME=VALUE", v)
 		}
 		vars[name] = value
 	}
 	switch _, err := os.Stat(o.kubeconfig); {
 	case o.kubeconfig == "":
-		return nil, usagef("--%s needs --kubeconfig FILE: the API server to apply the release to (a scratch cluster such as kind, or any cluster with --dry-run-only)", o.name)
+		return nil, cli.Usagef("--%s needs --kubeconfig FILE: the API server to apply the release to (a scratch cluster such as kind, or any cluster with --dry-run-only)", o.name)
 	case o.dryRunOnly && o.force:
-		return nil, usagef("--force replaces CRDs for the check; --dry-run-only creates nothing: give one of them")
+		return nil, cli.Usagef("--force replaces CRDs for the check; --dry-run-only creates nothing: give one of them")
 	case err != nil:
-		return nil, usagef("--kubeconfig %v", err)
+		return nil, cli.Usagef("--kubeconfig %v", err)
 	}
 	cc, err := clusterctlConfig(ctx, o.clusterctlConfig)
 	if err != nil {
@@ -404,4 +406,34 @@ func (o *readOptions) Options(s streams) targets.Options {
 	to, _ := o.targets.Options(s) // no --gitlab-token-type to refuse
 	to.OCI.PlainHTTP = o.oci.plainHTTP
 	return to
+}
+
+// bindTimeout adds --timeout, the bound on each network wait.
+func bindTimeout(cmd *cobra.Command, d *time.Duration) {
+	cli.BindWait(cmd, d, "timeout", publish.DefaultTimeout,
+		"longest wait for a server: connecting (at most 30s), its reply, or any pause in a transfer; a request and its retries wait at most twice this in all; not a limit on a whole upload")
+}
+
+// bindLockTimeout adds --lock-timeout, the bound on waiting for another
+// capirepo writing into the same output folder.
+func bindLockTimeout(cmd *cobra.Command, d *time.Duration) {
+	cli.BindWait(cmd, d, "lock-timeout", dirlock.DefaultTimeout,
+		"longest wait for another capirepo writing into the same output folder")
+}
+
+// checkVersionFlag checks a version flag up front ("" means the default),
+// suggesting the full form of a short one.
+func checkVersionFlag(flag, v string) error {
+	if err := pipeline.CheckVersion(v); err != nil {
+		return cli.Usagef("%s: %v", flag, err)
+	}
+	return nil
+}
+
+// uploadBars are a command's upload bars on a terminal (none in a CI log
+// or with --output json), and its streams with stderr above them.
+func uploadBars(s streams, g *globalOptions) (*cli.UploadBars, streams) {
+	bars := cli.NewUploadBars(s.errOut, g.output == "text")
+	s.errOut = bars.Writer(s.errOut)
+	return bars, s
 }

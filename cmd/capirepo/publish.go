@@ -12,10 +12,9 @@ import (
 // and every publish command, with upload bars on a terminal, then prints
 // the report.
 func runPublish(ctx context.Context, s streams, g *globalOptions, o pipeline.PublishOptions) error {
-	bars := newUploadBars(s, g)
+	bars, bs := uploadBars(s, g)
 	defer bars.Close()
-	bs := bars.streams(s)
-	o.TargetOptions.Progress, o.TargetOptions.UploadProgress, o.Log = bs.errOut, bars.hook(), bs.errOut
+	o.TargetOptions.Progress, o.TargetOptions.UploadProgress, o.Log = bs.errOut, bars.Hook(), bs.errOut
 	p, err := pipeline.Publish(ctx, o)
 	bars.Close()
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -35,7 +36,7 @@ client-side kubectl apply: use kubectl apply --server-side.`,
 				return err
 			}
 			if o.Out == "" && g.output == "json" {
-				return usagef("-o json needs --out FILE: the YAML goes to stdout otherwise")
+				return cli.Usagef("-o json needs --out FILE: the YAML goes to stdout otherwise")
 			}
 			o.Dist, o.DistName, o.Version = dist.dir, dist.what, dist.version
 			rep, err := pipeline.PublishConfigMap(cmd.Context(), o)

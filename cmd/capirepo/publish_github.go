@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/verify"
@@ -54,9 +55,9 @@ a GitHub Enterprise server.`,
 			owner, name, ok := strings.Cut(o.repo, "/")
 			switch {
 			case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
-				return usagef("--repo must be OWNER/NAME, not %q", o.repo)
+				return cli.Usagef("--repo must be OWNER/NAME, not %q", o.repo)
 			case o.concurrency < 0:
-				return usagef("--concurrency must be positive")
+				return cli.Usagef("--concurrency must be positive")
 			}
 			if err := o.configOut.check(); err != nil {
 				return err
@@ -89,7 +90,7 @@ a GitHub Enterprise server.`,
 	f.BoolVar(&o.replace, "replace", false, "replace assets whose content differs, and the title and notes of an existing release")
 	f.IntVar(&o.concurrency, "concurrency", 4, "parallel uploads")
 	o.targets.AddFlags(cmd, targetUsage{githubAPI: "GitHub API URL, e.g. https://github.example.com/api/v3/ (default: GITHUB_API_URL, else api.github.com)"})
-	deprecatedAlias(s.errOut, f, "api-url", "github-api-url") // the name release uses; the old one stays for a release
+	cli.DeprecatedAlias(s.errOut, f, "api-url", "github-api-url") // the name release uses; the old one stays for a release
 	f.BoolVar(&o.images, "images", false, "first ask the registry for every image the components run, for every --platforms; a missing one stops the run before anything is uploaded or published (a draft made before its images were promoted)")
 	f.StringSliceVar(&o.platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	o.configOut.AddFlags(cmd, configOutUsage)

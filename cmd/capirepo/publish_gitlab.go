@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 )
@@ -76,8 +77,8 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 	o.targets.AddFlags(cmd, targetUsage{gitlabURL: "GitLab instance URL, e.g. https://gitlab.example.com (required)",
 		tokenType: "token header: private (PRIVATE-TOKEN), bearer, or job (JOB-TOKEN from CI_JOB_TOKEN)"})
 	// The names release uses; the old ones stay for a release.
-	deprecatedAlias(s.errOut, f, "url", "gitlab-url")
-	deprecatedAlias(s.errOut, f, "token-type", "gitlab-token-type")
+	cli.DeprecatedAlias(s.errOut, f, "url", "gitlab-url")
+	cli.DeprecatedAlias(s.errOut, f, "token-type", "gitlab-token-type")
 	o.configOut.AddFlags(cmd, configOutUsage)
 	_ = cmd.MarkFlagRequired("project")
 	return cmd
@@ -86,11 +87,11 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 // checkGitLabURL checks --gitlab-url before any token is looked for.
 func checkGitLabURL(raw string) error {
 	if raw == "" {
-		return usagef("--gitlab-url is required: the GitLab instance, e.g. https://gitlab.example.com")
+		return cli.Usagef("--gitlab-url is required: the GitLab instance, e.g. https://gitlab.example.com")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return usagef("--gitlab-url %q is not an http(s) URL of a GitLab instance, e.g. https://gitlab.example.com", raw)
+		return cli.Usagef("--gitlab-url %q is not an http(s) URL of a GitLab instance, e.g. https://gitlab.example.com", raw)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -21,13 +22,13 @@ type publishLocalOptions struct {
 func (o *publishLocalOptions) validate() error {
 	switch {
 	case o.overrides && o.root != "":
-		return usagef("--out and --overrides choose the folder both: pass one")
+		return cli.Usagef("--out and --overrides choose the folder both: pass one")
 	case !o.overrides && o.root == "":
-		return usagef("pass --out DIR (the repository tree to write) or --overrides (clusterctl's overrides folder)")
+		return cli.Usagef("pass --out DIR (the repository tree to write) or --overrides (clusterctl's overrides folder)")
 	case o.clusterctlConfig != "" && !o.overrides:
-		return usagef("--clusterctl-config only says where --overrides writes")
+		return cli.Usagef("--clusterctl-config only says where --overrides writes")
 	case o.configOut != "" && o.overrides:
-		return usagef("--config-out writes a providers: entry, and --overrides has none: clusterctl finds each provider by its usual URL and reads the overrides folder's files instead; use your clusterctl config (--clusterctl-config) as it is")
+		return cli.Usagef("--config-out writes a providers: entry, and --overrides has none: clusterctl finds each provider by its usual URL and reads the overrides folder's files instead; use your clusterctl config (--clusterctl-config) as it is")
 	}
 	return o.configOut.check()
 }
@@ -84,7 +85,7 @@ follows on stderr, under next:.`,
 	o.dist.AddFlags(cmd, s.errOut, "version to publish when DIST holds several")
 	f := cmd.Flags()
 	f.StringVar(&o.root, "out", "", "repository tree to write: DIR/<label>/<version>/")
-	deprecatedAlias(s.errOut, f, "root", "out") // the name before every command wrote to --out
+	cli.DeprecatedAlias(s.errOut, f, "root", "out") // the name before every command wrote to --out
 	f.BoolVar(&o.replace, "replace", false, "overwrite a version folder that holds different files")
 	f.BoolVar(&o.overrides, "overrides", false, "write into clusterctl's overrides folder instead of --out")
 	f.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose overridesFolder --overrides uses")

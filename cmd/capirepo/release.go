@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 )
@@ -72,10 +73,10 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 				return err
 			}
 			if cmd.Flags().Changed("skip-upgrade-check") && strings.TrimSpace(o.skipUpgrade) == "" {
-				return usagef("--skip-upgrade-check needs a reason, which is printed: --skip-upgrade-check \"users reinstall, see the release notes\"")
+				return cli.Usagef("--skip-upgrade-check needs a reason, which is printed: --skip-upgrade-check \"users reinstall, see the release notes\"")
 			}
 			if len(o.against) > 0 && cmd.Flags().Changed("skip-upgrade-check") {
-				return usagef("--against and --skip-upgrade-check: give one")
+				return cli.Usagef("--against and --skip-upgrade-check: give one")
 			}
 			return runRelease(cmd.Context(), s, g, o)
 		},
@@ -104,9 +105,8 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 
 func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOptions) error {
 	// On a terminal, a bar per upload, with the run's lines above the bars.
-	bars := newUploadBars(s, g)
+	bars, rs := uploadBars(s, g)
 	defer bars.Close()
-	rs := bars.streams(s)
 	inst, err := o.install.Options(ctx, rs, &o.targets)
 	if err != nil {
 		return err
@@ -123,13 +123,13 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		return err
 	}
 	if len(locs) == 0 && !o.dryRun {
-		return usagef("release needs at least one --publish target, or --dry-run")
+		return cli.Usagef("release needs at least one --publish target, or --dry-run")
 	}
 	to, err := o.targets.Options(rs)
 	if err != nil {
 		return err
 	}
-	to.Publish, to.Replace, to.UploadProgress, to.LockTimeout, to.OCI = true, o.replace, bars.hook(), o.build.LockTimeout, o.oci.Options(s)
+	to.Publish, to.Replace, to.UploadProgress, to.LockTimeout, to.OCI = true, o.replace, bars.Hook(), o.build.LockTimeout, o.oci.Options(s)
 	if err := o.notes.apply(&to); err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		Sign: signOpts, Build: o.build.BuildOptions, Targets: locs, TargetOptions: to, NotesFile: o.notes.notesFile,
 		DryRun: o.dryRun, SkipImageCheck: o.skipImage, SkipUpgradeCheck: o.skipUpgrade, Against: against,
 		ConfigOut: string(o.configOut), InstallCheck: inst, Variables: tokenVariables(s.getenv), Log: rs.errOut,
-		Progress: pipeline.StatusLines(rs.errOut, isTerminal(rs.errOut)), // the table below says the details
+		Progress: pipeline.StatusLines(rs.errOut, cli.IsTerminal(rs.errOut)), // the table below says the details
 	})
 	bars.Close()
 	if sum == nil { // a target could not be opened

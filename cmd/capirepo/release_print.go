@@ -3,10 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
-
-	"golang.org/x/term"
 
 	"github.com/capirepo/capirepo/pipeline"
 )
@@ -25,14 +22,4 @@ func writeSteps(w io.Writer, steps []pipeline.StepResult) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Step, r.Status, detail)
 	}
 	_ = tw.Flush()
-}
-
-// isTerminal says whether w is a terminal, where progress rewrites one line
-// and uploads get bars; not a file, a pipe or /dev/null.
-func isTerminal(w io.Writer) bool {
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the secrets mask
-		w = u.Unwrap()
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -3,16 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/redact"
-	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -32,14 +30,6 @@ type streams struct {
 	secrets *redact.Set
 }
 
-// usageError marks an error as the caller's: exit code 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
 // globalOptions are flags every command has.
 type globalOptions struct {
 	output string
@@ -50,9 +40,9 @@ func (g *globalOptions) validate(sarif bool) error {
 	case g.output == "text", g.output == "json", g.output == "sarif" && sarif:
 		return nil
 	case sarif:
-		return usagef("--output must be text, json or sarif, not %q", g.output)
+		return cli.Usagef("--output must be text, json or sarif, not %q", g.output)
 	}
-	return usagef("--output must be text or json, not %q", g.output)
+	return cli.Usagef("--output must be text or json, not %q", g.output)
 }
 
 // printJSON writes v as indented JSON.
@@ -91,14 +81,14 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 				return err
 			}
 			// What the steps say names this command's flags.
-			cmd.SetContext(option.WithWords(cmd.Context(), words(cmd)))
-			return checkWaits(cmd)
+			cmd.SetContext(option.WithWords(cmd.Context(), cli.Words(cmd)))
+			return cli.CheckWaits(cmd)
 		},
 	}
 	root.SetOut(s.out)
 	root.SetErr(s.errOut)
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json (lint and diff: also sarif); json and sarif are printed on stdout")
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(cli.FlagError)
 	root.AddCommand(
 		newVersionCmd(s, g),
 		newBuildCmd(s, g),
@@ -111,8 +101,8 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 		newDiffCmd(s, g),
 		newSignCmd(s, g),
 	)
-	root.SetHelpCommand(newHelpCmd())
-	checkUsage(root)
+	root.SetHelpCommand(cli.NewHelpCmd("  capirepo help publish github"))
+	cli.CheckUsage(root)
 	return root
 }
 
@@ -120,7 +110,7 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 // command asked for -o json that printed nothing on stdout prints a
 // failure document there, so a script always gets JSON.
 func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) int {
-	// Every byte printed goes through the run's secrets mask (secrets.go).
+	// Every byte printed goes through the run's secrets mask (env.go).
 	p := protect(args, out, errOut, getenv)
 	defer p.flush()
 	stdout := &countingWriter{w: p.out}
@@ -138,32 +128,10 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) 
 	if err != nil {
 		fmt.Fprintf(s.errOut, "Error: %v\n", err)
 		if f := root.PersistentFlags().Lookup("output"); f != nil && f.Value.String() == "json" && stdout.n == 0 {
-			_ = printJSON(p.out, newFailure(err, code))
+			_ = pipeline.NewFailure(err, code).WriteJSON(p.out)
 		}
 	}
 	return code
-}
-
-// failure is what -o json prints for a command that failed before it
-// printed its own summary.
-type failure struct {
-	Error    string                   `json:"error"`
-	ExitCode int                      `json:"exitCode"`
-	Findings []contract.Finding       `json:"findings"`
-	Waived   []contract.WaivedFinding `json:"waived"`
-}
-
-func newFailure(err error, code int) failure {
-	f := failure{Error: err.Error(), ExitCode: code, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}
-	var lint *pipeline.LintError
-	var upgrade *pipeline.UpgradeError
-	switch {
-	case errors.As(err, &lint):
-		f.Findings, f.Waived = text.NonNil(lint.Report.Findings), text.NonNil(lint.Report.Waived)
-	case errors.As(err, &upgrade):
-		f.Findings, f.Waived = text.NonNil(upgrade.Report.Findings), text.NonNil(upgrade.Report.Waived)
-	}
-	return f
 }
 
 // countingWriter counts what was written, to tell whether a command

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/values"
@@ -100,7 +101,7 @@ field, with the server's message.`,
 				return err
 			}
 			if o.Install != nil && (o.Path == "" || o.ConfigMaps != "" || strings.HasPrefix(o.Path, "oci://")) {
-				return usagef("--install applies a DIR (a dist folder or a local repository tree)")
+				return cli.Usagef("--install applies a DIR (a dist folder or a local repository tree)")
 			}
 			if o.Signatures, err = o.signatures.verifier(cmd.Context(), s, o.targets.timeout); err != nil {
 				return err

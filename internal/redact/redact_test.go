@@ -123,3 +123,22 @@ func TestSigningSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestAddArgs_MasksTheUserinfoOfURLArguments(t *testing.T) {
+	s := &Set{}
+	found := s.AddArgs([]string{"publish", "--to=https://user:pa55word@gitlab.example.com/g/p", "https://example.com/plain", "oci://robot:t0ken@registry.example.com/capi"})
+	if len(found) != 2 || strings.Contains(strings.Join(found, " "), "pa55word") || strings.Contains(strings.Join(found, " "), "t0ken") {
+		t.Errorf("found %q", found)
+	}
+	if got := s.String("pa55word t0ken"); strings.Contains(got, "pa55word") || strings.Contains(got, "t0ken") {
+		t.Errorf("not masked: %s", got)
+	}
+}
+
+func TestAddKey_MasksEachLineButTheMarkers(t *testing.T) {
+	s := &Set{}
+	s.AddKey("-----BEGIN KEY-----\nAAAA1111\nBBBB2222\n-----END KEY-----")
+	if got := s.String("AAAA1111 -----BEGIN KEY-----"); strings.Contains(got, "AAAA1111") || !strings.Contains(got, "BEGIN KEY") {
+		t.Errorf("masked: %s", got)
+	}
+}
