@@ -145,7 +145,7 @@ func (c *Chooser) LearnTemplate(file string, raw []byte) {
 	if !isClass {
 		class = ""
 	}
-	c.schemas.classes.learn(raw, class)
+	c.schemas.classes.learn(file, raw, class)
 }
 
 // Classes are the ClusterClasses learned.
