@@ -44,8 +44,13 @@ func (c *Classes) Declared(class string) (map[string]*spec.Schema, bool) {
 	if c == nil {
 		return nil, false
 	}
-	vars, ok := c.vars[class]
-	if !ok || vars == nil {
+	return schemas(c.vars[class])
+}
+
+// schemas are the schemas of a class's variables; false for no class (or
+// one that is ambiguous, nil).
+func schemas(vars map[string]*classVariable) (map[string]*spec.Schema, bool) {
+	if vars == nil {
 		return nil, false
 	}
 	out := make(map[string]*spec.Schema, len(vars))
@@ -63,15 +68,7 @@ func (c *Classes) DeclaredIn(file, class string) (map[string]*spec.Schema, bool)
 	if c == nil {
 		return nil, false
 	}
-	vars, ok := c.inFile[file][class]
-	if !ok || vars == nil {
-		return nil, false
-	}
-	out := make(map[string]*spec.Schema, len(vars))
-	for name, v := range vars {
-		out[name] = v.schema
-	}
-	return out, true
+	return schemas(c.inFile[file][class])
 }
 
 // addName makes a class name known (the name of a clusterclass-<name>.yaml).
@@ -163,18 +160,11 @@ func (c *Classes) variable(class, name string) *classVariable {
 // finds the file when the Cluster's class (the same variable, in the
 // flavor) names it. nil when the file cannot be processed.
 func classObjects(raw []byte, class string) ([]unstructured.Unstructured, []string) {
-	vars, err := variableMap(raw)
+	required, err := requiredVariables(raw)
 	if err != nil {
 		return nil, nil
 	}
 	var naming []string
-	var required []string
-	for name, def := range vars {
-		if def == nil {
-			required = append(required, name)
-		}
-	}
-	slices.Sort(required)
 	guess := map[string]string{}
 	for _, name := range required {
 		guess[name] = Guess(name)

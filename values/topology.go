@@ -224,26 +224,13 @@ func pairing(file string, files []string) []string {
 // name the class by the same variable match whatever the user sets it to.
 // A variable alone on its line, a YAML fragment, is left empty.
 func writtenObjects(raw []byte) []unstructured.Unstructured {
-	required := requiredVariables(raw)
-	objs, _, err := markedOccurrences(raw, nil, required)
+	required, err := requiredVariables(raw)
 	if err != nil {
-		frag := fragmentVariables(raw, required)
-		if len(frag) == 0 {
-			return nil
-		}
-		given := map[string]string{}
-		var rest []string
-		for _, name := range required {
-			if frag[name] {
-				given[name] = ""
-			} else {
-				rest = append(rest, name)
-			}
-		}
-		required = rest
-		if objs, _, err = markedOccurrences(raw, given, required); err != nil {
-			return nil
-		}
+		return nil
+	}
+	objs, _, _, required, err := markedOrFragments(raw, nil, required)
+	if err != nil {
+		return nil
 	}
 	for i := range objs {
 		unmark(objs[i].Object, required)
@@ -257,15 +244,11 @@ func writtenName(s string) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
-	required := requiredVariables([]byte(s))
-	index := map[string]int{}
-	for i, name := range required {
-		index[name] = i
+	required, err := requiredVariables([]byte(s))
+	if err != nil {
+		return s
 	}
-	out, err := substitute([]byte(s), nil, func(name string) (string, bool) {
-		i, ok := index[name]
-		return marker(i), ok
-	})
+	out, err := markVariables([]byte(s), nil, required)
 	if err != nil {
 		return s
 	}
@@ -273,10 +256,10 @@ func writtenName(s string) string {
 }
 
 // requiredVariables are the variables of raw without a default, sorted.
-func requiredVariables(raw []byte) []string {
+func requiredVariables(raw []byte) ([]string, error) {
 	vars, err := variableMap(raw)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(vars)) {
@@ -284,7 +267,7 @@ func requiredVariables(raw []byte) []string {
 			out = append(out, name)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // unmark writes every marker in the strings of v back as ${NAME}.
