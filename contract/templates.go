@@ -106,7 +106,7 @@ func (l *linter) lintTemplate(v *view, f release.File, objs []*object, classes [
 				break
 			}
 			if need, ok := v.topology().Need(f.Name, class); ok {
-				l.addSev(RuleClassVariable, Warning, file, o.ID(), field, "class %q holds a variable and the release has no %s; %s: %s", class, classFile(want), needsFirst(f.Name, need), needsWhy(class))
+				l.addSev(RuleClassVariable, Warning, file, o.ID(), field, "class %q holds a variable; %s: %s", class, needsFirst(f.Name, need), needsWhy(class))
 				break
 			}
 			l.add(RuleClassVariable, file, o.ID(), field, "class %q holds a variable and the template ships ClusterClass %s inline, but the release has no %s: clusterctl generate cluster fetches clusterclass-<class>.yaml before it reads the template's objects and fails; ship the class file, or name the class literally", class, strings.Join(sortedKeys(inline), ", "), classFile(want))
@@ -159,7 +159,11 @@ func needsFirst(file string, need values.Need) string {
 
 // needsWhy is why a topology flavor works only after the class's flavor.
 func needsWhy(class string) string {
-	return fmt.Sprintf("clusterctl generate cluster fetches %s for a class the management cluster does not have yet, and fails without it; once that flavor's objects are applied, the class is there and nothing is fetched. Ship %s to make the flavor work on its own", classFile(class), classFile(class))
+	file := classFile(class)
+	if strings.Contains(class, "${") {
+		file = "clusterclass-<class>.yaml"
+	}
+	return fmt.Sprintf("clusterctl generate cluster fetches %s for a class the management cluster does not have yet, and fails without it; once that flavor's objects are applied, the class is there and nothing is fetched. Ship %s to make the flavor work on its own", file, file)
 }
 
 // flavorName names a flavor for people: the default flavor is "(default)".
