@@ -9,12 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/builder/buildtest"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/verify"
 )
 
 // TestCLI_ExitCodesAndStreams runs every command the way a script would and
@@ -106,12 +109,15 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "lint missing", args: []string{"lint", "/nonexistent"}, code: 2, stderr: []string{"no such file or folder"}},
 		{name: "verify", args: []string{"verify", dist}, code: 0, stdout: []string{"flavor ha"}, stderr: []string{""}},
 		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
-		{name: "verify kubeconfig without install", args: []string{"verify", dist, "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --install"}},
+		{name: "verify kubeconfig without install", args: []string{"verify", dist, "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--kubeconfig, --dry-run-only, --force and --clusterctl-config belong to --install"}},
 		{name: "verify install without kubeconfig", args: []string{"verify", dist, "--install"}, code: 2, stderr: []string{"--install needs --kubeconfig FILE"}},
 		{name: "verify install kubeconfig missing", args: []string{"verify", dist, "--install", "--kubeconfig", "/nonexistent/kubeconfig"}, code: 2, stderr: []string{"--kubeconfig stat /nonexistent/kubeconfig: no such file"}},
 		{name: "verify install dry-run-only and force", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "--dry-run-only", "--force"}, code: 2, stderr: []string{"give one of them"}},
 		{name: "verify install var without =", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "--var", "REGION"}, code: 2, stderr: []string{`--var "REGION": give NAME=VALUE`}},
-		{name: "verify var without install", args: []string{"verify", dist, "--var", "REGION=eu"}, code: 2, stderr: []string{"--var and --values belong to --install"}},
+		{name: "verify var without install: a real value for the read-back", args: []string{"verify", dist, "--var", "REGION=eu"}, code: 0, stdout: []string{"flavor ha"}},
+		{name: "verify var without =", args: []string{"verify", dist, "--var", "REGION"}, code: 2, stderr: []string{`--var "REGION": give NAME=VALUE`}},
+		{name: "verify values file missing", args: []string{"verify", dist, "--values", "/nonexistent/values.yaml"}, code: 1, stderr: []string{"values file: open /nonexistent/values.yaml: no such file or directory"}},
+		{name: "release var without install-check", args: []string{"release", example, "--version", "v0.1.0", "--out", out(), "--dry-run", "--var", "REGION=eu"}, code: 2, stderr: []string{"--var and --values belong to --install-check"}},
 		{name: "verify install oci", args: []string{"verify", "oci://registry.example.com/p:v1.0.0", "--install", "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--install applies a DIR"}},
 		{name: "verify install no server", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig}, code: 1, stdout: []string{"flavor ha"}, stderr: []string{"install check: cannot reach the API server at https://127.0.0.1:1"}},
 		{name: "verify install no server json", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "-o", "json"}, code: 1, json: true,
@@ -209,6 +215,54 @@ func TestCLI_ConfigMissingInTreeIsNotAnError(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, nil, "build", tree, "--version", "v1.2.0", "--out", t.TempDir()); code != 0 {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestVerify_RealValuesForTheReadBack: --var and --values give the
+// read-back real values, as they give the install check (issue 44): a
+// values file for every flavor, one for the topology flavor, which wins
+// there, and --var, which wins over both; the JSON says they are no
+// stand-ins.
+func TestVerify_RealValuesForTheReadBack(t *testing.T) {
+	dist := buildExample(t)
+	dir := t.TempDir()
+	all, topo := filepath.Join(dir, "values.yaml"), filepath.Join(dir, "topology.yaml")
+	if err := os.WriteFile(all, []byte("EXAMPLE_MACHINE_FLAVOR: medium\nEXAMPLE_REGION: eu-central-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(topo, []byte("EXAMPLE_MACHINE_FLAVOR: large\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, nil, "verify", dist, "--values", all, "--values", "topology="+topo, "--var", "EXAMPLE_REGION=eu-west-1", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Providers []verify.ProviderReport `json:"providers"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || len(doc.Providers) != 1 {
+		t.Fatalf("stdout: %v\n%s", err, stdout)
+	}
+	got := map[string]string{}
+	for _, f := range doc.Providers[0].Flavors {
+		for _, v := range f.Variables {
+			if v.Name == "EXAMPLE_MACHINE_FLAVOR" || v.Name == "EXAMPLE_REGION" {
+				got[f.Name+" "+v.Name] = fmt.Sprintf("%s placeholder=%v", v.Value, v.Placeholder)
+			}
+		}
+	}
+	want := map[string]string{
+		" EXAMPLE_MACHINE_FLAVOR":            "medium placeholder=false",
+		" EXAMPLE_REGION":                    "eu-west-1 placeholder=false",
+		"ha EXAMPLE_MACHINE_FLAVOR":          "medium placeholder=false",
+		"ha EXAMPLE_REGION":                  "eu-west-1 placeholder=false",
+		"machinepool EXAMPLE_MACHINE_FLAVOR": "medium placeholder=false",
+		"machinepool EXAMPLE_REGION":         "eu-west-1 placeholder=false",
+		"topology EXAMPLE_MACHINE_FLAVOR":    "large placeholder=false",
+		"topology EXAMPLE_REGION":            "eu-west-1 placeholder=false",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values the read-back used, by flavor (-want +got):\n%s", diff)
 	}
 }
 

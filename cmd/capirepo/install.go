@@ -23,6 +23,9 @@ type installFlags struct {
 	clusterctlConfig string
 	vars             []string // NAME=VALUE
 	values           []string // [FLAVOR=]FILE
+	// readBack says the command's read-back takes --var and --values too
+	// (verify), not only the check.
+	readBack bool
 }
 
 func (f *installFlags) bind(cmd *cobra.Command, name, usage string) {
@@ -35,22 +38,32 @@ func (f *installFlags) bind(cmd *cobra.Command, name, usage string) {
 	fl.BoolVar(&f.force, "force", false, "--"+name+" on a cluster that already has the release's CRDs: replace them for the check and put them back after")
 	fl.StringVar(&f.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose cert-manager: names the cert-manager --"+name+
 		" takes CRDs from, and whose variables (as the environment's) are real values for the templates (default clusterctl's own)")
-	fl.StringArrayVar(&f.vars, "var", nil, "NAME=VALUE: a real value for a variable of the templates --"+name+" applies (repeatable; wins over the environment and --values)")
+	what := "the templates --" + name + " applies"
+	if f.readBack {
+		what = "the templates, read back and, with --" + name + ", applied"
+	}
+	fl.StringArrayVar(&f.vars, "var", nil, "NAME=VALUE: a real value for a variable of "+what+" (repeatable; wins over the environment and --values)")
 	fl.StringArrayVar(&f.values, "values", nil, "[FLAVOR=]FILE: a YAML map of variable names to real values, for every flavor or for one (default=FILE for cluster-template.yaml); repeatable")
 }
 
 // validate checks the flags go together.
 func (f *installFlags) validate() error {
-	if !f.on {
-		if f.kubeconfig != "" || f.dryRunOnly || f.force || f.clusterctlConfig != "" || len(f.vars) > 0 || len(f.values) > 0 {
-			return usagef("--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --%s", f.name)
-		}
-		return nil
-	}
 	for _, v := range f.vars {
 		if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
 			return usagef("--var %q: give NAME=VALUE", v)
 		}
+	}
+	if !f.on {
+		if f.readBack {
+			if f.kubeconfig != "" || f.dryRunOnly || f.force || f.clusterctlConfig != "" {
+				return usagef("--kubeconfig, --dry-run-only, --force and --clusterctl-config belong to --%s", f.name)
+			}
+			return nil
+		}
+		if f.kubeconfig != "" || f.dryRunOnly || f.force || f.clusterctlConfig != "" || len(f.vars) > 0 || len(f.values) > 0 {
+			return usagef("--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --%s", f.name)
+		}
+		return nil
 	}
 	if f.kubeconfig == "" {
 		return usagef("--%s needs --kubeconfig FILE: the API server to apply the release to (a scratch cluster such as kind, or any cluster with --dry-run-only)", f.name)

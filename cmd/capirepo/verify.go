@@ -30,6 +30,9 @@ pipeline's out/) the way clusterctl init and clusterctl generate
 cluster do: versions, metadata.yaml, components with and without a target
 namespace, every cluster-template flavor with its ClusterClasses, and every
 clusterclass file. Fails where clusterctl would fail, with its message.
+Required variables get stand-ins, or the real values of --var NAME=VALUE
+and --values [FLAVOR=]FILE (not the environment's), to check a flavor with
+the values you will use.
 
 oci://REGISTRY/PATH/NAME:VERSION (the reference cluster-api-operator takes,
 with --plain-http for a plain-HTTP registry) and --configmaps FILE (the
@@ -74,6 +77,9 @@ field, with the server's message.`,
   # One version of a local repository tree, with a given Kubernetes version
   capirepo verify /srv/capi-repo --version v1.4.0 --kubernetes-version v1.33.0
 
+  # The flavors with the values you will use (a values file for one flavor too)
+  capirepo verify dist --var EXAMPLE_REGION=eu-west-1 --values values.yaml --values topology=topology.yaml
+
   # Also apply it to a kind cluster, as clusterctl init and kubectl apply would
   kind create cluster --name capirepo-check --kubeconfig kind.kubeconfig
   capirepo verify dist --install --kubeconfig kind.kubeconfig
@@ -113,7 +119,7 @@ field, with the server's message.`,
 				}
 			}
 			kc, secrets := oci.KeychainFromEnv(s.getenv)
-			o := pipeline.VerifyOptions{Path: path, ConfigMaps: configMaps, Version: version, KubernetesVersion: k8s, Variables: tokenVariables(s.getenv),
+			o := pipeline.VerifyOptions{Path: path, ConfigMaps: configMaps, Version: version, KubernetesVersion: k8s, Variables: inst.variables(s.getenv), ValuesFiles: inst.values,
 				Images: images, Platforms: platforms, Signatures: sv, Install: inst.options(s, "", of.timeout),
 				OCI:      oci.Options{PlainHTTP: of.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: of.transport(s)},
 				Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets), Transport: of.transport(s), Secrets: s.secrets, Log: s.errOut}
@@ -129,6 +135,7 @@ field, with the server's message.`,
 	cmd.Flags().StringSliceVar(&platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+values.KubernetesVersion+")")
 	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
+	inst.readBack = true
 	inst.bind(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
 	of.bind(cmd, false, "")
 	vf.bind(cmd, "signatures", "also check the Sigstore signatures of the files (and with --images, of the images; of an oci:// artifact): for --key or --certificate-identity")
