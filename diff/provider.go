@@ -55,6 +55,7 @@ func (c *collector) variables(o, n *side) {
 		}
 		if def, had := o.vars[name]; !had || def != nil {
 			need = append(need, "${"+name+"}")
+			c.ch.Variables = append(c.ch.Variables, name)
 		}
 	}
 	if len(need) > 0 {
