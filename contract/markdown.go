@@ -50,8 +50,8 @@ func (r Report) Counts() string {
 // the waived findings folded with their reasons and the waivers that
 // matched nothing or cannot waive. Other reports (diff, release) embed it.
 func (r Report) WriteMarkdownFindings(w io.Writer, level int) error {
-	ew := &errWriter{w: w}
-	ew.printf("%s\n\n", markdown.Text(r.Counts()))
+	ew := &markdown.Writer{W: w}
+	ew.Printf("%s\n\n", markdown.Text(r.Counts()))
 	h := strings.Repeat("#", level)
 	for _, sev := range []struct {
 		s     Severity
@@ -66,32 +66,34 @@ func (r Report) WriteMarkdownFindings(w io.Writer, level int) error {
 		if len(rows) == 0 {
 			continue
 		}
-		ew.printf("%s %s (%d)\n\n", h, sev.title, len(rows))
-		if ew.err == nil {
-			ew.err = markdown.Fold(w, len(rows), foldOver, text.Plural(len(rows), strings.ToLower(sev.title[:len(sev.title)-1]), strings.ToLower(sev.title)), sev.s == Error, func(w io.Writer) error {
+		ew.Printf("%s %s (%d)\n\n", h, sev.title, len(rows))
+		ew.Do(func(w io.Writer) error {
+			return markdown.Fold(w, len(rows), foldOver, text.Plural(len(rows), strings.ToLower(sev.title[:len(sev.title)-1]), strings.ToLower(sev.title)), sev.s == Error, func(w io.Writer) error {
 				return markdown.Table(w, markdownHeader, rows)
 			})
-		}
+		})
 	}
-	if len(r.Waived) > 0 && ew.err == nil {
+	if len(r.Waived) > 0 {
 		var rows [][]string
 		for _, f := range r.Waived {
 			rows = append(rows, markdownRow(f.Finding, f.Message+" (waived: "+f.Reason+")"))
 		}
-		ew.err = markdown.Details(w, text.Plural(len(rows), "waived finding", "waived findings"), false, func(w io.Writer) error {
-			return markdown.Table(w, markdownHeader, rows)
+		ew.Do(func(w io.Writer) error {
+			return markdown.Details(w, text.Plural(len(rows), "waived finding", "waived findings"), false, func(w io.Writer) error {
+				return markdown.Table(w, markdownHeader, rows)
+			})
 		})
 	}
 	for _, wv := range r.Unmatched {
-		ew.printf("- waiver %s matched no finding (stale, or misspelt?)\n", markdown.Text(describeWaiver(wv)))
+		ew.Printf("- waiver %s matched no finding (stale, or misspelt?)\n", markdown.Text(describeWaiver(wv)))
 	}
 	for _, wv := range r.NotWaived {
-		ew.printf("- waiver %s cannot waive %s's errors: clusterctl refuses a release with them\n", markdown.Text(describeWaiver(wv)), wv.Rule)
+		ew.Printf("- waiver %s cannot waive %s's errors: clusterctl refuses a release with them\n", markdown.Text(describeWaiver(wv)), wv.Rule)
 	}
 	if len(r.Unmatched)+len(r.NotWaived) > 0 {
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
-	return ew.err
+	return ew.Err
 }
 
 var markdownHeader = []string{"rule", "file", "object", "field", "finding"}

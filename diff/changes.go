@@ -102,32 +102,24 @@ func (c *collector) changes(o, n *side) {
 			continue
 		}
 		ov, nv := classVariables(oc.obj.Object), classVariables(n.classes[name].obj.Object)
-		cl := ClassChange{Name: name}
-		for _, v := range nv {
-			if !slices.Contains(ov, v) {
-				cl.Added = append(cl.Added, v)
-			}
-		}
-		for _, v := range ov {
-			if !slices.Contains(nv, v) {
-				cl.Removed = append(cl.Removed, v)
-			}
-		}
+		cl := ClassChange{Name: name, Added: missing(nv, ov), Removed: missing(ov, nv)}
 		if len(cl.Added)+len(cl.Removed) > 0 {
 			ch.Classes = append(ch.Classes, cl)
 		}
 	}
 	oi, ni := pulledImages(o), pulledImages(n)
-	for _, img := range ni {
-		if !slices.Contains(oi, img) {
-			ch.ImagesAdded = append(ch.ImagesAdded, img)
+	ch.ImagesAdded, ch.ImagesRemoved = missing(ni, oi), missing(oi, ni)
+}
+
+// missing lists what of names is not in other, in order.
+func missing(names, other []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(other, n) {
+			out = append(out, n)
 		}
 	}
-	for _, img := range oi {
-		if !slices.Contains(ni, img) {
-			ch.ImagesRemoved = append(ch.ImagesRemoved, img)
-		}
-	}
+	return out
 }
 
 func setOf(names []string) map[string]bool {

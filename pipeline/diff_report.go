@@ -45,42 +45,24 @@ func (s *DiffSummary) WriteMarkdown(w io.Writer) error {
 	case s.Report.Count(contract.Warning) > 0:
 		verdict = "is safe, with warnings"
 	}
-	ew := &mdWriter{w: w}
-	ew.printf("## capirepo diff: %s %s\n\n", markdown.Text(s.Describe()), verdict)
+	ew := &markdown.Writer{W: w}
+	ew.Printf("## capirepo diff: %s %s\n\n", markdown.Text(s.Describe()), verdict)
 	rows := [][]string{}
 	for _, o := range s.Old {
 		rows = append(rows, []string{"old", markdown.Text(o.Version), markdown.Code(o.From)})
 	}
 	rows = append(rows, []string{"new", markdown.Text(s.New.Version), markdown.Code(s.New.From)})
-	ew.do(func(w io.Writer) error { return markdown.Table(w, []string{"", "version", "read from"}, rows) })
+	ew.Do(func(w io.Writer) error { return markdown.Table(w, []string{"", "version", "read from"}, rows) })
 	for _, n := range s.Notes {
-		ew.printf("- %s\n", markdown.Text(n))
+		ew.Printf("- %s\n", markdown.Text(n))
 	}
 	if len(s.Notes) > 0 {
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	for _, c := range s.Changes {
-		ew.do(func(w io.Writer) error { return c.WriteMarkdown(w, 3) })
+		ew.Do(func(w io.Writer) error { return c.WriteMarkdown(w, 3) })
 	}
-	ew.printf("### Findings\n\n")
-	ew.do(func(w io.Writer) error { return s.Report.WriteMarkdownFindings(w, 4) })
-	return ew.err
-}
-
-// mdWriter writes until the first error, which it keeps.
-type mdWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (m *mdWriter) printf(format string, args ...any) {
-	if m.err == nil {
-		_, m.err = fmt.Fprintf(m.w, format, args...)
-	}
-}
-
-func (m *mdWriter) do(f func(io.Writer) error) {
-	if m.err == nil {
-		m.err = f(m.w)
-	}
+	ew.Printf("### Findings\n\n")
+	ew.Do(func(w io.Writer) error { return s.Report.WriteMarkdownFindings(w, 4) })
+	return ew.Err
 }

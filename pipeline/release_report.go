@@ -68,27 +68,27 @@ func (s *ReleaseSummary) WriteMarkdown(w io.Writer) error {
 	case s.DryRun:
 		verdict = "dry run passed, nothing published"
 	}
-	m := &mdWriter{w: w}
-	m.printf("## capirepo release %s: %s\n\n", markdown.Text(s.Version), markdown.Text(verdict))
+	m := &markdown.Writer{W: w}
+	m.Printf("## capirepo release %s: %s\n\n", markdown.Text(s.Version), markdown.Text(verdict))
 	rows := make([][]string, len(s.Steps))
 	for i, st := range s.Steps {
 		rows[i] = []string{markdown.Text(st.Step), statusMarks[st.Status], markdown.Text(st.Detail)}
 	}
-	m.do(func(w io.Writer) error { return markdown.Table(w, []string{"step", "status", "detail"}, rows) })
+	m.Do(func(w io.Writer) error { return markdown.Table(w, []string{"step", "status", "detail"}, rows) })
 	if s.Error != "" {
-		m.printf("```text\n%s\n```\n\n", strings.ReplaceAll(s.Error, "```", "'''"))
+		m.Printf("```text\n%s\n```\n\n", strings.ReplaceAll(s.Error, "```", "'''"))
 	}
 	for _, c := range s.Upgrade {
-		m.do(func(w io.Writer) error { return c.WriteMarkdown(w, 3) })
+		m.Do(func(w io.Writer) error { return c.WriteMarkdown(w, 3) })
 	}
 	if len(s.Findings)+len(s.Waived) > 0 {
-		m.printf("### Findings\n\n")
-		m.do(func(w io.Writer) error {
+		m.Printf("### Findings\n\n")
+		m.Do(func(w io.Writer) error {
 			return contract.Report{Findings: s.Findings, Waived: s.Waived}.WriteMarkdownFindings(w, 4)
 		})
 	}
 	if len(s.Published) > 0 {
-		m.printf("### Published\n\n")
+		m.Printf("### Published\n\n")
 		rows := make([][]string, len(s.Published))
 		for i, p := range s.Published {
 			state := fmt.Sprintf("%d %s, %d unchanged, %d replaced", len(p.Uploaded), p.Verb(), len(p.Skipped), len(p.Replaced))
@@ -101,7 +101,7 @@ func (s *ReleaseSummary) WriteMarkdown(w io.Writer) error {
 			}
 			rows[i] = []string{markdown.Text(p.URL), markdown.Text(p.Version), markdown.Text(state), strings.Join(urls, ", ")}
 		}
-		m.do(func(w io.Writer) error {
+		m.Do(func(w io.Writer) error {
 			return markdown.Table(w, []string{"target", "version", "files", "provider URLs"}, rows)
 		})
 		var providers []publish.ProviderURL
@@ -109,7 +109,7 @@ func (s *ReleaseSummary) WriteMarkdown(w io.Writer) error {
 			providers = append(providers, p.Providers...)
 		}
 		if len(providers) > 0 {
-			m.do(func(w io.Writer) error {
+			m.Do(func(w io.Writer) error {
 				return markdown.Details(w, "clusterctl config", false, func(w io.Writer) error {
 					_, err := fmt.Fprintf(w, "```yaml\n%s```\n", publish.ClusterctlConfig{Providers: providers}.YAML())
 					return err
@@ -118,16 +118,16 @@ func (s *ReleaseSummary) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	if len(s.Next) > 0 {
-		m.printf("### Next\n\n")
+		m.Printf("### Next\n\n")
 		for _, n := range s.Next {
 			// The command as code, so it copies as it is.
 			if i := strings.Index(n, "clusterctl init "); i >= 0 {
-				m.printf("- %s%s\n", markdown.Text(n[:i]), markdown.Code(n[i:]))
+				m.Printf("- %s%s\n", markdown.Text(n[:i]), markdown.Code(n[i:]))
 				continue
 			}
-			m.printf("- %s\n", markdown.Text(n))
+			m.Printf("- %s\n", markdown.Text(n))
 		}
-		m.printf("\n")
+		m.Printf("\n")
 	}
-	return m.err
+	return m.Err
 }

@@ -219,8 +219,8 @@ func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 	if r.err != nil {
 		verdict = "failed"
 	}
-	m := &mdWriter{w: w}
-	m.printf("## capirepo verify: %s\n\n", verdict)
+	m := &markdown.Writer{W: w}
+	m.Printf("## capirepo verify: %s\n\n", verdict)
 	if r.read() {
 		rows := [][]string{}
 		for _, p := range r.Read.Providers {
@@ -238,12 +238,12 @@ func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 			rows = append(rows, []string{markdown.Code(p.Label), markdown.Text(p.Version), markdown.Text(p.Contract),
 				fmt.Sprintf("%s: %d objects", markdown.Code(p.ComponentsFile), p.Objects), strings.Join(flavors, ", "), strings.Join(classes, ", ")})
 		}
-		m.do(func(w io.Writer) error {
+		m.Do(func(w io.Writer) error {
 			return markdown.Table(w, []string{"provider", "version", "contract", "components", "flavors", "ClusterClasses"}, rows)
 		})
 	}
 	if r.Images != nil {
-		m.printf("### Images\n\n%d in the registry for %s; %d missing, %d not readable without credentials, %d named by variables (not checked)\n\n",
+		m.Printf("### Images\n\n%d in the registry for %s; %d missing, %d not readable without credentials, %d named by variables (not checked)\n\n",
 			r.Images.Count(verify.ImageOK), markdown.Text(strings.Join(r.Images.Platforms, ", ")), r.Images.Count(verify.ImageMissing),
 			r.Images.Count(verify.ImageUnreadable), r.Images.Count(verify.ImageSkipped))
 		var rows [][]string
@@ -253,24 +253,24 @@ func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 			}
 		}
 		if len(rows) > 0 {
-			m.do(func(w io.Writer) error { return markdown.Table(w, []string{"image", "status", "detail"}, rows) })
+			m.Do(func(w io.Writer) error { return markdown.Table(w, []string{"image", "status", "detail"}, rows) })
 		}
 	}
 	if r.Signatures != nil {
-		m.printf("### Signatures\n\nAccepted signer: %s\n\n", markdown.Text(r.Signatures.Verifier))
+		m.Printf("### Signatures\n\nAccepted signer: %s\n\n", markdown.Text(r.Signatures.Verifier))
 		for _, c := range r.Signatures.Folders {
-			m.printf("- %s: %d files match the signed checksums.txt\n", markdown.Code(c.Dir), c.Files)
+			m.Printf("- %s: %d files match the signed checksums.txt\n", markdown.Code(c.Dir), c.Files)
 		}
 		for _, ref := range sortedNames(r.Signatures.Images) {
-			m.printf("- %s: %d signatures\n", markdown.Code(ref), len(r.Signatures.Images[ref]))
+			m.Printf("- %s: %d signatures\n", markdown.Code(ref), len(r.Signatures.Images[ref]))
 		}
-		m.printf("\n")
+		m.Printf("\n")
 	}
 	if r.Install != nil {
-		m.do(r.Install.WriteMarkdown)
+		m.Do(r.Install.WriteMarkdown)
 	}
 	if r.err != nil {
-		m.printf("```text\n%s\n```\n\n", strings.ReplaceAll(r.err.Error(), "```", "'''"))
+		m.Printf("```text\n%s\n```\n\n", strings.ReplaceAll(r.err.Error(), "```", "'''"))
 	}
-	return m.err
+	return m.Err
 }

@@ -96,3 +96,24 @@ func Fold(w io.Writer, items, limit int, summary string, open bool, body func(io
 	}
 	return Details(w, summary, open, body)
 }
+
+// Writer writes a report's pieces until the first error, which it keeps:
+// a renderer writes on, and returns Err once.
+type Writer struct {
+	W   io.Writer
+	Err error
+}
+
+// Printf writes formatted text.
+func (m *Writer) Printf(format string, args ...any) {
+	if m.Err == nil {
+		_, m.Err = fmt.Fprintf(m.W, format, args...)
+	}
+}
+
+// Do runs a writer of a piece (Table, Details, a report's own).
+func (m *Writer) Do(f func(io.Writer) error) {
+	if m.Err == nil {
+		m.Err = f(m.W)
+	}
+}
