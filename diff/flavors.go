@@ -82,6 +82,12 @@ func topologyClasses(data []byte) []string {
 	return out
 }
 
+// clusterctlSets are the variables clusterctl generate cluster sets itself
+// (values.Fixed: the target namespace, the cluster name, the machine counts
+// and --kubernetes-version): a flavor that starts using one needs nothing
+// new of its users.
+var clusterctlSets = values.Fixed("", "")
+
 // flavorLabel names a flavor for people: "flavor NAME", or "the default
 // flavor" (cluster-template.yaml, generate cluster without --flavor).
 func flavorLabel(name string) string {
@@ -127,6 +133,9 @@ func (c *collector) flavors(o, n *side) {
 			continue // CAPI002 reports the file that does not parse
 		}
 		for _, v := range slices.Sorted(maps.Keys(nf.vars)) {
+			if _, set := clusterctlSets[v]; set {
+				continue // generate cluster sets it from its arguments and flags
+			}
 			nv := nf.vars[v]
 			ov, had := of.vars[v]
 			from := ""

@@ -147,9 +147,10 @@ func TestCompare_TemplateUsers(t *testing.T) {
 }
 
 // TestCompare_TemplateUsersNotFindings: a flavor added, a new variable with
-// a default, a variable dropped, a default given to a required variable and
-// a class variable without a default the flavor already needed change
-// nothing users of the old flavors do.
+// a default, a variable dropped, a default given to a required variable, a
+// class variable without a default the flavor already needed, and variables
+// clusterctl generate cluster sets itself (the namespace, the machine
+// counts) change nothing users of the old flavors do.
 func TestCompare_TemplateUsersNotFindings(t *testing.T) {
 	old, new := examplePair(t)
 	p, _ := new.Provider(example)
@@ -159,7 +160,10 @@ func TestCompare_TemplateUsersNotFindings(t *testing.T) {
 		s = replace(t, s, "region: ${EXAMPLE_REGION:=us-east-1}", "region: ${EXAMPLE_REGION:=us-east-1}\n  zone: ${EXAMPLE_ZONE:=a}")
 		return strings.ReplaceAll(s, "${EXAMPLE_MACHINE_FLAVOR}", "${EXAMPLE_MACHINE_FLAVOR:=small}")
 	})
-	editFile(t, new, example, topology, func(s string) string { return replace(t, s, "${EXAMPLE_REGION:=us-east-1}", "us-east-1") })
+	editFile(t, new, example, topology, func(s string) string {
+		s = replace(t, s, "${EXAMPLE_REGION:=us-east-1}", "us-east-1")
+		return replace(t, s, "  name: ${CLUSTER_NAME}\n", "  name: ${CLUSTER_NAME}\n  namespace: ${NAMESPACE}\n")
+	})
 	editFile(t, new, example, quickStart, func(s string) string {
 		return replace(t, s, "name: example-quick-start\n", "name: example-quick-start\n  annotations:\n    name: ${CLUSTER_NAME}\n")
 	})
