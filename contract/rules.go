@@ -137,6 +137,11 @@ const (
 	RuleUpgradeVariable      = "CAPI712"
 	RuleUpgradeClusterClass  = "CAPI713"
 	RuleUpgradeSkip          = "CAPI714"
+	// The upgrade of the release's users who generate clusters from its
+	// flavors (clusterctl generate cluster --flavor).
+	RuleUpgradeFlavor         = "CAPI715"
+	RuleUpgradeFlavorVariable = "CAPI716"
+	RuleUpgradeFlavorDefault  = "CAPI717"
 )
 
 var catalogue = []Rule{
@@ -342,6 +347,15 @@ var catalogue = []Rule{
 	{RuleUpgradeSkip, Error, AreaUpgrade, "Core Cluster API and the kubeadm providers move at most three minor versions in one upgrade",
 		"From v1.10 on clusterctl refuses to upgrade the core, kubeadm bootstrap and kubeadm control-plane providers by more than three minor versions ('upgrade for ... provider can't skip more than 3 versions', upgrader.go doUpgrade).",
 		"Upgrade through an intermediate release; the message names the series.", false},
+	{RuleUpgradeFlavor, Warning, AreaUpgrade, "Every flavor of the old release is still in the new one",
+		"Users generate workload clusters with clusterctl generate cluster --flavor NAME, in scripts and CI, against the newest release: a flavor the new release drops or renames (its cluster-template-NAME.yaml gone) makes that command fail for them, and the default flavor's (cluster-template.yaml) users run it without --flavor. Nothing fails for the management cluster, so a warning; the message names the flavors the new release adds, in case one is the rename.",
+		"Keep the flavor (or its old name beside the new one) for a release, or say in the release notes which flavor replaces it.", false},
+	{RuleUpgradeFlavorVariable, Warning, AreaUpgrade, "A flavor needs no variable without a default that its old version did not",
+		"clusterctl generate cluster processes the flavor's template, and the clusterclass files its topology Clusters name, with the variables of the environment and the clusterctl config: a variable without a default that the old flavor did not use, or gave a default, fails it ('value for variables [...] is not set') until users set it, and the clusters they generate need a value for it. One finding per flavor and variable.",
+		"Give the variable a default (${VAR:=value}), or tell users in the release notes to set it.", false},
+	{RuleUpgradeFlavorDefault, Warning, AreaUpgrade, "A flavor's variables keep their defaults",
+		"Users who do not set a variable get its default: when the new flavor changes it, the clusters they generate with the same command and settings differ from those of the old release (a machine type, a Kubernetes version, a network range), which nothing reports. One finding per flavor and variable.",
+		"Say the new default in the release notes, or keep the old one.", false},
 }
 
 func init() {

@@ -107,6 +107,12 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "lint dist", args: []string{"lint", dist}, code: 0, stdout: []string{""}, stderr: []string{"0 errors"}},
 		{name: "lint fails", args: []string{"lint", lintFails, "--version", "v1.2.0"}, code: 1, stdout: []string{""}, stderr: []string{"\nError: lint: 1 error, 0 warnings: fix them"}},
 		{name: "lint missing", args: []string{"lint", "/nonexistent"}, code: 2, stderr: []string{"no such file or folder"}},
+		{name: "lint markdown", args: []string{"lint", dist, "-o", "markdown"}, code: 0, stdout: []string{"## capirepo lint: no errors\n"}},
+		{name: "lint fails codequality", args: []string{"lint", lintFails, "--version", "v1.2.0", "-o", "codequality"}, code: 1, json: true, stdout: []string{`"check_name": "CAPI315"`, `"severity": "critical"`}},
+		{name: "verify markdown", args: []string{"verify", dist, "-o", "markdown"}, code: 0, stdout: []string{"## capirepo verify: clusterctl reads it\n"}},
+		{name: "verify codequality", args: []string{"verify", dist, "-o", "codequality"}, code: 2, stderr: []string{`--output must be text, json or markdown, not "codequality"`}},
+		{name: "build markdown", args: []string{"build", tree, "--out", out(), "-o", "markdown"}, code: 2, stderr: []string{`--output must be text or json, not "markdown"`}},
+		{name: "release notes-upgrade without the upgrade check", args: []string{"release", example, "--dry-run", "--notes-upgrade", "--skip-upgrade-check", "x"}, code: 2, stderr: []string{"--notes-upgrade tells what the upgrade check found"}},
 		{name: "verify", args: []string{"verify", dist}, code: 0, stdout: []string{"flavor ha"}, stderr: []string{""}},
 		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
 		{name: "verify kubeconfig without install", args: []string{"verify", dist, "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--kubeconfig, --dry-run-only, --force and --clusterctl-config belong to --install"}},
@@ -145,6 +151,8 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "diff breaks", args: []string{"diff", oldDist, brokenDist}, code: 1, stdout: []string{""},
 			stderr: []string{"CAPI701 Metadata releaseSeries", "no release series 0.1", "diff: 1 error: the upgrade from v0.1.0 to v0.2.0 breaks"}},
 		{name: "diff breaks json", args: []string{"diff", oldDist, brokenDist, "-o", "json"}, code: 1, json: true, stdout: []string{`"rule": "CAPI701"`}},
+		{name: "diff breaks codequality", args: []string{"diff", oldDist, brokenDist, "-o", "codequality"}, code: 1, json: true, stdout: []string{`"check_name": "CAPI701"`}},
+		{name: "diff breaks markdown", args: []string{"diff", oldDist, brokenDist, "-o", "markdown"}, code: 1, stdout: []string{"## capirepo diff: the upgrade from v0.1.0 to v0.2.0 breaks\n", "[CAPI701]("}},
 		{name: "diff sarif", args: []string{"diff", oldDist + "@v0.1.0", newDist, "-o", "sarif"}, code: 0, json: true, stdout: []string{`"id": "CAPI714"`}},
 		{name: "diff the release before, from a target", args: []string{"diff", repo, brokenDist}, code: 1, stderr: []string{"the release before v0.2.0 is v0.1.0", "CAPI701"}},
 		{name: "diff waived", args: []string{"diff", oldDist, brokenDist, "--disable", "CAPI701=0.1 was a preview"}, code: 0, stderr: []string{"(waived: 0.1 was a preview)"}},
@@ -179,7 +187,7 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 			checkStream(t, "stdout", stdout, tt.stdout)
 			checkStream(t, "stderr", stderr, tt.stderr)
 			if tt.json {
-				var v map[string]any
+				var v any // an object; a Code Quality report is an array
 				if err := json.Unmarshal([]byte(stdout), &v); err != nil {
 					t.Errorf("stdout is not one JSON document: %v\n%s", err, stdout)
 				}

@@ -158,12 +158,7 @@ func tokenVariables(getenv env) map[string]string {
 // printVerify prints a verify report on stdout (with the error in JSON
 // when it failed) and returns the error.
 func printVerify(s streams, g *globalOptions, rep *pipeline.VerifyReport, err error) error {
-	var werr error
-	if g.output == "json" {
-		werr = rep.WriteJSON(s.out)
-	} else {
-		werr = rep.WriteText(s.out)
-	}
+	werr := printReport(s, g, rep, s.out)
 	if err != nil {
 		return err
 	}
