@@ -91,6 +91,7 @@ func (t *Topology) Needs(file string) []Need {
 		if len(files) == 0 {
 			continue
 		}
+		slices.Sort(files) // whatever order the release's files came in
 		out = append(out, Need{Class: class, Files: pairing(file, files)})
 	}
 	return out
