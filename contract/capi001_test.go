@@ -28,6 +28,20 @@ func TestLint_CAPI001_DecidedByValues(t *testing.T) {
 			want: []key{{"CAPI001", E, tmpl, "document 5", ""}}, says: []string{"CONTROL_PLANE_ENDPOINT_HOST's default", `${CONTROL_PLANE_ENDPOINT_HOST:=""}`}},
 		{name: "a YAML fragment alone on its line: the stand-ins parse, nothing to say",
 			doc: "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${CLUSTER_NAME}-cfg\n  labels:\n${EXTRA_LABELS}\n    a: b\n"},
+		// Issue 44 quotes a real template line "- name: controlPlaneType:"
+		// whose file could not be found again (docs/lint-rules.md, CAPI001):
+		// the shapes near it. Nothing after the colon and no variable on the
+		// line: no value makes it YAML. A variable right after the colon
+		// makes one plain scalar of any value. A variable after ": " leaves
+		// "a: b: c", which no value mends.
+		{name: "the line as issue 44 quotes it, no variable on it: an error",
+			doc:  "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${CLUSTER_NAME}-cfg\ndata:\n  items:\n  - name: controlPlaneType:\n",
+			want: []key{{"CAPI001", E, tmpl, "document 5", ""}}},
+		{name: "a variable right after its colon: one scalar, the stand-ins parse",
+			doc: "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${CLUSTER_NAME}-cfg\ndata:\n  items:\n  - name: controlPlaneType:${CONTROL_PLANE_TYPE}\n"},
+		{name: "a variable after \": \" on that line: a: b: c whatever the value, an error",
+			doc:  "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${CLUSTER_NAME}-cfg\ndata:\n  items:\n  - name: controlPlaneType: ${CONTROL_PLANE_TYPE}\n",
+			want: []key{{"CAPI001", E, tmpl, "document 5", ""}}},
 		{name: "parses only with a value of another shape than the stand-ins (empty, not after a key alone): a warning",
 			doc:  "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  labels: ${LABELS}\n    a: b\n",
 			want: []key{{"CAPI001", W, tmpl, "document 5", ""}}, says: []string{"LABELS is given as empty"}},

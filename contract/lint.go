@@ -11,6 +11,7 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
 )
 
 // Options tune a lint run.
@@ -181,6 +182,17 @@ type view struct {
 	// CRDs' cluster.x-k8s.io/<contract> labels.
 	uncovered string
 	labelled  []string
+	// topo is package values' answer to which flavor ships the class a
+	// topology flavor names; made on first use.
+	topo *values.Topology
+}
+
+// topology is the view's Topology (package values), made once.
+func (v *view) topology() *values.Topology {
+	if v.topo == nil {
+		v.topo = values.TopologyOf(v.files)
+	}
+	return v.topo
 }
 
 // releaseTag says whether an image tag is this release's: the version,

@@ -137,6 +137,11 @@ const (
 	RuleUpgradeVariable      = "CAPI712"
 	RuleUpgradeClusterClass  = "CAPI713"
 	RuleUpgradeSkip          = "CAPI714"
+	// The upgrade of the release's users who generate clusters from its
+	// flavors (clusterctl generate cluster --flavor).
+	RuleUpgradeFlavor         = "CAPI715"
+	RuleUpgradeFlavorVariable = "CAPI716"
+	RuleUpgradeFlavorDefault  = "CAPI717"
 )
 
 var catalogue = []Rule{
@@ -272,10 +277,10 @@ var catalogue = []Rule{
 		"A template should hold all objects needed to create a workload cluster, starting with the Cluster; an empty one ('---' alone) makes clusterctl generate cluster print nothing. A flavor that ships only a ClusterClass (cluster-template-*-clusterclass.yaml) is fine: clusterctl generates it like any template.",
 		"Add the cluster.x-k8s.io Cluster object.", false},
 	{RuleTemplateClass, Error, AreaTemplates, "A topology Cluster's class has a clusterclass-<class>.yaml in the release",
-		"clusterctl generate cluster (addClusterClassIfMissing) fetches clusterclass-<class>.yaml from the same provider release for every topology Cluster whose class is not yet in the management cluster, and fails with 'failed to get the cluster class template' when the file is missing, even if the template ships the ClusterClass inline.",
-		"Ship clusterclass-<class>.yaml, or point the topology at a class that is shipped.", true},
+		"clusterctl generate cluster (addClusterClassIfMissing) fetches clusterclass-<class>.yaml from the same provider release for every topology Cluster whose class is not yet in the management cluster, and fails with 'failed to get the cluster class template' when the file is missing, even if the template ships the ClusterClass inline (error). Where another flavor ships the class and can be generated on its own (cluster-template-clusterclass.yaml, as cluster-api-provider-nutanix ships it and documents applying it first), the topology flavor works once that flavor was applied, since clusterctl fetches nothing for a class the cluster has: a warning naming both flavors; capirepo verify reads the flavor as against a cluster where the class flavor was applied.",
+		"Ship clusterclass-<class>.yaml, or point the topology at a class that is shipped; for a class shipped as a flavor, document applying that flavor first.", true},
 	{RuleClassVariable, Error, AreaTemplates, "A topology Cluster whose class name holds a variable does not rely on an inline ClusterClass",
-		"clusterctl resolves the ClusterClass file from the class name after substitution. Where the template ships the class inline and the release has no clusterclass-<name>.yaml, clusterctl generate cluster fails on every management cluster that does not have the class yet (error). Without an inline class the template works only where the class was applied before, e.g. from a -clusterclass flavor (warning).",
+		"clusterctl resolves the ClusterClass file from the class name after substitution. Where the template ships the class inline and the release has no clusterclass-<name>.yaml, clusterctl generate cluster fails on every management cluster that does not have the class yet (error), unless another flavor ships a ClusterClass named by the same variable. Without an inline class the template works only where the class was applied before, e.g. from a -clusterclass flavor (warning, naming that flavor where the release has one, as cluster-api-provider-gcp's clusterclass and topology flavors).",
 		"Ship clusterclass-<name>.yaml, or write the class name literally; offer other classes as other flavors.", false},
 	{RuleTopologyClass, Error, AreaTemplates, "A topology Cluster names its ClusterClass",
 		"The class name is required: spec.topology.classRef.name in cluster.x-k8s.io/v1beta2, spec.topology.class in v1beta1. The API server refuses a topology Cluster without it, and clusterctl generate cluster has no clusterclass-<class>.yaml to fetch for it.",
@@ -342,6 +347,15 @@ var catalogue = []Rule{
 	{RuleUpgradeSkip, Error, AreaUpgrade, "Core Cluster API and the kubeadm providers move at most three minor versions in one upgrade",
 		"From v1.10 on clusterctl refuses to upgrade the core, kubeadm bootstrap and kubeadm control-plane providers by more than three minor versions ('upgrade for ... provider can't skip more than 3 versions', upgrader.go doUpgrade).",
 		"Upgrade through an intermediate release; the message names the series.", false},
+	{RuleUpgradeFlavor, Warning, AreaUpgrade, "Every flavor of the old release is still in the new one",
+		"Users generate workload clusters with clusterctl generate cluster --flavor NAME, in scripts and CI, against the newest release: a flavor the new release drops or renames (its cluster-template-NAME.yaml gone) makes that command fail for them, and the default flavor's (cluster-template.yaml) users run it without --flavor. Nothing fails for the management cluster, so a warning; the message names the flavors the new release adds, in case one is the rename.",
+		"Keep the flavor (or its old name beside the new one) for a release, or say in the release notes which flavor replaces it.", false},
+	{RuleUpgradeFlavorVariable, Warning, AreaUpgrade, "A flavor needs no variable without a default that its old version did not",
+		"clusterctl generate cluster processes the flavor's template, and the clusterclass files its topology Clusters name, with the variables of the environment and the clusterctl config: a variable without a default that the old flavor did not use, or gave a default, fails it ('value for variables [...] is not set') until users set it, and the clusters they generate need a value for it. One finding per flavor and variable.",
+		"Give the variable a default (${VAR:=value}), or tell users in the release notes to set it.", false},
+	{RuleUpgradeFlavorDefault, Warning, AreaUpgrade, "A flavor's variables keep their defaults",
+		"Users who do not set a variable get its default: when the new flavor changes it, the clusters they generate with the same command and settings differ from those of the old release (a machine type, a Kubernetes version, a network range), which nothing reports. One finding per flavor and variable.",
+		"Say the new default in the release notes, or keep the old one.", false},
 }
 
 func init() {

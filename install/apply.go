@@ -114,6 +114,12 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 		}
 	}
 	slices.SortFunc(files, func(a, b tmpl) int { return strings.Compare(a.flavor, b.flavor) })
+	// A flavor that ships the class of another flavor's topology goes
+	// first, as its users apply it first (package values' Topology).
+	topo := values.TopologyOf(ip.p.Files)
+	slices.SortStableFunc(files, func(a, b tmpl) int {
+		return boolOrder(topo.Needed(b.file)) - boolOrder(topo.Needed(a.file))
+	})
 	for _, f := range ip.p.Files {
 		if class, ok := release.ClassOf(f.Name); ok {
 			files = append(files, tmpl{file: f.Name, class: class})
@@ -122,6 +128,10 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 	for _, t := range files {
 		raw, _ := ip.p.File(t.file)
 		f := &File{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
+		needs := topo.Needs(t.file)
+		for _, n := range needs {
+			f.After = append(f.After, n.Files...)
+		}
 		in.rep.Files = append(in.rep.Files, f)
 		s, err := in.session(ctx, ip)
 		if err != nil {
@@ -145,16 +155,34 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 			f.NotChecked = append(f.NotChecked, NotChecked{Object: t.file, Why: "clusterctl cannot process it: " + err.Error()})
 			continue
 		}
+		// The class a need names is the one of the flavor applied first.
+		set := s.Values()
+		from := func(class string) string {
+			for _, n := range needs {
+				if name, ok := n.Resolve(set); ok && name == class && len(n.Files) == 1 {
+					return n.Files[0]
+				}
+			}
+			return ""
+		}
 		for i := range objs {
 			if err := in.send(ctx, f, &objs[i], ns); err != nil {
 				return err
 			}
 			n := len(f.Refused)
-			f.Refused = append(f.Refused, topologyRefusals(&objs[i], in.vals.Classes())...)
+			f.Refused = append(f.Refused, topologyRefusals(&objs[i], in.vals.Classes(), from)...)
 			in.standInRefusals(f, objs[i].GroupVersionKind(), n)
 		}
 	}
 	return nil
+}
+
+// boolOrder is 1 for true, 0 for false.
+func boolOrder(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // send dry-runs one object in namespace ns (when it is namespaced) and

@@ -15,7 +15,9 @@
 // providers' components through clusterctl), crds.go creates CRDs and
 // cert-manager's, apply.go sends the other objects and judges the answers,
 // cleanup.go removes what the run created, topology.go judges a topology
-// Cluster's variables against its class's schemas, cluster.go talks to the
+// Cluster's variables against its class's schemas (the class of the flavor
+// it needs applied first, for a class the release ships only inside
+// another flavor: values.Topology; that flavor is checked first), cluster.go talks to the
 // API server, report.go is the report. The variables' values (real ones,
 // else stand-ins the fields' schemas accept) are package values' answer,
 // asked with the release's CRDs, ClusterClasses and the server's OpenAPI.

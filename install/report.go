@@ -57,6 +57,11 @@ type File struct {
 	Defaulted []string `json:"defaulted,omitempty"`
 	// Warnings are the server's other warnings (deprecated versions, ...).
 	Warnings []string `json:"warnings,omitempty"`
+	// After are the flavors checked before this one because it needs one
+	// of them applied first: they ship the ClusterClass its topology
+	// Clusters name, which the release ships as no clusterclass file, and
+	// its Clusters' variables are judged against their class.
+	After []string `json:"after,omitempty"`
 	// Variables are the required variables without a value in the file or
 	// the options: a real value (Options.Values), or a stand-in
 	// (Placeholder), with the value.
@@ -233,6 +238,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, ", %d not checked", n)
 		}
 		b.WriteString("\n")
+		if len(f.After) > 0 {
+			fmt.Fprintf(&b, "    after       %s: they ship the ClusterClass its topology names (as no clusterclass file), which users apply first\n", strings.Join(f.After, " or "))
+		}
 		for _, v := range f.Variables {
 			kind := "stand-in"
 			if !v.Placeholder {

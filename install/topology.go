@@ -18,13 +18,18 @@ import (
 // apply: a value the schema rejects. Variables the class's spec does not
 // declare, and required ones missing, are left alone (a runtime
 // extension may declare variables), and so is a class the release does
-// not ship or ships more than once under one name.
-func topologyRefusals(obj *unstructured.Unstructured, classes *values.Classes) []Refusal {
+// not ship or ships more than once under one name. from names the file
+// whose class the Cluster means (the flavor applied first, for a class
+// several flavors ship under one name), "" for any.
+func topologyRefusals(obj *unstructured.Unstructured, classes *values.Classes, from func(class string) string) []Refusal {
 	class, ok := values.TopologyClass(obj)
 	if !ok {
 		return nil
 	}
 	declared, ok := classes.Declared(class)
+	if file := from(class); file != "" {
+		declared, ok = classes.DeclaredIn(file, class)
+	}
 	if !ok {
 		return nil
 	}

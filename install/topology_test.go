@@ -37,7 +37,7 @@ func TestTopologyRefusals_ClassVariableSchemas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := topologyRefusals(&objs[0], classes)
+			got := topologyRefusals(&objs[0], classes, anyFile)
 			if len(got) != len(c.want) {
 				t.Fatalf("refusals %v, want %d: %v", got, len(c.want), c.want)
 			}
@@ -51,17 +51,33 @@ func TestTopologyRefusals_ClassVariableSchemas(t *testing.T) {
 	}
 	// A class the release does not ship is not judged here.
 	objs, _ := utilyaml.ToUnstructured([]byte(strings.Replace(cluster("    - {name: workers, value: 99}\n"), "quick-start", "other", 1)))
-	if got := topologyRefusals(&objs[0], classes); len(got) != 0 {
+	if got := topologyRefusals(&objs[0], classes, anyFile); len(got) != 0 {
 		t.Errorf("another class's Cluster refused: %v", got)
 	}
 	// Two classes of one name: which one is meant is not known.
 	shared := values.New(values.Options{})
 	shared.LearnTemplate("clusterclass-quick-start.yaml", []byte(quickStart+"---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata: {name: quick-start}\nspec: {}\n"))
 	objs, _ = utilyaml.ToUnstructured([]byte(cluster("    - {name: workers, value: 99}\n")))
-	if got := topologyRefusals(&objs[0], shared.Classes()); len(got) != 0 {
+	if got := topologyRefusals(&objs[0], shared.Classes(), anyFile); len(got) != 0 {
 		t.Errorf("a Cluster of a class name two classes share refused: %v", got)
 	}
+	// Two class flavors ship a class of one name (CAPG's clusterclass and
+	// gke-clusterclass, both ${CLUSTER_CLASS_NAME}): the flavor the
+	// Cluster's needs applied first says which one it means.
+	flavors := values.New(values.Options{})
+	flavors.LearnTemplate("cluster-template-clusterclass.yaml", []byte(quickStart))
+	flavors.LearnTemplate("cluster-template-gke-clusterclass.yaml", []byte("apiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata: {name: quick-start}\nspec: {}\n"))
+	if got := topologyRefusals(&objs[0], flavors.Classes(), anyFile); len(got) != 0 {
+		t.Errorf("a Cluster of a class name two flavors share, judged without knowing which: %v", got)
+	}
+	got := topologyRefusals(&objs[0], flavors.Classes(), func(string) string { return "cluster-template-clusterclass.yaml" })
+	if len(got) != 1 || got[0].Field != "spec.topology.variables[0].value" {
+		t.Errorf("judged against the class of the flavor applied first: %v, want workers refused", got)
+	}
 }
+
+// anyFile names no file: a Cluster means the one class of its name.
+func anyFile(string) string { return "" }
 
 func TestStandInRefusals_CELApart(t *testing.T) {
 	in := &installer{vals: testChooser(t)}

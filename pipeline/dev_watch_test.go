@@ -39,6 +39,18 @@ func startWatch(t *testing.T, tree, root string) (runs <-chan watchRun, cancel c
 	return ch, cancel, fin, werr
 }
 
+// save writes a file as an editor that saves by renaming does, so a poll
+// never sees it half-written: each save is one run of the watch. (A save
+// that truncates first can be seen empty; the watch then runs once more
+// when the rest arrives, which a test counting runs cannot tell apart.)
+func save(path string, data []byte) error {
+	tmp := path + ".saving"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
 func nextRun(t *testing.T, runs <-chan watchRun) watchRun {
 	t.Helper()
 	select {
@@ -74,7 +86,7 @@ func TestDevWatch_RebuildsOnSaveAndKeepsWatchingAfterAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	edited := strings.Replace(string(data), "192.168.0.0/16", "10.244.0.0/16", 1)
-	if err := os.WriteFile(src, []byte(edited), 0o644); err != nil {
+	if err := save(src, []byte(edited)); err != nil {
 		t.Fatal(err)
 	}
 	second := nextRun(t, runs)
@@ -95,7 +107,7 @@ func TestDevWatch_RebuildsOnSaveAndKeepsWatchingAfterAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(kust, []byte("resources: [\n"), 0o644); err != nil {
+	if err := save(kust, []byte("resources: [\n")); err != nil {
 		t.Fatal(err)
 	}
 	if r := nextRun(t, runs); r.err == nil {
@@ -104,7 +116,7 @@ func TestDevWatch_RebuildsOnSaveAndKeepsWatchingAfterAnError(t *testing.T) {
 	if got, err := os.ReadFile(published); err != nil || !strings.Contains(string(got), "10.244.0.0/16") {
 		t.Errorf("a failed run changed the dev repository: %v", err)
 	}
-	if err := os.WriteFile(kust, good, 0o644); err != nil {
+	if err := save(kust, good); err != nil {
 		t.Fatal(err)
 	}
 	if r := nextRun(t, runs); r.err != nil {

@@ -137,12 +137,16 @@ type Compared struct {
 	From      string   `json:"from"`
 }
 
-// DiffSummary is what Diff compared and found.
+// DiffSummary is what Diff compared and found: capirepo diff's report,
+// which diff_report.go renders.
 type DiffSummary struct {
 	Old    []Compared      `json:"old"`
 	New    Compared        `json:"new"`
 	Report contract.Report `json:"report"`
 	Notes  []string        `json:"notes,omitempty"`
+	// Changes are what each upgrade compared changes for users (the facts
+	// beside the findings), in the order of Old.
+	Changes []diff.Changes `json:"changes,omitempty"`
 }
 
 // Diff reads the releases o names and says what breaks when a management
@@ -216,6 +220,7 @@ func Diff(ctx context.Context, o DiffOptions) (*DiffSummary, error) {
 		sum.Old = append(sum.Old, compared(old, from))
 		fmt.Fprintf(o.Log, "comparing %s (%s) with %s (%s)\n", old.Version, from, newRel.Version, newFrom)
 		res := diff.Compare(old, newRel)
+		sum.Changes = append(sum.Changes, res.Changes)
 		fs = append(fs, res.Findings...)
 		fs = append(fs, hist...)
 		sum.Notes = append(sum.Notes, res.Notes...)

@@ -28,7 +28,13 @@
 // a failure. It knows no kind of target: it opens them through
 // publish/targets, asks each how clusterctl reads it (publish.Reach) and
 // what else it can do through publish's optional interfaces (Signable,
-// Operator, Drafting, Planner), never by its scheme or concrete type.
+// Operator, Drafting, Planner, Noted), never by its scheme or concrete type.
+//
+// Each command's result is its one report type, with a renderer per format
+// (ReleaseSummary, DiffSummary, VerifyReport: text, JSON, Markdown; diff's
+// also SARIF and Code Quality through contract.Report); the command picks
+// the format. release --notes-upgrade renders the upgrade step's own
+// comparison into the release notes (notes.go), never a second one.
 //
 // It is not a command: it parses no flags and reads no environment. Tokens,
 // the go command's environment, registry credentials and signing keys

@@ -11,6 +11,7 @@ import (
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/diff"
 	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
@@ -65,6 +66,11 @@ type ReleaseOptions struct {
 	// ConfigOut, when set, is the file the clusterctl config of the first
 	// target clusterctl reads is written to (atomically) after publishing.
 	ConfigOut string
+
+	// NotesUpgrade appends to the release notes of every target that has
+	// them (publish.Noted) an "Upgrading from ..." section made from the
+	// upgrade step's comparison (notes.go).
+	NotesUpgrade bool
 
 	// Variables are clusterctl config values for reading targets back
 	// (github-token, gitlab-access-token). They are never printed.
@@ -124,6 +130,12 @@ type ReleaseSummary struct {
 	// Published: who reads each and, for the operator's, its Provider
 	// resources.
 	Targets []*Published `json:"-"`
+	// Upgrade is what the upgrade step found the upgrade from each release
+	// it compared with changes for users, once it ran.
+	Upgrade []diff.Changes `json:"upgrade,omitempty"`
+	// UpgradeNotes is the section NotesUpgrade appends to the release notes
+	// (in a dry run: would append).
+	UpgradeNotes string `json:"upgradeNotes,omitempty"`
 	// Next says what a maintainer does next: what a dry run would have
 	// published where, or the clusterctl init line that tries the release.
 	Next []string `json:"next,omitempty"`
@@ -199,6 +211,7 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 				if o.DryRun {
 					return "dry run: nothing published", true, nil
 				}
+				r.upgradeNotes(opened[i])
 				var d string
 				var err error
 				ps, d, err = r.publish(ctx, opened[i])
@@ -212,6 +225,9 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 			}})
 	}
 	err := runSteps(ctx, o.Progress, steps, &r.sum.Steps)
+	if err == nil && o.DryRun {
+		r.upgradeNotes(nil) // what the notes would get, for the summary
+	}
 	if err == nil {
 		err = r.finish(ctx)
 	}
@@ -286,6 +302,8 @@ type run struct {
 	opened []publish.Target // nil in a dry run
 	sum    *ReleaseSummary
 	b      *Built
+	// notesMade says the upgrade section of the notes is made (notes.go).
+	notesMade bool
 }
 
 func (r *run) build(ctx context.Context) (string, bool, error) {

@@ -104,15 +104,14 @@ lists the versions there, so ask for %[1]s explicitly. Remove
 	return err
 }
 
-// WriteResults prints what a release gives a maintainer besides its step
-// table: what each target holds on errOut (the table said its counts and
-// URL); the providers: entry of each target clusterctl reads by one, a YAML
-// document each, unless --config-out wrote it, and, once every step passed,
-// the operator's Provider resources, on out; then the next steps on errOut.
+// WriteResults prints what a release gives a maintainer besides its report
+// (WriteText): the providers: entry of each target clusterctl reads by one,
+// a YAML document each, unless --config-out wrote it, and, once every step
+// passed, the operator's Provider resources, on out; then the next steps
+// on errOut.
 func (s *ReleaseSummary) WriteResults(out, errOut io.Writer) error {
 	docs := 0
 	for i, p := range s.Published {
-		_ = p.WriteDetails(errOut)
 		if t := s.Targets[i]; t.Reader != "" || t.Overrides || p.ConfigFile != "" {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
+	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -33,9 +34,17 @@ type VerifyOptions struct {
 	// Version is the version to verify; "" means every version of a DIR
 	// clusterctl reads (release.ScanTree).
 	Version string
-	// KubernetesVersion and Variables are as for verify.Options.
+	// KubernetesVersion and Variables are as for verify.Options: Variables
+	// (--var NAME=VALUE, and the tokens) are real values for every file.
 	KubernetesVersion string
 	Variables         map[string]string
+	// ValuesFiles are files of real values for the read-back, as FILE
+	// (every flavor) or FLAVOR=FILE (one flavor's template), read by
+	// values.ReadFiles as the install check reads them; Variables win.
+	// Only these and Variables are real values there: the environment and
+	// the clusterctl config are not asked, so what verify reads does not
+	// depend on the shell it runs in.
+	ValuesFiles []string
 
 	// Images asks the registries for every image a DIR's components run,
 	// for every Platforms.
@@ -92,8 +101,12 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 		o.Log = io.Discard
 	}
 	opts := verify.Options{Version: o.Version, KubernetesVersion: o.KubernetesVersion, Variables: o.Variables}
+	reals, err := values.ReadFiles(o.Variables, o.ValuesFiles)
+	if err != nil {
+		return nil, err
+	}
+	opts.Values = reals
 	rep := &VerifyReport{}
-	var err error
 	switch {
 	case o.ConfigMaps != "" && o.Path == "":
 		if o.Signatures != nil {

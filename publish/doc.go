@@ -6,7 +6,7 @@
 // version is the newest, and which came before, is package versions'
 // answer; Repository hands it a Source's versions.
 // A target's optional abilities are one-method interfaces (Planner,
-// Signable, Operator, Drafting, Flat) that callers find with a type check.
+// Signable, Operator, Drafting, Noted, Flat) that callers find with a type check.
 // The backends are one folder each: github/ (a GitHub release), gitlab/
 // (GitLab generic packages), local/ (the semver folder tree of a file://
 // URL), oci/ (artifacts cluster-api-operator reads), configmap/ (a file of
@@ -53,7 +53,8 @@
 //     adds files of its own or names them its own way), Signable (its
 //     pushed artifacts are signed where they are, by digest), Operator
 //     (cluster-api-operator installs from it: its Provider resources),
-//     Drafting (it may leave a release a draft nobody reads yet), Flat (one
+//     Drafting (it may leave a release a draft nobody reads yet), Noted
+//     (its release carries notes: a section can be appended), Flat (one
 //     release per version holds every provider). pipeline asks for these
 //     with a type check; a caller never asks for a concrete type or a URL
 //     scheme.

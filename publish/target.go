@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -89,6 +90,25 @@ type Drafting interface {
 // count); the files it adds itself (an unsigned provenance) included.
 type Planner interface {
 	Planned(rel *release.Release) ([]string, error)
+}
+
+// Noted is a target whose release carries notes people read before they
+// upgrade (a GitHub release, a GitLab Release).
+type Noted interface {
+	// AddNotes appends a Markdown section to the notes its next Publish
+	// writes, after the maintainer's and generated ones, and says whether
+	// the target writes notes at all (a GitLab target without a Release
+	// does not).
+	AddNotes(section string) bool
+}
+
+// AppendNotes is release notes with section after them, a blank line
+// between (Noted targets join what they are given so).
+func AppendNotes(notes, section string) string {
+	if notes == "" {
+		return section
+	}
+	return strings.TrimRight(notes, "\n") + "\n\n" + section
 }
 
 // Flat is implemented by a target that holds one flat set of files per

@@ -23,6 +23,9 @@ type Classes struct {
 	// named are, by variable, the classes of clusterclass files whose
 	// ClusterClass takes its name from that variable.
 	named map[string][]string
+	// inFile are the variables of the classes of each file, by file and
+	// class: one file's class, where several files ship one name.
+	inFile map[string]map[string]map[string]*classVariable
 }
 
 // classVariable is one variable a ClusterClass declares.
@@ -41,8 +44,13 @@ func (c *Classes) Declared(class string) (map[string]*spec.Schema, bool) {
 	if c == nil {
 		return nil, false
 	}
-	vars, ok := c.vars[class]
-	if !ok || vars == nil {
+	return schemas(c.vars[class])
+}
+
+// schemas are the schemas of a class's variables; false for no class (or
+// one that is ambiguous, nil).
+func schemas(vars map[string]*classVariable) (map[string]*spec.Schema, bool) {
+	if vars == nil {
 		return nil, false
 	}
 	out := make(map[string]*spec.Schema, len(vars))
@@ -52,6 +60,17 @@ func (c *Classes) Declared(class string) (map[string]*spec.Schema, bool) {
 	return out, true
 }
 
+// DeclaredIn is Declared for the class as file ships it (a flavor or
+// clusterclass file learned): the class a topology flavor means when it
+// needs that file applied first (Topology), whichever other files ship a
+// class of the same name.
+func (c *Classes) DeclaredIn(file, class string) (map[string]*spec.Schema, bool) {
+	if c == nil {
+		return nil, false
+	}
+	return schemas(c.inFile[file][class])
+}
+
 // addName makes a class name known (the name of a clusterclass-<name>.yaml).
 func (c *Classes) addName(name string) {
 	if !slices.Contains(c.names, name) {
@@ -59,8 +78,8 @@ func (c *Classes) addName(name string) {
 	}
 }
 
-// add learns the ClusterClasses among objs.
-func (c *Classes) add(objs []unstructured.Unstructured) {
+// add learns the ClusterClasses among objs, of file.
+func (c *Classes) add(file string, objs []unstructured.Unstructured) {
 	for i := range objs {
 		o := &objs[i]
 		if o.GroupVersionKind().Group != capiGroup || o.GetKind() != "ClusterClass" {
@@ -68,38 +87,53 @@ func (c *Classes) add(objs []unstructured.Unstructured) {
 		}
 		if c.vars == nil {
 			c.vars = map[string]map[string]*classVariable{}
+			c.inFile = map[string]map[string]map[string]*classVariable{}
 		}
 		c.addName(o.GetName())
+		vars := classVariables(o)
+		if c.inFile[file] == nil {
+			c.inFile[file] = map[string]map[string]*classVariable{}
+		}
+		if _, seen := c.inFile[file][o.GetName()]; seen {
+			c.inFile[file][o.GetName()] = nil // twice in one file
+		} else {
+			c.inFile[file][o.GetName()] = vars
+		}
 		if _, seen := c.vars[o.GetName()]; seen {
 			// Two classes of one name: which one a Cluster means is not known.
 			c.vars[o.GetName()] = nil
 			continue
 		}
-		vars := map[string]*classVariable{}
-		list, _, _ := unstructured.NestedSlice(o.Object, "spec", "variables")
-		for _, v := range list {
-			m, ok := v.(map[string]any)
-			if !ok {
-				continue
-			}
-			name, _ := m["name"].(string)
-			raw, ok, _ := unstructured.NestedMap(m, "schema", "openAPIV3Schema")
-			if name == "" || !ok {
-				continue
-			}
-			b, err := json.Marshal(raw)
-			if err != nil {
-				continue
-			}
-			var s spec.Schema
-			if err := json.Unmarshal(b, &s); err != nil {
-				continue
-			}
-			required, _ := m["required"].(bool)
-			vars[name] = &classVariable{required: required, schema: &s}
-		}
 		c.vars[o.GetName()] = vars
 	}
+}
+
+// classVariables are the variables a ClusterClass declares, by name.
+func classVariables(o *unstructured.Unstructured) map[string]*classVariable {
+	vars := map[string]*classVariable{}
+	list, _, _ := unstructured.NestedSlice(o.Object, "spec", "variables")
+	for _, v := range list {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := m["name"].(string)
+		raw, ok, _ := unstructured.NestedMap(m, "schema", "openAPIV3Schema")
+		if name == "" || !ok {
+			continue
+		}
+		b, err := json.Marshal(raw)
+		if err != nil {
+			continue
+		}
+		var s spec.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			continue
+		}
+		required, _ := m["required"].(bool)
+		vars[name] = &classVariable{required: required, schema: &s}
+	}
+	return vars
 }
 
 // variable is a class's variable; a class not known (its name a stand-in
@@ -126,18 +160,11 @@ func (c *Classes) variable(class, name string) *classVariable {
 // finds the file when the Cluster's class (the same variable, in the
 // flavor) names it. nil when the file cannot be processed.
 func classObjects(raw []byte, class string) ([]unstructured.Unstructured, []string) {
-	vars, err := variableMap(raw)
+	required, err := requiredVariables(raw)
 	if err != nil {
 		return nil, nil
 	}
 	var naming []string
-	var required []string
-	for name, def := range vars {
-		if def == nil {
-			required = append(required, name)
-		}
-	}
-	slices.Sort(required)
 	guess := map[string]string{}
 	for _, name := range required {
 		guess[name] = Guess(name)
@@ -166,7 +193,7 @@ func classObjects(raw []byte, class string) ([]unstructured.Unstructured, []stri
 
 // learn learns the classes of a flavor or clusterclass file (class is the
 // file's class, "" for a flavor).
-func (c *Classes) learn(raw []byte, class string) {
+func (c *Classes) learn(file string, raw []byte, class string) {
 	if class != "" {
 		c.addName(class)
 	}
@@ -180,7 +207,7 @@ func (c *Classes) learn(raw []byte, class string) {
 			slices.Sort(c.named[v]) // the same answer whatever order the files come in
 		}
 	}
-	c.add(objs)
+	c.add(file, objs)
 }
 
 // classLeaf is the schema of a clusterclass-<class>.yaml file's ClusterClass

@@ -21,6 +21,10 @@
 // Cluster's class (a clusterclass-<class>.yaml whose ClusterClass takes
 // its name from the same variable names <class>); and for a topology
 // Cluster's variables a value of the schema the class gives them.
+// Topology answers which flavor a topology flavor needs applied first: a
+// class its Clusters name that the release ships as no clusterclass file
+// but inside another flavor (cluster-template-clusterclass.yaml), matched
+// by the name as written (a name, or the same variable in both).
 // ReadFiles reads values files; Attempts are the values the lint tries
 // for whether a document can parse; Fixed are the values clusterctl sets
 // itself for generate cluster.

@@ -78,31 +78,16 @@ type Place struct {
 func chooseStandIns(raw []byte, fileClass string, given map[string]string, required []string, src *schemaSet) (map[string]string, map[string][]Place) {
 	choice := distinctGuesses(required)
 	places := map[string][]Place{}
-	objs, occ, err := markedOccurrences(raw, given, required)
-	if err != nil {
-		// A variable alone on its line may hold a YAML fragment that no
-		// scalar stand-in keeps valid: the empty string does.
-		frag := fragmentVariables(raw, required)
-		if len(frag) == 0 {
-			return choice, places
-		}
-		given = maps.Clone(given)
-		if given == nil {
-			given = map[string]string{}
-		}
-		var rest []string
-		for _, name := range required {
-			if frag[name] {
-				given[name], choice[name] = "", ""
-			} else {
-				rest = append(rest, name)
-			}
-		}
-		required = rest
-		if objs, occ, err = markedOccurrences(raw, given, required); err != nil {
-			return choice, places
+	objs, occ, given, rest, err := markedOrFragments(raw, given, required)
+	for _, name := range required {
+		if !slices.Contains(rest, name) {
+			choice[name] = "" // a YAML fragment
 		}
 	}
+	if err != nil {
+		return choice, places
+	}
+	required = rest
 	schemas := map[schema.GroupVersionKind]*typeSchema{}
 	schemaFor := func(gvk schema.GroupVersionKind) *typeSchema {
 		s, ok := schemas[gvk]
@@ -174,14 +159,7 @@ func chooseStandIns(raw []byte, fileClass string, given map[string]string, requi
 // markedOccurrences substitutes each required variable with its marker
 // and finds the fields the markers land in.
 func markedOccurrences(raw []byte, given map[string]string, required []string) ([]unstructured.Unstructured, map[string][]occurrence, error) {
-	index := map[string]int{}
-	for i, name := range required {
-		index[name] = i
-	}
-	marked, err := substitute(raw, given, func(name string) (string, bool) {
-		i, ok := index[name]
-		return marker(i), ok
-	})
+	marked, err := markVariables(raw, given, required)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -203,6 +181,49 @@ func markedOccurrences(raw []byte, given map[string]string, required []string) (
 		})
 	}
 	return objs, occ, nil
+}
+
+// markedOrFragments is markedOccurrences; where the marked file is no
+// YAML, the variables alone on their line, which may hold a YAML fragment
+// that no scalar keeps valid, are given the empty string, which does, and
+// the others marked again. It returns given with those, and the variables
+// still marked.
+func markedOrFragments(raw []byte, given map[string]string, required []string) ([]unstructured.Unstructured, map[string][]occurrence, map[string]string, []string, error) {
+	objs, occ, err := markedOccurrences(raw, given, required)
+	if err == nil {
+		return objs, occ, given, required, nil
+	}
+	frag := fragmentVariables(raw, required)
+	if len(frag) == 0 {
+		return nil, nil, given, required, err
+	}
+	given = maps.Clone(given)
+	if given == nil {
+		given = map[string]string{}
+	}
+	var rest []string
+	for _, name := range required {
+		if frag[name] {
+			given[name] = ""
+		} else {
+			rest = append(rest, name)
+		}
+	}
+	objs, occ, err = markedOccurrences(raw, given, rest)
+	return objs, occ, given, rest, err
+}
+
+// markVariables substitutes each required variable with its marker, the
+// others with given values or their defaults.
+func markVariables(raw []byte, given map[string]string, required []string) ([]byte, error) {
+	index := map[string]int{}
+	for i, name := range required {
+		index[name] = i
+	}
+	return substitute(raw, given, func(name string) (string, bool) {
+		i, ok := index[name]
+		return marker(i), ok
+	})
 }
 
 // distinctGuesses are the names' guesses, each variable whose guess is the

@@ -145,7 +145,7 @@ func (c *Chooser) LearnTemplate(file string, raw []byte) {
 	if !isClass {
 		class = ""
 	}
-	c.schemas.classes.learn(raw, class)
+	c.schemas.classes.learn(file, raw, class)
 }
 
 // Classes are the ClusterClasses learned.
@@ -341,15 +341,9 @@ func toUnstructured(raw []byte) ([]unstructured.Unstructured, error) {
 // would be: the stand-ins For gives (scalars, empty for a YAML fragment),
 // every variable as a quoted string, every variable empty.
 func Attempts(raw []byte) []map[string]string {
-	vars, err := variableMap(raw)
+	required, err := requiredVariables(raw)
 	if err != nil {
 		return nil
-	}
-	var required []string
-	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		if vars[name] == nil {
-			required = append(required, name)
-		}
 	}
 	standIns, _ := chooseStandIns(raw, "", nil, required, &schemaSet{})
 	quoted := map[string]string{}

@@ -108,7 +108,10 @@ type targetVerifier struct {
 	t Repo
 	// vals chooses every file's values; it learns the release's CRDs and
 	// ClusterClasses as they are read.
-	vals      *values.Chooser
+	vals *values.Chooser
+	// topo says which flavor ships the class a topology flavor needs
+	// applied first (package values), from the files learn read.
+	topo      *values.Topology
 	opts      Options
 	overrides string
 	version   string
@@ -227,6 +230,7 @@ func (v *targetVerifier) choose(s *Session, file string, list func() error) erro
 // learn reads every flavor and clusterclass file first, so that the
 // values chosen for a flavor know every class the release ships.
 func (v *targetVerifier) learn(ctx context.Context, s *Session, files []string) {
+	var read []release.File
 	for _, f := range files {
 		s.rec.last = nil
 		if flavor, ok := release.FlavorOf(f); ok {
@@ -239,8 +243,10 @@ func (v *targetVerifier) learn(ctx context.Context, s *Session, files []string) 
 		// A file clusterctl cannot fetch or list fails when it is read.
 		if s.rec.last != nil {
 			v.vals.LearnTemplate(f, s.rec.last)
+			read = append(read, release.File{Name: f, Data: s.rec.last})
 		}
 	}
+	v.topo = values.TopologyOf(read)
 }
 
 func (v *targetVerifier) run(ctx context.Context) *ProviderReport {
@@ -446,7 +452,10 @@ func (v *targetVerifier) files() ([]string, bool, error) {
 // repository: list the template's variables, process it into the target
 // namespace, then add the ClusterClasses its topology Clusters use
 // (client/clusterclass.go:addClusterClassIfMissing, as against a management
-// cluster that has none of them).
+// cluster that has none of them), but for a class the release ships only
+// inside another flavor that its users apply first (package values'
+// Topology): against a cluster that flavor was applied to, clusterctl
+// finds the class there and fetches nothing; the report names that flavor.
 func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
 	s, err := v.session(ctx)
 	if err != nil {
@@ -470,8 +479,13 @@ func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
 	}
 	var classTemplates []repository.Template
 	var names []string
+	var after []ClassFlavor
 	ccc := s.repo.ClusterClasses(v.version)
 	for _, class := range classes {
+		if need, ok := v.needed(file, class.Name, s.Values()); ok {
+			after = append(after, ClassFlavor{Class: class.String(), As: need.Class, Flavors: need.Flavors(), Files: need.Files})
+			continue
+		}
 		classFile := clusterClassPrefix + class.Name + yamlSuffix
 		var ct repository.Template
 		err := v.choose(s, classFile, func() error { _, err := ccc.Get(ctx, class.Name, class.Namespace, true); return err })
@@ -502,7 +516,23 @@ func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
 		Objects:        len(merged.Objs()),
 		Variables:      s.vals.describe(merged.VariableMap()),
 		ClusterClasses: names,
+		After:          after,
 	})
+}
+
+// needed is the need of flavor file for the class clusterctl names with
+// the session's values: a class the release ships only inside another
+// flavor, named the same way (package values' Topology).
+func (v *targetVerifier) needed(file, class string, set map[string]string) (values.Need, bool) {
+	if v.topo == nil {
+		return values.Need{}, false
+	}
+	for _, n := range v.topo.Needs(file) {
+		if name, ok := n.Resolve(set); ok && name == class {
+			return n, true
+		}
+	}
+	return values.Need{}, false
 }
 
 // classesOf replays client/clusterclass.go:clusterClassNamesFromTemplate:

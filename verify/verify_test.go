@@ -257,6 +257,29 @@ func TestDir_FailsWhereClusterctlFails(t *testing.T) {
 			want: []string{"cluster-template-topology.yaml: ClusterClass example-quick-start used by a topology Cluster: clusterclass-example-quick-start.yaml: ", `failed to read "clusterclass-example-quick-start.yaml" from provider's repository "infrastructure-example"`},
 		},
 		{
+			name: "topology template whose class ships only inline (CAPA's shape)",
+			mutate: func(t *testing.T, p *release.Provider) {
+				class, _ := p.File("clusterclass-example-quick-start.yaml")
+				topo, _ := p.File("cluster-template-topology.yaml")
+				if err := p.Add("cluster-template-topology.yaml", append(append(append([]byte{}, topo.Data...), "---\n"...), class.Data...)); err != nil {
+					t.Fatal(err)
+				}
+				remove(p, "clusterclass-example-quick-start.yaml")
+			},
+			want: []string{"cluster-template-topology.yaml: ClusterClass example-quick-start used by a topology Cluster: clusterclass-example-quick-start.yaml: "},
+		},
+		{
+			name: "topology template whose class flavor ships another class",
+			mutate: func(t *testing.T, p *release.Provider) {
+				class, _ := p.File("clusterclass-example-quick-start.yaml")
+				if err := p.Add("cluster-template-clusterclass.yaml", bytes.Replace(class.Data, []byte("name: example-quick-start\n"), []byte("name: example-other\n"), 1)); err != nil {
+					t.Fatal(err)
+				}
+				remove(p, "clusterclass-example-quick-start.yaml")
+			},
+			want: []string{"cluster-template-topology.yaml: ClusterClass example-quick-start used by a topology Cluster: clusterclass-example-quick-start.yaml: "},
+		},
+		{
 			name: "topology Cluster with a mistyped field",
 			mutate: func(t *testing.T, p *release.Provider) {
 				edit(t, p, "cluster-template-topology.yaml", "replicas: ${CONTROL_PLANE_MACHINE_COUNT}", "replicas: many")

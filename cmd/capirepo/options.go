@@ -339,6 +339,9 @@ type installOptions struct {
 	clusterctlConfig string
 	vars             []string // NAME=VALUE
 	values           []string // [FLAVOR=]FILE
+	// readBack says the command's read-back takes --var and --values too
+	// (verify), not only the check.
+	readBack bool
 }
 
 func (o *installOptions) AddFlags(cmd *cobra.Command, name, usage string) {
@@ -351,26 +354,31 @@ func (o *installOptions) AddFlags(cmd *cobra.Command, name, usage string) {
 	fl.BoolVar(&o.force, "force", false, "--"+name+" on a cluster that already has the release's CRDs: replace them for the check and put them back after")
 	fl.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose cert-manager: names the cert-manager --"+name+
 		" takes CRDs from, and whose variables (as the environment's) are real values for the templates (default clusterctl's own)")
-	fl.StringArrayVar(&o.vars, "var", nil, "NAME=VALUE: a real value for a variable of the templates --"+name+" applies (repeatable; wins over the environment and --values)")
+	what := "the templates --" + name + " applies"
+	if o.readBack {
+		what = "the templates, read back and, with --" + name + ", applied"
+	}
+	fl.StringArrayVar(&o.vars, "var", nil, "NAME=VALUE: a real value for a variable of "+what+" (repeatable; wins over the environment and --values)")
 	fl.StringArrayVar(&o.values, "values", nil, "[FLAVOR=]FILE: a YAML map of variable names to real values, for every flavor or for one (default=FILE for cluster-template.yaml); repeatable")
 }
 
 // Options are the check's options, nil when it is off, once the flags
 // are checked: they go together, and the clusterctl config opens.
 func (o *installOptions) Options(ctx context.Context, s streams, t *targetOptions) (*pipeline.InstallCheckOptions, error) {
-	if !o.on {
-		if o.kubeconfig != "" || o.dryRunOnly || o.force || o.clusterctlConfig != "" || len(o.vars) > 0 || len(o.values) > 0 {
-			return nil, cli.Usagef("--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --%s", o.name)
+	vars, err := o.variables(s.getenv)
+	switch {
+	case err != nil:
+		return nil, err
+	case o.on:
+	case o.kubeconfig != "" || o.dryRunOnly || o.force || o.clusterctlConfig != "":
+		if o.readBack {
+			return nil, cli.Usagef("--kubeconfig, --dry-run-only, --force and --clusterctl-config belong to --%s", o.name)
 		}
+		fallthrough
+	case !o.readBack && (len(o.vars) > 0 || len(o.values) > 0):
+		return nil, cli.Usagef("--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --%s", o.name)
+	default:
 		return nil, nil
-	}
-	vars := tokenVariables(s.getenv)
-	for _, v := range o.vars {
-		name, value, ok := strings.Cut(v, "=")
-		if !ok || name == "" {
-			return nil, cli.Usagef("--var %q: give NAME=VALUE", v)
-		}
-		vars[name] = value
 	}
 	switch _, err := os.Stat(o.kubeconfig); {
 	case o.kubeconfig == "":
@@ -436,4 +444,17 @@ func uploadBars(s streams, g *globalOptions) (*cli.UploadBars, streams) {
 	bars := cli.NewUploadBars(s.errOut, g.output == "text")
 	s.errOut = bars.Writer(s.errOut)
 	return bars, s
+}
+
+// variables are the tokens' variables and --var's, which win.
+func (o *installOptions) variables(getenv env) (map[string]string, error) {
+	vars := tokenVariables(getenv)
+	for _, v := range o.vars {
+		name, value, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return nil, cli.Usagef("--var %q: give NAME=VALUE", v)
+		}
+		vars[name] = value
+	}
+	return vars, nil
 }

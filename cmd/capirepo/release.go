@@ -21,13 +21,15 @@ type releaseOptions struct {
 	skipImage bool
 	// skipUpgrade is why the upgrade check is skipped (--skip-upgrade-check).
 	skipUpgrade string
-	configOut   configOut
-	notes       notesOptions
-	targets     targetOptions
-	oci         ociOptions
-	sign        bool // --sign, with signing's flags
-	signing     signOptions
-	install     installOptions
+	// notesUpgrade adds the upgrade section to the release notes.
+	notesUpgrade bool
+	configOut    configOut
+	notes        notesOptions
+	targets      targetOptions
+	oci          ociOptions
+	sign         bool // --sign, with signing's flags
+	signing      signOptions
+	install      installOptions
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -48,7 +50,10 @@ public repositories), and reports a target it cannot reach without failing;
 --against OLD compares with OLD instead (a folder, or a target URL with
 @VERSION); --skip-upgrade-check REASON skips that check and prints the reason.
 --install-check applies the release to the API server of --kubeconfig
-before anything is published (see verify --install).
+before anything is published (see verify --install). --notes-upgrade
+appends to the release notes (GitHub, and GitLab with --gitlab-release) an
+"Upgrading from vX.Y.Z" section made from that upgrade check: what changes
+for users, and how to verify the signatures of --sign.
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
@@ -78,6 +83,9 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 			if len(o.against) > 0 && cmd.Flags().Changed("skip-upgrade-check") {
 				return cli.Usagef("--against and --skip-upgrade-check: give one")
 			}
+			if o.notesUpgrade && cmd.Flags().Changed("skip-upgrade-check") {
+				return cli.Usagef("--notes-upgrade tells what the upgrade check found, which --skip-upgrade-check skips: give one")
+			}
 			return runRelease(cmd.Context(), s, g, o)
 		},
 	}
@@ -89,6 +97,7 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.BoolVar(&o.skipImage, "skip-image-check", false, "do not ask the registry for every image the components run (for every platform built) before publishing")
+	f.BoolVar(&o.notesUpgrade, "notes-upgrade", false, "append to the GitHub (and --gitlab-release) release notes an \"Upgrading from\" section made from the upgrade check: contract, CRD versions, variables to set, flavors, ClusterClass variables, images, how to verify the signatures")
 	f.StringVar(&o.skipUpgrade, "skip-upgrade-check", "", "do not compare with the release published before this one; the reason is printed (e.g. \"users reinstall, see the release notes\")")
 	o.notes.AddFlags(cmd, "add "+publish.ProvenanceFile+", an in-toto statement (SLSA provenance v1) naming every asset with its sha256")
 	o.notes.AddGitHubFlags(cmd, "github-")
@@ -140,22 +149,20 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	sum, err := pipeline.Release(ctx, pipeline.ReleaseOptions{
 		Sign: signOpts, Build: o.build.BuildOptions, Targets: locs, TargetOptions: to, NotesFile: o.notes.notesFile,
 		DryRun: o.dryRun, SkipImageCheck: o.skipImage, SkipUpgradeCheck: o.skipUpgrade, Against: against,
-		ConfigOut: string(o.configOut), InstallCheck: inst, Variables: tokenVariables(s.getenv), Log: rs.errOut,
+		ConfigOut: string(o.configOut), NotesUpgrade: o.notesUpgrade, InstallCheck: inst, Variables: tokenVariables(s.getenv), Log: rs.errOut,
 		Progress: pipeline.StatusLines(rs.errOut, cli.IsTerminal(rs.errOut)), // the table below says the details
 	})
 	bars.Close()
 	if sum == nil { // a target could not be opened
 		return fmt.Errorf("--publish %w", err)
 	}
-	if g.output == "json" {
-		if perr := printJSON(s.out, sum); perr != nil {
-			return perr
-		}
-		return err
+	if perr := printReport(s, g, sum, s.errOut); perr != nil && g.output != outputText {
+		return perr
 	}
-	writeSteps(s.errOut, sum.Steps)
-	if werr := sum.WriteResults(s.out, s.errOut); err == nil {
-		err = werr
+	if g.output == outputText {
+		if werr := sum.WriteResults(s.out, s.errOut); err == nil {
+			err = werr
+		}
 	}
 	return err
 }

@@ -33,6 +33,9 @@ pipeline's out/) the way clusterctl init and clusterctl generate
 cluster do: versions, metadata.yaml, components with and without a target
 namespace, every cluster-template flavor with its ClusterClasses, and every
 clusterclass file. Fails where clusterctl would fail, with its message.
+Required variables get stand-ins, or the real values of --var NAME=VALUE
+and --values [FLAVOR=]FILE (not the environment's), to check a flavor with
+the values you will use.
 
 oci://REGISTRY/PATH/NAME:VERSION (the reference cluster-api-operator takes,
 with --plain-http for a plain-HTTP registry) and --configmaps FILE (the
@@ -77,6 +80,9 @@ field, with the server's message.`,
   # One version of a local repository tree, with a given Kubernetes version
   capirepo verify /srv/capi-repo --version v1.4.0 --kubernetes-version v1.33.0
 
+  # The flavors with the values you will use (a values file for one flavor too)
+  capirepo verify dist --var EXAMPLE_REGION=eu-west-1 --values values.yaml --values topology=topology.yaml
+
   # Also apply it to a kind cluster, as clusterctl init and kubectl apply would
   kind create cluster --name capirepo-check --kubeconfig kind.kubeconfig
   capirepo verify dist --install --kubeconfig kind.kubeconfig
@@ -109,7 +115,8 @@ field, with the server's message.`,
 			transport := o.targets.httpClient(s).Transport
 			kc, secrets := oci.KeychainFromEnv(s.getenv)
 			o.OCI = oci.Options{PlainHTTP: o.oci.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: transport}
-			o.Variables, o.Keychain, o.Transport, o.Secrets, o.Log = tokenVariables(s.getenv), s.keychain(), transport, s.secrets, s.errOut
+			o.Variables, _ = o.install.variables(s.getenv) // checked with the install check's flags
+			o.ValuesFiles, o.Keychain, o.Transport, o.Secrets, o.Log = o.install.values, s.keychain(), transport, s.secrets, s.errOut
 			if g.output != "json" {
 				o.ImagesLog = s.errOut
 			}
@@ -123,6 +130,7 @@ field, with the server's message.`,
 	f.StringSliceVar(&o.Platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	f.StringVar(&o.KubernetesVersion, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+values.KubernetesVersion+")")
 	f.StringVar(&o.ConfigMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
+	o.install.readBack = true
 	o.install.AddFlags(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
 	o.oci.AddFlags(cmd, "", "", false)
 	o.signatures.AddFlags(cmd, "signatures", "also check the Sigstore signatures of the files (and with --images, of the images; of an oci:// artifact): for --key or --certificate-identity")
@@ -133,12 +141,7 @@ field, with the server's message.`,
 // printVerify prints a verify report on stdout (with the error in JSON
 // when it failed) and returns the error.
 func printVerify(s streams, g *globalOptions, rep *pipeline.VerifyReport, err error) error {
-	var werr error
-	if g.output == "json" {
-		werr = rep.WriteJSON(s.out)
-	} else {
-		werr = rep.WriteText(s.out)
-	}
+	werr := printReport(s, g, rep, s.out)
 	if err != nil {
 		return err
 	}

@@ -94,11 +94,15 @@ type Target struct {
 	readMu   sync.Mutex
 	versions []string
 	releases map[string]*ghRelease
+
+	// added are the sections AddNotes appends to the notes.
+	added []string
 }
 
 var (
 	_ publish.Target = (*Target)(nil)
 	_ publish.Flat   = (*Target)(nil)
+	_ publish.Noted  = (*Target)(nil)
 )
 
 // New checks the options and returns the target.

@@ -104,7 +104,18 @@ type Target struct {
 var (
 	_ publish.Target  = (*Target)(nil)
 	_ publish.Planner = (*Target)(nil)
+	_ publish.Noted   = (*Target)(nil)
 )
+
+// AddNotes appends a section to the GitLab Release's notes
+// (publish.Noted); false without a Release, which has none.
+func (g *Target) AddNotes(section string) bool {
+	if !g.o.Release {
+		return false
+	}
+	g.o.Notes = publish.AppendNotes(g.o.Notes, section)
+	return true
+}
 
 // Planned names the files Publish uploads for rel, package by package, as
 // its summary names them (the unsigned provenance with Provenance
