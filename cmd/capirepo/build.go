@@ -45,7 +45,7 @@ func (o *buildOptions) AddFlags(cmd *cobra.Command, w io.Writer) {
 // SOURCE_DATE_EPOCH and the go command's environment, and the registries'
 // credentials (the docker config's).
 func (o *buildOptions) validate(cmd *cobra.Command, args []string, s streams) error {
-	if err := treeArg(cmd, args, &o.Dir); err != nil {
+	if err := cli.Arg(cmd, args, "dir", "PATH", "the tree", &o.Dir); err != nil {
 		return err
 	}
 	if err := pipeline.CheckFolder(cli.ArgName(cmd, "dir", "PATH"), o.Dir); err != nil {
@@ -61,20 +61,6 @@ func (o *buildOptions) validate(cmd *cobra.Command, args []string, s streams) er
 	o.Disabled, err = pipeline.ParseWaivers(o.disable)
 	o.SourceDateEpoch, o.Env, o.Keychain = s.getenv("SOURCE_DATE_EPOCH"), os.Environ(), s.keychain()
 	return err
-}
-
-// treeArg takes the provider tree from the optional PATH argument (default
-// the current folder), as every command takes what it reads from its
-// argument; the deprecated --dir says the same.
-func treeArg(cmd *cobra.Command, args []string, dir *string) error {
-	if len(args) == 0 {
-		return nil
-	}
-	if cmd.Flags().Changed("dir") && *dir != args[0] {
-		return cli.Usagef("the tree is given twice, as PATH %s and --dir %s: pass one", args[0], *dir)
-	}
-	*dir = args[0]
-	return nil
 }
 
 func newBuildCmd(s streams, g *globalOptions) *cobra.Command {

@@ -68,7 +68,7 @@ and with --watch only when it changed), and the init line names FILE.`,
   capirepo dev --config clusterctl-settings.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := treeArg(cmd, args, &o.Dir); err != nil {
+			if err := cli.Arg(cmd, args, "dir", "PATH", "the tree", &o.Dir); err != nil {
 				return err
 			}
 			for _, err := range []error{pipeline.CheckFolder(cli.ArgName(cmd, "dir", "PATH"), o.Dir), pipeline.CheckConfigFile("--config", o.ConfigPath),

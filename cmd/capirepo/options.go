@@ -205,13 +205,7 @@ func (o *distOptions) AddFlags(cmd *cobra.Command, w io.Writer, versionUsage str
 // from its argument.
 func (o *distOptions) arg(cmd *cobra.Command, args []string) error {
 	o.what = cli.ArgName(cmd, "from", "DIST")
-	if len(args) == 1 {
-		if cmd.Flags().Changed("from") && o.dir != args[0] {
-			return cli.Usagef("the dist folder is given twice, as DIST %s and --from %s: pass one", args[0], o.dir)
-		}
-		o.dir = args[0]
-	}
-	return nil
+	return cli.Arg(cmd, args, "from", "DIST", "the dist folder", &o.dir)
 }
 
 // configOut is --config-out of the commands that publish where clusterctl
@@ -276,9 +270,13 @@ func (o *signOptions) unused(sw string) error {
 	return nil
 }
 
-// signer makes the signer the flags and the environment ask for (signer
-// reads the key and the tokens: env.go).
-func (o *signOptions) signer(ctx context.Context, s streams, timeout time.Duration) (*sign.Signer, error) {
+// signer makes the signer the flags and the environment ask for (Options
+// reads the key and the tokens: env.go) when on; else the signing flags
+// are refused.
+func (o *signOptions) signer(ctx context.Context, s streams, timeout time.Duration, on bool) (*sign.Signer, error) {
+	if !on {
+		return nil, o.unused("sign")
+	}
 	so, err := o.Options(s, timeout)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/sign"
 )
 
 type publishOCIOptions struct {
@@ -62,12 +61,8 @@ config and its credential helpers (docker login). They are never printed.`,
 				return err
 			}
 			to.Replace, to.OCI = o.replace, o.oci.Options(s)
-			var signer *sign.Signer
-			if o.sign {
-				if signer, err = o.signing.signer(cmd.Context(), s, o.targets.timeout); err != nil {
-					return err
-				}
-			} else if err := o.signing.unused("sign"); err != nil {
+			signer, err := o.signing.signer(cmd.Context(), s, o.targets.timeout, o.sign)
+			if err != nil {
 				return err
 			}
 			return runPublish(cmd.Context(), s, g, pipeline.PublishOptions{Target: "oci://" + o.repo, TargetOptions: to, Signer: signer,

@@ -142,9 +142,20 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if err := o.notes.apply(&to); err != nil {
 		return err
 	}
-	signOpts, err := o.signOptions(ctx, rs)
-	if err != nil {
-		return err
+	// The signer of --sign is made before anything is built, so a missing
+	// token or key fails first; a dry run signs nothing and needs neither.
+	var signOpts *pipeline.SignOptions
+	if o.sign {
+		signOpts = &pipeline.SignOptions{Provenance: o.notes.provenance}
+	}
+	if !o.dryRun || !o.sign {
+		signer, err := o.signing.signer(ctx, rs, o.targets.timeout, o.sign)
+		if err != nil {
+			return err
+		}
+		if o.sign {
+			signOpts.Signer = signer
+		}
 	}
 	sum, err := pipeline.Release(ctx, pipeline.ReleaseOptions{
 		Sign: signOpts, Build: o.build.BuildOptions, Targets: locs, TargetOptions: to, NotesFile: o.notes.notesFile,
@@ -156,30 +167,13 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if sum == nil { // a target could not be opened
 		return fmt.Errorf("--publish %w", err)
 	}
-	if perr := printReport(s, g, sum, s.errOut); perr != nil && g.output != outputText {
+	if perr := printReport(s, g, sum, s.errOut); perr != nil && g.output != cli.Text {
 		return perr
 	}
-	if g.output == outputText {
+	if g.output == cli.Text {
 		if werr := sum.WriteResults(s.out, s.errOut); err == nil {
 			err = werr
 		}
 	}
 	return err
-}
-
-// signOptions make the signer of --sign, before anything is built, so a
-// missing token or key fails first; a dry run signs nothing and needs
-// neither.
-func (o *releaseOptions) signOptions(ctx context.Context, s streams) (*pipeline.SignOptions, error) {
-	if !o.sign {
-		return nil, o.signing.unused("sign")
-	}
-	if o.dryRun {
-		return &pipeline.SignOptions{Provenance: o.notes.provenance}, nil
-	}
-	signer, err := o.signing.signer(ctx, s, o.targets.timeout)
-	if err != nil {
-		return nil, err
-	}
-	return &pipeline.SignOptions{Signer: signer, Provenance: o.notes.provenance}, nil
 }

@@ -32,7 +32,7 @@ type streams struct {
 
 // globalOptions are flags every command has.
 type globalOptions struct {
-	output outputFormat
+	output cli.Format
 }
 
 // printJSON writes v as indented JSON.
@@ -71,7 +71,7 @@ codes: 0 ok, 1 failure, 2 usage error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := g.output.check(cmd.Name()); err != nil {
+			if err := g.output.Check(reportFormats[cmd.Name()]...); err != nil {
 				return err
 			}
 			// What the steps say names this command's flags.
@@ -81,7 +81,7 @@ codes: 0 ok, 1 failure, 2 usage error.`,
 	}
 	root.SetOut(s.out)
 	root.SetErr(s.errOut)
-	g.output = outputText
+	g.output = cli.Text
 	root.PersistentFlags().VarP(&g.output, "output", "o", outputHelp)
 	root.SetFlagErrorFunc(cli.FlagError)
 	root.AddCommand(

@@ -153,6 +153,21 @@ func DeprecatedFlag(w io.Writer, f *pflag.FlagSet, name, instead string) {
 	fl.Value = deprecatedValue{Value: fl.Value, w: w, notice: fmt.Sprintf("Flag --%s has been deprecated, %s\n", name, instead)}
 }
 
+// Arg takes what a command reads from its optional argument (arg in
+// messages: PATH, DIST) into value, where the deprecated flag says the
+// same; both given, differently, is a UsageError naming what (the tree,
+// the dist folder).
+func Arg(cmd *cobra.Command, args []string, flag, arg, what string, value *string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.Flags().Changed(flag) && *value != args[0] {
+		return Usagef("%s is given twice, as %s %s and --%s %s: pass one", what, arg, args[0], flag, *value)
+	}
+	*value = args[0]
+	return nil
+}
+
 // ArgName is how an error names a folder given as the argument arg or,
 // deprecated, as the flag: as the user gave it.
 func ArgName(cmd *cobra.Command, flag, arg string) string {
