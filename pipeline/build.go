@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -135,7 +134,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 			return nil, err
 		}
 		for _, bin := range b.Artifacts.Binaries {
-			fmt.Fprintf(log, "  %-45s %10s  sha256:%s\n", bin.Path, humanBytes(bin.Size), bin.SHA256[:16])
+			fmt.Fprintf(log, "  %-45s %10s  sha256:%s\n", bin.Path, text.Bytes(bin.Size), bin.SHA256[:16])
 		}
 	}
 	if o.buildsImage() {
@@ -248,16 +247,6 @@ func (m *tagMemo) tagCommit(ctx context.Context, dir, tag string) string {
 	return m.commits[key]
 }
 
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
 // BuildRelease runs the release pipeline's steps up to write, without the
 // registry checks between them (upgrade, images): Build, then the run's
 // lint and write steps. An error-level finding stops it before anything
@@ -330,11 +319,7 @@ func (r *BuildReport) WriteText(w io.Writer) {
 }
 
 // WriteJSON prints the report as one JSON document.
-func (r *BuildReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *BuildReport) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
 
 func writeVariables(w io.Writer, vars []builder.Variable) {
 	if len(vars) == 0 {

@@ -326,12 +326,12 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 		for _, f := range p.Assets() {
 			files++
 			size += len(f.Data)
-			rows = append(rows, [2]string{filepath.Join(p.Label(), p.Version, f.Name), humanBytes(int64(len(f.Data)))})
+			rows = append(rows, [2]string{filepath.Join(p.Label(), p.Version, f.Name), text.Bytes(int64(len(f.Data)))})
 		}
 	}
 	writeColumns(r.o.Log, "  ", rows)
 	sayBuild(r.o.Log, "  ", b.Result)
-	d := fmt.Sprintf("%s, %s (%s)", text.Plural(len(rel.Providers), "provider", "providers"), text.Plural(files, "file", "files"), humanBytes(int64(size)))
+	d := fmt.Sprintf("%s, %s (%s)", text.Plural(len(rel.Providers), "provider", "providers"), text.Plural(files, "file", "files"), text.Bytes(int64(size)))
 	if n := len(b.Artifacts.Binaries); n > 0 {
 		d += fmt.Sprintf("; %d binaries", n)
 	}
@@ -407,7 +407,7 @@ func (r *run) publish(ctx context.Context, t publish.Target) (*publish.Summary, 
 		return nil, "", err
 	}
 	ps := p.Summary
-	d := fmt.Sprintf("%s: %d %s (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), ps.Verb(), humanBytes(ps.BytesUploaded),
+	d := fmt.Sprintf("%s: %d %s (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), ps.Verb(), text.Bytes(ps.BytesUploaded),
 		len(ps.Skipped), len(ps.Replaced))
 	if ps.Draft {
 		d += "; left a draft"

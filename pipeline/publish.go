@@ -15,6 +15,7 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/internal/epoch"
 	"github.com/capirepo/capirepo/internal/option"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/local"
 	"github.com/capirepo/capirepo/publish/operator"
@@ -229,7 +230,7 @@ func writePublished(log io.Writer, rel *release.Release, ps *publish.Summary) {
 			rows = append(rows, [2]string{ps.Verb() + " " + n, ""})
 			continue
 		}
-		rows = append(rows, [2]string{ps.Verb() + " " + n, humanBytes(int64(size))})
+		rows = append(rows, [2]string{ps.Verb() + " " + n, text.Bytes(int64(size))})
 	}
 	writeColumns(log, "  ", rows)
 }

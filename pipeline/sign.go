@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -218,11 +217,7 @@ func (r *SignReport) WriteText(w io.Writer) {
 }
 
 // WriteJSON prints the report as one JSON document.
-func (r *SignReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *SignReport) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
 
 // Sign signs a built release as the release pipeline's sign step does:
 // checksums.txt and provenance get Sigstore bundles, written into the dist
