@@ -154,39 +154,26 @@ func (r *Report) Missing() []Missing {
 }
 
 // Refusals counts every refusal.
-func (r *Report) Refusals() int {
-	n := 0
-	for _, f := range r.Files {
-		n += len(f.Refused)
-	}
-	return n
-}
+func (r *Report) Refusals() int { return r.count(func(f *File) int { return len(f.Refused) }) }
 
 // RefusedWithStandInsCount counts the CEL refusals of stand-ins.
 func (r *Report) RefusedWithStandInsCount() int {
-	n := 0
-	for _, f := range r.Files {
-		n += len(f.RefusedWithStandIns)
-	}
-	return n
+	return r.count(func(f *File) int { return len(f.RefusedWithStandIns) })
 }
 
 // NotCheckedCount counts the objects not judged.
-func (r *Report) NotCheckedCount() int {
-	n := 0
-	for _, f := range r.Files {
-		n += len(f.NotChecked)
-	}
-	return n
-}
+func (r *Report) NotCheckedCount() int { return r.count(func(f *File) int { return len(f.NotChecked) }) }
 
 // Accepted counts the objects the server accepted.
-func (r *Report) Accepted() int {
-	n := 0
+func (r *Report) Accepted() int { return r.count(func(f *File) int { return f.Accepted }) }
+
+// count sums n over the files.
+func (r *Report) count(n func(*File) int) int {
+	total := 0
 	for _, f := range r.Files {
-		n += f.Accepted
+		total += n(f)
 	}
-	return n
+	return total
 }
 
 // refusedError lists every refusal, grouped by file: the error Check

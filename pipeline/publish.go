@@ -119,8 +119,8 @@ type Published struct {
 	target publish.Target
 	rel    *release.Release
 	// header heads the providers: entry; clusterctlConfig is the config
-	// the init line of an overrides folder names.
-	header, clusterctlConfig string
+	// the init line of an overrides folder names, folder that folder.
+	header, clusterctlConfig, folder string
 }
 
 // Publish is `capirepo publish <target>`: it opens the target (a missing
@@ -149,14 +149,14 @@ func Publish(ctx context.Context, o PublishOptions) (*Published, error) {
 	if to.OCI.Meta.Source == "" && o.SourceDir != "" {
 		to.OCI.Meta.Source = builder.SourceURL(ctx, o.SourceDir)
 	}
-	target := o.Target
+	target, folder := o.Target, ""
 	if o.Overrides {
-		folder, from, err := local.OverridesFolder(o.Env, o.ClusterctlConfig)
-		if err != nil {
+		var from string
+		if folder, from, err = local.OverridesFolder(o.Env, o.ClusterctlConfig); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(o.Log, "clusterctl overrides folder: %s (from %s)\n", folder, from)
-		target = "file://" + folder
+		target = local.TargetURL(folder)
 	}
 	t, err := targets.Open(ctx, target, to)
 	if err != nil {
@@ -183,7 +183,7 @@ func Publish(ctx context.Context, o PublishOptions) (*Published, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.header, p.clusterctlConfig = o.ConfigHeader, o.ClusterctlConfig
+	p.header, p.clusterctlConfig, p.folder = o.ConfigHeader, o.ClusterctlConfig, folder
 	if err := p.resources(o.Namespace); err != nil {
 		return nil, err
 	}

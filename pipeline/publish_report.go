@@ -95,7 +95,7 @@ whatever URL the provider has: it still finds each provider by its usual URL
 (built into clusterctl, or in the providers: list of clusterctl.yaml) and
 lists the versions there, so ask for %[1]s explicitly. Remove
 %[2]s/<label>/%[1]s to go back to the repository's files.
-`, sum.Version, strings.TrimPrefix(sum.URL, "file://"))
+`, sum.Version, p.folder)
 	line := publish.InitCommand(inits, p.clusterctlConfig)
 	if p.clusterctlConfig == "" {
 		line = strings.TrimSuffix(line, " --config ''") // clusterctl's own config

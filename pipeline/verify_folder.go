@@ -11,25 +11,8 @@ import (
 	"strings"
 
 	"github.com/capirepo/capirepo/internal/option"
-	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/local"
 	"github.com/capirepo/capirepo/release"
 )
-
-// FolderPath is a folder argument as a path: file://DIR (as a clusterctl
-// provider URL or a capirepo target names a folder) is DIR; anything else
-// is taken as it is.
-func FolderPath(arg string) (string, error) {
-	rest, ok := strings.CutPrefix(arg, "file://")
-	if !ok {
-		return arg, nil
-	}
-	dir, err := local.ParseURL(rest)
-	if err != nil {
-		return "", publish.UsageError{Err: fmt.Errorf("%s: %w", arg, err)}
-	}
-	return dir, nil
-}
 
 // folder is a DIR verify reads: a repository tree (a dist folder, a
 // clusterctl local repository, a capirepo mirror folder) or one

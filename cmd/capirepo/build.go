@@ -101,11 +101,7 @@ progress and findings on stderr.`,
 			if err != nil {
 				return err
 			}
-			if g.output == "json" {
-				return rep.WriteJSON(s.out)
-			}
-			rep.WriteText(s.out)
-			return nil
+			return printResult(s, g, rep)
 		},
 	}
 	o.AddFlags(cmd, s.errOut)

@@ -53,3 +53,16 @@ func stepSummary(s streams, rep cli.Report) {
 		fmt.Fprintf(s.errOut, "warning: the job summary (GITHUB_STEP_SUMMARY %s) was not written: %v\n", file, err)
 	}
 }
+
+// printResult prints a command's result on stdout: JSON with -o json, else
+// text (build's files, sign's signatures).
+func printResult(s streams, g *globalOptions, rep interface {
+	WriteText(io.Writer)
+	WriteJSON(io.Writer) error
+}) error {
+	if g.output == cli.JSON {
+		return rep.WriteJSON(s.out)
+	}
+	rep.WriteText(s.out)
+	return nil
+}

@@ -74,11 +74,7 @@ files with capirepo verify --signatures, or cosign verify-blob.`,
 			if err != nil {
 				return err
 			}
-			if g.output == "json" {
-				return rep.WriteJSON(s.out)
-			}
-			rep.WriteText(s.out)
-			return nil
+			return printResult(s, g, rep)
 		},
 	}
 	o.signing.AddFlags(cmd)

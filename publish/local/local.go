@@ -236,6 +236,24 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 // FileURL returns the file:// URL of an absolute path.
 func FileURL(abs string) string { return "file://" + filepath.ToSlash(abs) }
 
+// TargetURL is the target URL of a folder tree: file://DIR.
+func TargetURL(dir string) string { return "file://" + dir }
+
+// Folder is a folder argument as a path: file://DIR (as a clusterctl
+// provider URL or a target names a folder) is DIR; anything else is taken
+// as it is.
+func Folder(arg string) (string, error) {
+	rest, ok := strings.CutPrefix(arg, "file://")
+	if !ok {
+		return arg, nil
+	}
+	dir, err := ParseURL(rest)
+	if err != nil {
+		return "", publish.UsageError{Err: fmt.Errorf("%s: %w", arg, err)}
+	}
+	return dir, nil
+}
+
 // CheckRelease refuses a release whose labels, versions or file names could
 // leave the version folder or that clusterctl could not read back.
 func CheckRelease(rel *release.Release) error {

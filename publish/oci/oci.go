@@ -393,6 +393,19 @@ func ParseURL(rest string) (repository string, err error) {
 	return repo, nil
 }
 
+// ParseReference reads an oci://REGISTRY/PATH/NAME:VERSION argument, the
+// reference cluster-api-operator takes: http:// after oci:// marks a
+// plain-HTTP registry (the operator's form). ok is false for an argument
+// that is no oci:// reference.
+func ParseReference(arg string) (ref string, plainHTTP, ok bool) {
+	ref, ok = strings.CutPrefix(arg, "oci://")
+	if !ok {
+		return "", false, false
+	}
+	ref, plainHTTP = strings.CutPrefix(ref, "http://")
+	return ref, plainHTTP, true
+}
+
 // KeychainFromEnv gives the credentials the operator reads (OCI_USERNAME,
 // OCI_PASSWORD, OCI_ACCESS_TOKEN, OCI_REFRESH_TOKEN) when any is set, else
 // the docker config with its credential helpers. It returns the secret
