@@ -162,7 +162,9 @@ func (r *Report) RefusedWithStandInsCount() int {
 }
 
 // NotCheckedCount counts the objects not judged.
-func (r *Report) NotCheckedCount() int { return r.count(func(f *File) int { return len(f.NotChecked) }) }
+func (r *Report) NotCheckedCount() int {
+	return r.count(func(f *File) int { return len(f.NotChecked) })
+}
 
 // Accepted counts the objects the server accepted.
 func (r *Report) Accepted() int { return r.count(func(f *File) int { return f.Accepted }) }
