@@ -323,7 +323,7 @@ func (o *signatureOptions) verifier(ctx context.Context, s streams, timeout time
 		return nil, cli.Usagef("--%s needs --key, or --certificate-identity with --certificate-oidc-issuer (or their -regexp forms)", o.what)
 	}
 	return sign.LoadVerifier(ctx, sign.VerifyOptions{Identity: o.identity, IdentityRegexp: o.identityRegexp, Issuer: o.issuer, IssuerRegexp: o.issuerRegexp,
-		RequireLog: o.requireTlog, AllowMissingProvenance: o.allowNoProv}, o.key, o.instanceOptions.Options(s, timeout))
+		RequireLog: o.requireTlog, AllowMissingProvenance: o.allowNoProv}, o.key, o.Options(s, timeout))
 }
 
 // installOptions are the install check's flags, the same on verify
