@@ -79,7 +79,9 @@ func (o *targetOptions) Options(s streams) (targets.Options, error) {
 // mirror's providers): the environment's tokens, GitHub's API and the HTTP
 // client, none of the targets' own settings.
 func (o *targetOptions) sources(s streams) targets.Options {
-	return targets.Options{Getenv: s.getenv, HTTPClient: o.httpClient(s), GitHub: github.Options{APIURL: gitHubAPI(s.getenv, o.githubAPI)}}
+	to, _ := o.Options(s) // --gitlab-token-type is checked where the targets' own are made
+	to.GitLab, to.Progress = gitlab.Options{}, nil
+	return to
 }
 
 // httpClient is the client targets use: each wait bounded by --timeout,
