@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
+	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -106,52 +107,11 @@ func (in *installer) createNamespace(ctx context.Context, f *File, name string, 
 // templates sends every flavor and ClusterClass of a provider, each
 // processed by clusterctl into the templates' namespace.
 func (in *installer) templates(ctx context.Context, ip *installProvider, ns string) error {
-	type tmpl struct{ file, flavor, class string }
-	var files []tmpl
-	for _, f := range ip.p.Files {
-		if flavor, ok := verify.FlavorOf(f.Name); ok {
-			files = append(files, tmpl{file: f.Name, flavor: flavor})
-		}
-	}
-	slices.SortFunc(files, func(a, b tmpl) int { return strings.Compare(a.flavor, b.flavor) })
-	for _, f := range ip.p.Files {
-		if class, ok := verify.ClassOf(f.Name); ok {
-			files = append(files, tmpl{file: f.Name, class: class})
-		}
-	}
-	for _, t := range files {
-		raw, _ := ip.p.File(t.file)
-		f := &File{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
+	for _, t := range templateFiles(ip.p) {
+		f, objs, err := in.process(ctx, ip, t, ns)
 		in.rep.Files = append(in.rep.Files, f)
-		s, err := in.session(ctx, ip)
 		if err != nil {
-			return fmt.Errorf("install check: %s: %w", f.Path(), err)
-		}
-		var objs []unstructured.Unstructured
-		vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw.Data)
-		if err == nil {
-			extra := maps.Clone(in.o.FlavorVariables[t.flavor])
-			if t.class != "" {
-				extra = nil
-			}
-			if extra == nil {
-				extra = map[string]string{}
-			}
-			extra["NAMESPACE"] = ns
-			in.standIns(s, f, raw.Data, vars, extra)
-			var tpl repository.Template
-			if t.class != "" {
-				tpl, err = s.Repository().ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
-			} else {
-				tpl, err = s.Repository().Templates(ip.p.Version).Get(ctx, t.flavor, ns, false)
-			}
-			if err == nil {
-				objs = tpl.Objs()
-			}
-		}
-		if err != nil {
-			f.NotChecked = append(f.NotChecked, NotChecked{Object: t.file, Why: "clusterctl cannot process it: " + err.Error()})
-			continue
+			return err
 		}
 		for i := range objs {
 			if err := in.send(ctx, f, &objs[i], ns); err != nil {
@@ -163,6 +123,64 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 		}
 	}
 	return nil
+}
+
+// template is a flavor (cluster-template[-flavor].yaml) or ClusterClass
+// (clusterclass-class.yaml) file of a provider.
+type template struct{ file, flavor, class string }
+
+// templateFiles lists a provider's flavors, by flavor name, then its
+// ClusterClass files.
+func templateFiles(p *release.Provider) []template {
+	var files []template
+	for _, f := range p.Files {
+		if flavor, ok := verify.FlavorOf(f.Name); ok {
+			files = append(files, template{file: f.Name, flavor: flavor})
+		}
+	}
+	slices.SortFunc(files, func(a, b template) int { return strings.Compare(a.flavor, b.flavor) })
+	for _, f := range p.Files {
+		if class, ok := verify.ClassOf(f.Name); ok {
+			files = append(files, template{file: f.Name, class: class})
+		}
+	}
+	return files
+}
+
+// process processes one template file as clusterctl does, into namespace
+// ns, with the required variables given real values or stand-ins. When
+// clusterctl cannot process it, the file says so (NotChecked) and there
+// are no objects; the error is a clusterctl config that cannot be opened.
+func (in *installer) process(ctx context.Context, ip *installProvider, t template, ns string) (*File, []unstructured.Unstructured, error) {
+	raw, _ := ip.p.File(t.file)
+	f := &File{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
+	s, err := in.session(ctx, ip)
+	if err != nil {
+		return f, nil, fmt.Errorf("install check: %s: %w", f.Path(), err)
+	}
+	vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw.Data)
+	var tpl repository.Template
+	if err == nil {
+		extra := maps.Clone(in.o.FlavorVariables[t.flavor])
+		if t.class != "" {
+			extra = nil
+		}
+		if extra == nil {
+			extra = map[string]string{}
+		}
+		extra["NAMESPACE"] = ns
+		in.standIns(s, f, raw.Data, vars, extra)
+		if t.class != "" {
+			tpl, err = s.Repository().ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
+		} else {
+			tpl, err = s.Repository().Templates(ip.p.Version).Get(ctx, t.flavor, ns, false)
+		}
+	}
+	if err != nil {
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: t.file, Why: "clusterctl cannot process it: " + err.Error()})
+		return f, nil, nil
+	}
+	return f, tpl.Objs(), nil
 }
 
 // send dry-runs one object in namespace ns (when it is namespaced) and

@@ -90,6 +90,22 @@ const NamespacePrefix = "capirepo-install"
 // The error lists every refusal, grouped by file; it is nil when the server
 // accepted everything. The report is returned whenever the server was reached.
 func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, error) {
+	in, err := start(rel, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(in.tmp) }()
+	err = in.check(ctx, rel)
+	in.cleanup(ctx)
+	if err != nil {
+		return in.rep, err
+	}
+	return in.rep, in.rep.refusedError()
+}
+
+// start reaches the API server and makes one run of the check; the caller
+// removes its temporary folder (tmp).
+func start(rel *release.Release, opts Options) (*installer, error) {
 	if opts.Config == nil {
 		return nil, errors.New("install check: no API server given")
 	}
@@ -117,8 +133,7 @@ func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	in := &installer{
+	return &installer{
 		o:       opts,
 		c:       c,
 		rep:     &Report{Server: c.host, DryRunOnly: opts.DryRunOnly},
@@ -127,13 +142,7 @@ func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, er
 		schemas: &schemaSet{openAPI: c.openAPI},
 		kinds:   map[schema.GroupKind]*releaseCRD{},
 		groups:  map[string]bool{},
-	}
-	err = in.check(ctx, rel)
-	in.cleanup(ctx)
-	if err != nil {
-		return in.rep, err
-	}
-	return in.rep, in.rep.refusedError()
+	}, nil
 }
 
 // runID names one run's namespaces: five lowercase letters and digits.
