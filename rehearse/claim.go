@@ -54,7 +54,7 @@ func (r *rehearsal) components(ctx context.Context, p *release.Provider) ([]unst
 	var objs []unstructured.Unstructured
 	if p == r.cm {
 		var err error
-		if objs, err = utilyaml.ToUnstructured(r.servedComponents(p)); err != nil {
+		if objs, err = utilyaml.ToUnstructured(r.served[p].Components().Data); err != nil {
 			return nil, fmt.Errorf("upgrade rehearsal: %s %s: %s: %w", p.Label(), p.Version, p.ComponentsFile, err)
 		}
 	} else {
@@ -71,16 +71,6 @@ func (r *rehearsal) components(ctx context.Context, p *release.Provider) ([]unst
 	}
 	r.processed[p] = objs
 	return objs, nil
-}
-
-// servedComponents is a provider's components file as the rehearsal's
-// repository serves it.
-func (r *rehearsal) servedComponents(p *release.Provider) []byte {
-	sp, err := release.LoadProvider(p.Dir(r.repo))
-	if err != nil {
-		return nil
-	}
-	return sp.Components().Data
 }
 
 // claim learns what clusterctl will install, from every components file

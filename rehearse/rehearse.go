@@ -146,6 +146,8 @@ type rehearsal struct {
 	// clusterctl installs it from there.
 	repo string
 	cm   *release.Provider
+	// served are the providers as the repository serves them.
+	served map[*release.Provider]*release.Provider
 	// owned are what clusterctl installs (every object of the components
 	// files) and the rehearsal's own namespaces: what the cluster must not
 	// hold before, and what is removed after.

@@ -29,6 +29,7 @@ const certManagerTimeout = "1m"
 // served without webhooks (served).
 func (r *rehearsal) serve(ctx context.Context) error {
 	r.repo = filepath.Join(r.tmp, "repository")
+	r.served = map[*release.Provider]*release.Provider{}
 	crds, err := r.c.crds(ctx)
 	if err != nil {
 		return fmt.Errorf("upgrade rehearsal: %w", err)
@@ -57,6 +58,7 @@ func (r *rehearsal) serve(ctx context.Context) error {
 			return fmt.Errorf("upgrade rehearsal: %w", err)
 		}
 		r.rep.Served = append(r.rep.Served, s)
+		r.served[p] = sp
 		if _, err := t.Publish(ctx, &release.Release{Version: sp.Version, Providers: []*release.Provider{sp}}); err != nil {
 			return fmt.Errorf("upgrade rehearsal: publish %s %s into the rehearsal's repository: %w", sp.Label(), sp.Version, err)
 		}

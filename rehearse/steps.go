@@ -68,6 +68,16 @@ type created struct {
 // namespace of its own, then reads each back in its storage version.
 func (r *rehearsal) create(ctx context.Context, templates []install.Template) (string, error) {
 	r.c.mapper.Reset() // init installed the CRDs
+	crds, err := r.c.crds(ctx)
+	if err != nil {
+		return "", fmt.Errorf("upgrade rehearsal: %w", err)
+	}
+	installed := map[schema.GroupKind]bool{}
+	for _, crd := range crds {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		installed[schema.GroupKind{Group: group, Kind: kind}] = true
+	}
 	files := 0
 	for _, t := range templates {
 		if len(t.Objects) == 0 {
@@ -83,12 +93,8 @@ func (r *rehearsal) create(ctx context.Context, templates []install.Template) (s
 		}
 		r.rep.Created = append(r.rep.Created, ns.String())
 		for i := range t.Objects {
-			r.createObject(ctx, t, &t.Objects[i])
+			r.createObject(ctx, t, &t.Objects[i], installed)
 		}
-	}
-	crds, err := r.c.crds(ctx)
-	if err != nil {
-		return "", fmt.Errorf("upgrade rehearsal: %w", err)
 	}
 	for _, o := range r.objects {
 		o.version = storageVersion(crds, o.gvk)
@@ -105,12 +111,14 @@ func (r *rehearsal) create(ctx context.Context, templates []install.Template) (s
 	return d, nil
 }
 
-// createObject creates one object of a template file in its namespace.
-func (r *rehearsal) createObject(ctx context.Context, t install.Template, obj *unstructured.Unstructured) {
+// createObject creates one object of a template file in its namespace;
+// discovery is waited for when a CRD of the cluster serves its kind (one
+// clusterctl just installed may not be discovered yet).
+func (r *rehearsal) createObject(ctx context.Context, t install.Template, obj *unstructured.Unstructured, installed map[schema.GroupKind]bool) {
 	gvk := obj.GroupVersionKind()
 	rep := &Object{File: t.File.Path(), Object: obj.GetKind() + "/" + obj.GetName(), APIVersion: obj.GetAPIVersion()}
 	r.rep.Objects = append(r.rep.Objects, rep)
-	m, err := r.c.mapping(ctx, gvk, false)
+	m, err := r.c.mapping(ctx, gvk, installed[gvk.GroupKind()])
 	if err != nil {
 		rep.NotCreated = fmt.Sprintf("the cluster serves no %s in %s (%v): its provider is not installed", gvk.Kind, gvk.GroupVersion(), err)
 		return

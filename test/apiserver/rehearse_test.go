@@ -3,17 +3,19 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
 
 	"github.com/capirepo/capirepo/builder/buildtest"
 	"github.com/capirepo/capirepo/internal/testtree"
-	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/rehearse"
+	"github.com/capirepo/capirepo/release"
 )
 
 // scratchCluster starts a server with cert-manager's CRDs (as clusterctl
@@ -218,4 +220,97 @@ func TestRehearse_ClusterAPIMinorUpgrade(t *testing.T) {
 		}
 	}
 	assertCRDsGone(t, cfg, before)
+}
+
+// TestRehearse_RefusesAClusterTheProviderIsIn refuses a cluster that holds
+// CRDs of the release (one the provider is installed in): nothing is
+// installed or removed, and the error names what is there. A cluster
+// without cert-manager's CRDs is refused too, saying what to install,
+// when nothing may be fetched.
+func TestRehearse_RefusesAClusterTheProviderIsIn(t *testing.T) {
+	cfg, kubeconfig := scratchCluster(t)
+	old, next, core := example(t, "v0.1.0"), example(t, "v0.1.1"), coreRelease(t)
+	installed := installCRDs(t, cfg, old.Providers[0].Components().Data)
+	before := crdNames(t, cfg)
+	rep, err := rehearse.Rehearse(context.Background(), rehearse.Options{Kubeconfig: kubeconfig, Old: old, New: next, Core: core})
+	if err == nil || !strings.Contains(err.Error(), "already holds 6 objects the rehearsal would install (CustomResourceDefinition/") ||
+		!strings.Contains(err.Error(), "runs only on a scratch cluster") {
+		t.Fatalf("want the cluster refused, got %v", err)
+	}
+	if d := cmp.Diff(before, crdNames(t, cfg)); d != "" || len(rep.Removed) > 0 || len(rep.Created) > 0 {
+		t.Errorf("the refused cluster changed (-before +after):\n%s\nremoved %v", d, rep.Removed)
+	}
+	for _, n := range installed {
+		if !strings.Contains(err.Error(), n) && !strings.Contains(err.Error(), "more") {
+			t.Errorf("the error does not name %s: %v", n, err)
+		}
+	}
+
+	bare := writeKubeconfig(t, startServer(t))
+	_, err = rehearse.Rehearse(context.Background(), rehearse.Options{Kubeconfig: bare, Old: old, New: next, Core: core})
+	if err == nil || !strings.Contains(err.Error(), "has no cert-manager CRDs (certificates.cert-manager.io, issuers.cert-manager.io)") ||
+		!strings.Contains(err.Error(), "kubectl apply -f cert-manager.crds.yaml") {
+		t.Errorf("want the cluster without cert-manager refused with what to install, got %v", err)
+	}
+}
+
+// TestRehearse_CertManagerFromTheRepository rehearses on a cluster without
+// cert-manager's CRDs, with cert-manager allowed: clusterctl installs it
+// from the rehearsal's repository (served like the providers), and it is
+// removed with the rest.
+func TestRehearse_CertManagerFromTheRepository(t *testing.T) {
+	cfg := startServer(t)
+	startNamespaceController(t, cfg)
+	before := crdNames(t, cfg)
+	calls := 0
+	var log bytes.Buffer
+	rep, err := rehearse.Rehearse(context.Background(), rehearse.Options{Kubeconfig: writeKubeconfig(t, cfg), Old: example(t, "v0.1.0"), New: example(t, "v0.1.1"),
+		Core: coreRelease(t), CertManager: certManagerLoader(t, &calls), Log: &log})
+	t.Logf("%s\n%s", rehearsalReport(rep), log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.CreatedObjects() != len(rep.Objects) || rep.Refusals() > 0 {
+		t.Errorf("%d of %d objects created, %d refused", rep.CreatedObjects(), len(rep.Objects), rep.Refusals())
+	}
+	if calls != 1 || rep.CertManager != certManager(t).Version || !strings.Contains(log.String(), "Installing cert-manager") {
+		t.Errorf("cert-manager loaded %d times, report says %q; want clusterctl to install it", calls, rep.CertManager)
+	}
+	assertCRDsGone(t, cfg, before)
+}
+
+// TestRehearse_InterruptedRemovesWhatItInstalled cancels a rehearsal while
+// clusterctl init installs the example: it returns with the context's
+// error and removes what clusterctl installed.
+func TestRehearse_InterruptedRemovesWhatItInstalled(t *testing.T) {
+	cfg, kubeconfig := scratchCluster(t)
+	before := crdNames(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelOn{marker: "Installing provider=infrastructure-example", cancel: cancel}
+	start := time.Now()
+	rep, err := rehearse.Rehearse(ctx, rehearse.Options{Kubeconfig: kubeconfig, Old: example(t, "v0.1.0"), New: example(t, "v0.1.1"), Core: coreRelease(t), Log: w})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want the context's error, got %v\n%s", err, rehearsalReport(rep))
+	}
+	t.Logf("returned %v after the start:\n%s", time.Since(start).Round(time.Millisecond), rehearsalReport(rep))
+	if len(rep.Removed) == 0 || len(rep.Left) > 0 {
+		t.Errorf("removed %v, left %v", rep.Removed, rep.Left)
+	}
+	assertCRDsGone(t, cfg, before)
+}
+
+// cancelOn cancels when what is written holds marker.
+type cancelOn struct {
+	marker string
+	cancel func()
+	b      strings.Builder
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.b.Write(p)
+	if strings.Contains(c.b.String(), c.marker) {
+		c.cancel()
+	}
+	return len(p), nil
 }
