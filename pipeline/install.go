@@ -69,22 +69,9 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 	if err != nil {
 		return nil, fmt.Errorf("install check: kubeconfig %s: %w", o.Kubeconfig, err)
 	}
-	vars, flavors, err := readValues(o.Variables, o.ValuesFiles)
+	vars, flavors, lookup, err := o.values(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("install check: %w", err)
-	}
-	var lookup func(string) (string, bool)
-	if !o.NoLookup {
-		cc, err := config.New(ctx, o.ClusterctlConfig)
-		if err != nil {
-			return nil, fmt.Errorf("install check: read clusterctl config %s: %w", o.ClusterctlConfig, err)
-		}
-		// clusterctl's own variables client: the environment, then the
-		// config file's variables.
-		lookup = func(name string) (string, bool) {
-			v, err := cc.Variables().Get(name)
-			return v, err == nil
-		}
 	}
 	return install.Check(ctx, rel, install.Options{
 		Config:          cfg,
@@ -99,6 +86,25 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 		Variables:         vars,
 		Log:               o.Log,
 	})
+}
+
+// values are the real values of the options: Variables over the values
+// files for every flavor, the files of one flavor by flavor name, and,
+// unless NoLookup, clusterctl's own variables client on ClusterctlConfig
+// (the environment, then the config file's variables).
+func (o InstallCheckOptions) values(ctx context.Context) (map[string]string, map[string]map[string]string, func(string) (string, bool), error) {
+	vars, flavors, err := readValues(o.Variables, o.ValuesFiles)
+	if err != nil || o.NoLookup {
+		return vars, flavors, nil, err
+	}
+	cc, err := config.New(ctx, o.ClusterctlConfig)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read clusterctl config %s: %w", o.ClusterctlConfig, err)
+	}
+	return vars, flavors, func(name string) (string, bool) {
+		v, err := cc.Variables().Get(name)
+		return v, err == nil
+	}, nil
 }
 
 // readValues reads the values files: those for every flavor merged under

@@ -55,6 +55,11 @@ type ReleaseOptions struct {
 	// server (install.Check) after the dist folder is written and before
 	// anything is published.
 	InstallCheck *InstallCheckOptions
+	// Rehearse, when set, rehearses the upgrade from the release the
+	// upgrade step compared with to this one on a scratch cluster
+	// (rehearse.Rehearse), after the install check and before anything is
+	// published.
+	Rehearse *RehearseOptions
 
 	// ConfigOut, when set, is the file the clusterctl config of the first
 	// target clusterctl reads is written to (atomically) after publishing.
@@ -172,6 +177,9 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 		{"images", r.images}, {"write", r.write}}
 	if o.InstallCheck != nil {
 		steps = append(steps, step{"install check", r.installCheck})
+	}
+	if o.Rehearse != nil {
+		steps = append(steps, step{"upgrade rehearsal", r.rehearsal})
 	}
 	if o.Sign != nil {
 		steps = append(steps, step{"sign", r.sign})
@@ -309,6 +317,9 @@ type run struct {
 	o   ReleaseOptions
 	sum *ReleaseSummary
 	b   *Built
+	// old is the release the upgrade step compared with (the first, with
+	// Against), which the upgrade rehearsal upgrades from.
+	old *release.Release
 }
 
 func (r *run) build(ctx context.Context) (string, bool, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/configmap"
+	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/verify"
@@ -29,13 +30,13 @@ func (r *VerifyReport) read() bool {
 }
 
 // Empty says the report has nothing to print: nothing was read and no
-// install check ran.
+// install check or rehearsal ran.
 func (r *VerifyReport) Empty() bool {
-	return r == nil || !r.read() && r.Install == nil
+	return r == nil || !r.read() && r.Install == nil && r.Rehearsal == nil
 }
 
-// WriteText prints what was read back, the signatures and the install
-// check.
+// WriteText prints what was read back, the signatures, the install check
+// and the upgrade rehearsal.
 func (r *VerifyReport) WriteText(w io.Writer) error {
 	if r.Empty() {
 		return nil
@@ -50,6 +51,9 @@ func (r *VerifyReport) WriteText(w io.Writer) error {
 	if r.Install != nil {
 		werr = errors.Join(werr, r.Install.WriteText(w))
 	}
+	if r.Rehearsal != nil {
+		werr = errors.Join(werr, r.Rehearsal.WriteText(w))
+	}
 	return werr
 }
 
@@ -63,8 +67,9 @@ func (r *VerifyReport) WriteJSON(w io.Writer) error {
 		*verify.Report
 		Signatures *SignatureReport `json:"signatures,omitempty"`
 		Install    *install.Report  `json:"install,omitempty"`
+		Rehearsal  *rehearse.Report `json:"rehearsal,omitempty"`
 		Error      string           `json:"error,omitempty"`
-	}{Report: r.Read, Signatures: r.Signatures, Install: r.Install}
+	}{Report: r.Read, Signatures: r.Signatures, Install: r.Install, Rehearsal: r.Rehearsal}
 	if doc.Report == nil {
 		doc.Report = &verify.Report{}
 	}

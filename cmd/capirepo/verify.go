@@ -19,6 +19,8 @@ func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
 	var images bool
 	var platforms []string
 	var inst installFlags
+	var rf rehearseFlags
+	inst.rehearse = &rf
 	cmd := &cobra.Command{
 		Use:   "verify DIR | oci://REGISTRY/PATH/NAME:VERSION | --configmaps FILE",
 		Short: "Read a built or published provider repository back through clusterctl's client",
@@ -63,7 +65,18 @@ end; everything else, webhook configurations included, is only dry-run. Use
 a scratch cluster (kind create cluster); a cluster that already has the
 release's CRDs is refused unless --force; --dry-run-only creates nothing and
 lists what it could not check. Every refusal is listed, by file, object and
-field, with the server's message.`,
+field, with the server's message.
+
+--upgrade-from OLD rehearses clusterctl upgrade from OLD (a folder, or a
+target URL with an optional @VERSION: the release before this one without)
+to this release on the scratch cluster of --kubeconfig, through clusterctl's
+client library: clusterctl init installs core Cluster API (--core) and OLD
+from a temporary repository served without webhooks, the objects of OLD's
+flavors are created for real, clusterctl upgrade plan must offer this
+release and clusterctl upgrade apply install it, and every object must read
+back with its uid and take an unchanged server-side apply. It INSTALLS and
+upgrades for real and removes everything at the end; a cluster that already
+holds any of it is refused. See docs/upgrade.md.`,
 		Example: `  # Everything build wrote into dist
   capirepo verify dist
 
@@ -73,6 +86,10 @@ field, with the server's message.`,
   # Also apply it to a kind cluster, as clusterctl init and kubectl apply would
   kind create cluster --name capirepo-check --kubeconfig kind.kubeconfig
   capirepo verify dist --install --kubeconfig kind.kubeconfig
+
+  # Rehearse clusterctl upgrade from the release published before this one
+  capirepo verify dist --upgrade-from github://my-org/cluster-api-provider-example \
+    --core github://kubernetes-sigs/cluster-api@v1.14.2 --kubeconfig kind.kubeconfig
 
   # An artifact pushed with publish oci, as cluster-api-operator reads it
   capirepo verify oci://registry.example.com/capi/infrastructure-example:v1.4.0
@@ -86,11 +103,21 @@ field, with the server's message.`,
 			if err := checkVersionFlag(version); err != nil {
 				return err
 			}
+			if err := rf.validate(); err != nil {
+				return err
+			}
 			if err := inst.validate(); err != nil {
 				return err
 			}
 			if inst.on && (len(args) != 1 || configMaps != "" || strings.HasPrefix(args[0], "oci://")) {
 				return usagef("--install applies a DIR (a dist folder or a local repository tree)")
+			}
+			if rf.enabled() && (len(args) != 1 || configMaps != "" || strings.HasPrefix(args[0], "oci://")) {
+				return usagef("--upgrade-from rehearses the upgrade to a DIR (a dist folder or a local repository tree)")
+			}
+			ro, err := rf.options(s, &inst, "", of.timeout)
+			if err != nil {
+				return err
 			}
 			sv, err := vf.verifier(cmd.Context(), s, of.timeout)
 			if err != nil {
@@ -110,7 +137,7 @@ field, with the server's message.`,
 			}
 			kc, secrets := oci.KeychainFromEnv(s.getenv)
 			o := pipeline.VerifyOptions{Path: path, ConfigMaps: configMaps, Version: version, KubernetesVersion: k8s, Variables: tokenVariables(s.getenv),
-				Images: images, Platforms: platforms, Signatures: sv, Install: inst.options(s, "", of.timeout),
+				Images: images, Platforms: platforms, Signatures: sv, Install: inst.options(s, "", of.timeout), Rehearse: ro,
 				OCI:      oci.Options{PlainHTTP: of.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: of.transport(s)},
 				Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets), Transport: of.transport(s), Secrets: s.secrets, Log: s.errOut}
 			if g.output != "json" {
@@ -125,6 +152,7 @@ field, with the server's message.`,
 	cmd.Flags().StringSliceVar(&platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+verify.KubernetesVersion+")")
 	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
+	rf.bind(cmd, true)
 	inst.bind(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
 	of.bind(cmd, false, "")
 	vf.bind(cmd, "signatures", "also check the Sigstore signatures of the files (and with --images, of the images; of an oci:// artifact): for --key or --certificate-identity")
