@@ -11,12 +11,17 @@
 // with Options.DryRunOnly it creates nothing; with Options.Force it replaces
 // CRDs the cluster already has for the check and puts them back after.
 //
+// Prepare processes a release as Check does and sends nothing: the values
+// of the components' variables and each template file's objects, which
+// the upgrade rehearsal (package rehearse) installs and creates for real.
+//
 // The files split the check by job: check.go runs it (staging, order,
-// providers' components through clusterctl), crds.go creates CRDs and
-// cert-manager's, apply.go sends the other objects and judges the answers,
-// cleanup.go removes what the run created, standins.go and schema.go choose
-// values for required variables that the fields' schemas accept, cluster.go
-// talks to the API server, report.go is the report.
+// providers' components through clusterctl), prepare.go is Prepare,
+// crds.go creates CRDs and cert-manager's, apply.go sends the other objects
+// and judges the answers, cleanup.go removes what the run created,
+// standins.go and schema.go choose values for required variables that the
+// fields' schemas accept, cluster.go talks to the API server, report.go is
+// the report.
 //
 // It is not the read-back: reading a repository through clusterctl needs no
 // cluster and is package verify, whose clusterctl session (verify.Session)

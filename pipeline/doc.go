@@ -4,8 +4,10 @@
 //     this one at the first target that has one, against this one), images
 //     (every image the components run exists for every platform built),
 //     write the dist folder, install check (applied to a Kubernetes API
-//     server, when asked), sign (when asked), then publish to each target
-//     and read it back as clusterctl does; it stops at the first failure.
+//     server, when asked), upgrade rehearsal (clusterctl upgrade from the
+//     release the upgrade step compared with, on a scratch cluster, when
+//     asked: Rehearse), sign (when asked), then publish to each target and
+//     read it back as clusterctl does; it stops at the first failure.
 //   - the build behind `capirepo build` (Build: the config's before:
 //     commands, manager binaries, image, rendering) and its lint (Lint);
 //   - `capirepo diff` and lint --against (Diff, Against: an older release,
@@ -16,7 +18,7 @@
 //     repository and a clusterctl config).
 //
 // Each step is another package's job (builder, image, contract, diff,
-// release, verify, sign, publish and its targets); this package runs them
+// release, verify, install, rehearse, sign, publish and its targets); this package runs them
 // in order, records what each did, and says which steps were not run after
 // a failure. It knows no kind of target: it opens them through
 // publish/targets and asks each how clusterctl reads it.

@@ -2,7 +2,6 @@ package rehearse
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -307,7 +306,7 @@ func TestReportText(t *testing.T) {
 	if d := cmp.Diff(want, b.String()); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	if err := rep.err(); err == nil || err.Error() != fmt.Sprintf("upgrade rehearsal v0.1.0 -> v0.1.1: check: refused\nnothing applied") {
+	if err := rep.err(); err == nil || err.Error() != "upgrade rehearsal: v0.1.0 -> v0.1.1: check: refused\nnothing applied" {
 		t.Errorf("error %v", err)
 	}
 }

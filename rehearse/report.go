@@ -137,7 +137,7 @@ func (r *Report) err() error {
 	if r.Failure == nil {
 		return nil
 	}
-	return fmt.Errorf("upgrade rehearsal %s -> %s: %s: %s\n%s", r.Old, r.New, r.Failure.Step, r.Failure.Message, r.Failure.State)
+	return fmt.Errorf("upgrade rehearsal: %s -> %s: %s: %s\n%s", r.Old, r.New, r.Failure.Step, r.Failure.Message, r.Failure.State)
 }
 
 // WriteText prints the report for people.
