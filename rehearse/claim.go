@@ -133,12 +133,12 @@ func (r *rehearsal) claim(ctx context.Context) error {
 	if len(there) > 0 {
 		return fmt.Errorf("upgrade rehearsal: the cluster at %s already holds %s the rehearsal would install (%s): it installs, upgrades and deletes them for real, "+
 			"so it runs only on a scratch cluster without them (kind create cluster); a cluster a provider is installed in is refused",
-			r.c.host, text.Plural(len(there), "object", "objects"), refList(there, 8))
+			r.c.Host, text.Plural(len(there), "object", "objects"), refList(there, 8))
 	}
 	r.owned.claimed = true
 	fmt.Fprintf(r.o.Log, "upgrade rehearsal on %s: clusterctl installs %s (%d CustomResourceDefinitions, %d namespaces) and upgrades to %s for real; "+
 		"the objects of %s's templates are created in %s-%s-*; everything is removed at the end\n",
-		r.c.host, strings.Join(append(slices.Clone(r.rep.Core), labelsAt(r.l.old)...), ", "), len(r.owned.crds), len(r.owned.namespaces), r.o.New.Version, r.o.Old.Version, NamespacePrefix, r.run)
+		r.c.Host, strings.Join(append(slices.Clone(r.rep.Core), labelsAt(r.l.old)...), ", "), len(r.owned.crds), len(r.owned.namespaces), r.o.New.Version, r.o.Old.Version, NamespacePrefix, r.run)
 	return nil
 }
 

@@ -110,7 +110,7 @@ func Rehearse(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 	r := &rehearsal{o: o, l: l, c: c, run: run, tmp: tmp, log: &clusterctlLog{w: o.Log},
-		rep: &Report{Server: c.host, Old: o.Old.Version, New: o.New.Version, Providers: l.labels(), Core: l.coreLabels()}}
+		rep: &Report{Server: c.Host, Old: o.Old.Version, New: o.New.Version, Providers: l.labels(), Core: l.coreLabels()}}
 	restore := r.log.hear()
 	// controller-runtime's client (under clusterctl's) logs the server's
 	// warnings through the context's logger.
@@ -385,7 +385,7 @@ type templateValues struct {
 // per name, Old's first) and for the objects of Old's templates, each file
 // in a namespace of its own.
 func (r *rehearsal) values(ctx context.Context) (*templateValues, error) {
-	iopts := install.Options{Config: r.c.cfg, KubernetesVersion: r.o.KubernetesVersion, Variables: r.o.Variables,
+	iopts := install.Options{Config: r.c.Config, KubernetesVersion: r.o.KubernetesVersion, Variables: r.o.Variables,
 		FlavorVariables: r.o.FlavorVariables, Lookup: r.o.Lookup}
 	n := 0
 	ns := func(string, string) string {

@@ -49,7 +49,7 @@ func (r *rehearsal) serve(ctx context.Context) error {
 		return fmt.Errorf("upgrade rehearsal: the cluster at %s has no cert-manager CRDs (%s), which clusterctl init needs before any provider: "+
 			"install them first (kubectl apply -f cert-manager.crds.yaml, an asset of cert-manager %s's release), or let clusterctl install cert-manager "+
 			"from the rehearsal's repository (--with-cert-manager: read from where the clusterctl config says, GitHub by default; its webhooks are taken out and nothing of it runs)",
-			r.c.host, certManagerCRDs[0]+", "+certManagerCRDs[1], config.CertManagerDefaultVersion)
+			r.c.Host, certManagerCRDs[0]+", "+certManagerCRDs[1], config.CertManagerDefaultVersion)
 	}
 	t := &local.Target{Root: r.repo, Kind: "rehearsal"}
 	for _, p := range provs {

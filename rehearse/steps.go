@@ -67,7 +67,7 @@ type created struct {
 // create creates the objects of Old's templates for real, each file in a
 // namespace of its own, then reads each back in its storage version.
 func (r *rehearsal) create(ctx context.Context, templates []install.Template) (string, error) {
-	r.c.mapper.Reset() // init installed the CRDs
+	r.c.Mapper.Reset() // init installed the CRDs
 	crds, err := r.c.crds(ctx)
 	if err != nil {
 		return "", fmt.Errorf("upgrade rehearsal: %w", err)
@@ -88,7 +88,7 @@ func (r *rehearsal) create(ctx context.Context, templates []install.Template) (s
 		r.owned.templates = append(r.owned.templates, ns)
 		nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
 			"metadata": map[string]any{"name": t.Namespace, "labels": map[string]any{NamespacePrefix: r.run}}}}
-		if _, err := r.c.dyn.Resource(namespaceGVR).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil {
+		if _, err := r.c.Dyn.Resource(namespaceGVR).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil {
 			return "", fmt.Errorf("upgrade rehearsal: create Namespace %s: %w", t.Namespace, err)
 		}
 		r.rep.Created = append(r.rep.Created, ns.String())
@@ -278,14 +278,14 @@ func (r *rehearsal) check(ctx context.Context) (string, error) {
 func (r *rehearsal) dryRun(ctx context.Context, cur, crd *unstructured.Unstructured) error {
 	dry := []string{metav1.DryRunAll}
 	if cur == nil {
-		_, err := r.c.dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{DryRun: dry})
+		_, err := r.c.Dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{DryRun: dry})
 		return err
 	}
 	body, err := crd.MarshalJSON()
 	if err != nil {
 		return err
 	}
-	_, err = r.c.dyn.Resource(crdGVR).Patch(ctx, crd.GetName(), types.MergePatchType, body, metav1.PatchOptions{DryRun: dry})
+	_, err = r.c.Dyn.Resource(crdGVR).Patch(ctx, crd.GetName(), types.MergePatchType, body, metav1.PatchOptions{DryRun: dry})
 	return err
 }
 
@@ -372,7 +372,7 @@ var inventoryGVR = schema.GroupVersionResource{Group: clusterctlv1.GroupVersion.
 // inventory lists the versions clusterctl's inventory holds for the
 // providers upgraded, as label@version.
 func (r *rehearsal) inventory(ctx context.Context) []string {
-	l, err := r.c.dyn.Resource(inventoryGVR).List(ctx, metav1.ListOptions{})
+	l, err := r.c.Dyn.Resource(inventoryGVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil
 	}
@@ -430,7 +430,7 @@ func (r *rehearsal) stateAfter(ctx context.Context) string {
 // read before when that is the same version, and applies it server-side
 // unchanged: CEL transition rules and ratcheting validation run on it.
 func (r *rehearsal) readBack(ctx context.Context) (string, error) {
-	r.c.mapper.Reset() // the upgrade installed New's CRDs
+	r.c.Mapper.Reset() // the upgrade installed New's CRDs
 	crds, err := r.c.crds(ctx)
 	if err != nil {
 		return "", fmt.Errorf("upgrade rehearsal: %w", err)
