@@ -29,6 +29,10 @@ type clusterctlLog struct {
 	mu        sync.Mutex
 	events    []event
 	lastRetry string
+	// retries counts the retries in a row with lastRetry's cause; stop,
+	// when set, is called once they show the API server refusing.
+	retries int
+	stop    func(error)
 }
 
 // event is one line of clusterctl's log.
@@ -67,6 +71,44 @@ func (l *clusterctlLog) saw(msg string, kv map[string]string) bool {
 	return false
 }
 
+// refusedRetries is how many times in a row clusterctl tries an object
+// the API server refuses before the rehearsal stops it: a refusal (422,
+// 403) is the server's answer to the object, which clusterctl's retries
+// (about 2.5 minutes of them) do not change.
+const refusedRetries = 4
+
+// refusal says whether a cause clusterctl retries is the API server
+// refusing the object (apierrors' words for 422 Invalid and 403 Forbidden,
+// or an admission webhook's denial) rather than a passing condition.
+func refusal(cause string) bool {
+	return strings.Contains(cause, " is invalid: ") || strings.Contains(cause, " is forbidden: ") || strings.Contains(cause, "denied the request")
+}
+
+// RefusedError is the API server's refusal of an object clusterctl kept
+// retrying, which the rehearsal stopped.
+type RefusedError struct {
+	// Cause is clusterctl's words for its last try; Tries how many it made.
+	Cause string
+	Tries int
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s (clusterctl retries this for %s before it gives up; stopped after %d tries, the server's answer unchanged)", e.Cause, clusterctlRetries, e.Tries)
+}
+
+// stopOnRefusal calls stop when clusterctl retries an object the API
+// server refuses (refusedRetries times in a row); done stops watching.
+func (l *clusterctlLog) stopOnRefusal(stop func(error)) (done func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stop, l.retries = stop, 0
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.stop = nil
+	}
+}
+
 // retried is the cause of clusterctl's last retry ("" when none).
 func (l *clusterctlLog) retried() string {
 	l.mu.Lock()
@@ -87,7 +129,15 @@ func (l *clusterctlLog) record(level int, msg string, kv []any) {
 	defer l.mu.Unlock()
 	if level >= retryLevel {
 		if msg == "Retrying with backoff" {
+			if m["cause"] != l.lastRetry {
+				l.retries = 0
+			}
 			l.lastRetry = m["cause"]
+			l.retries++
+			if l.stop != nil && l.retries >= refusedRetries && refusal(l.lastRetry) {
+				l.stop(&RefusedError{Cause: l.lastRetry, Tries: l.retries})
+				l.stop = nil
+			}
 		}
 		return
 	}

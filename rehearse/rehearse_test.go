@@ -310,3 +310,40 @@ func TestReportText(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestClusterctlLog_StopsRetriesOfARefusal checks that clusterctl is
+// stopped once it retries an object the API server refuses, after
+// refusedRetries tries with the same refusal, and not for passing causes.
+func TestClusterctlLog_StopsRetriesOfARefusal(t *testing.T) {
+	l := &clusterctlLog{w: &strings.Builder{}}
+	restore := l.hear()
+	defer restore()
+	var stopped error
+	done := l.stopOnRefusal(func(err error) { stopped = err })
+	retry := func(cause string) { clusterctlLogger().V(5).Info("Retrying with backoff", "cause", cause) }
+	for range 5 {
+		retry("failed to create provider object: dial tcp 127.0.0.1:6443: connect: connection refused")
+	}
+	const refused = `failed to create provider object: Service "capi-example-webhook-service" is invalid: spec.ports[0].port: Invalid value: 99999`
+	retry(refused)
+	retry(refused)
+	retry(refused)
+	if stopped != nil {
+		t.Fatalf("stopped after 3 tries: %v", stopped)
+	}
+	retry(refused)
+	var re *RefusedError
+	if !errors.As(stopped, &re) || re.Cause != refused || re.Tries != 4 || !strings.Contains(stopped.Error(), "stopped after 4 tries") {
+		t.Fatalf("stopped with %v, want the refusal after 4 tries", stopped)
+	}
+	done()
+	stopped = nil
+	done = l.stopOnRefusal(func(err error) { stopped = err })
+	defer done()
+	for range 3 {
+		retry(refused)
+	}
+	if stopped != nil {
+		t.Errorf("a new watch counted the retries before it: %v", stopped)
+	}
+}

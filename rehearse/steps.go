@@ -28,7 +28,12 @@ const fieldManager = "capirepo-rehearsal"
 // init is clusterctl init of Core and Old.
 func (r *rehearsal) init(ctx context.Context) (string, error) {
 	provs := r.l.installed()
-	comps, err := r.client.Init(ctx, initOptions(r.kubeconfig, provs))
+	var comps []client.Components
+	err := r.clusterctl(ctx, func(ctx context.Context) error {
+		var err error
+		comps, err = r.client.Init(ctx, initOptions(r.kubeconfig, provs))
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", err
@@ -43,9 +48,29 @@ func (r *rehearsal) init(ctx context.Context) (string, error) {
 	return fmt.Sprintf("clusterctl init installed %s: %d objects", strings.Join(labelsAt(provs), ", "), n), nil
 }
 
+// clusterctl runs one of clusterctl's commands, stopped when clusterctl
+// keeps retrying an object the API server refuses: the error is then the
+// refusal (a RefusedError).
+func (r *rehearsal) clusterctl(ctx context.Context, run func(context.Context) error) error {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := r.log.stopOnRefusal(cancel)
+	err := run(cctx)
+	done()
+	var refused *RefusedError
+	if cause := context.Cause(cctx); err != nil && errors.As(cause, &refused) {
+		return refused
+	}
+	return err
+}
+
 // words is clusterctl's error, with the cause of its last retry when the
 // error does not hold it (a retry that ran out says only how many times it tried).
 func (r *rehearsal) words(err error) string {
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return refused.Error()
+	}
 	msg := err.Error()
 	if cause := r.log.retried(); cause != "" && !strings.Contains(msg, cause) {
 		msg += " (its last retry: " + cause + ")"
@@ -322,7 +347,9 @@ func droppedStoredVersions(cur, crd *unstructured.Unstructured) []string {
 // apply is clusterctl upgrade apply to New, then clusterctl upgrade plan
 // again, which must find the cluster up to date.
 func (r *rehearsal) apply(ctx context.Context) (string, error) {
-	err := r.client.ApplyUpgrade(ctx, applyOptions(r.kubeconfig, r.l.new))
+	err := r.clusterctl(ctx, func(ctx context.Context) error {
+		return r.client.ApplyUpgrade(ctx, applyOptions(r.kubeconfig, r.l.new))
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", err

@@ -10,8 +10,8 @@ import (
 
 	"github.com/capirepo/capirepo/builder/buildtest"
 	"github.com/capirepo/capirepo/install"
-	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )

@@ -314,3 +314,39 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestRehearse_RefusedDuringApplyStoppedAndHalfUpgraded rehearses an
+// upgrade whose webhook Service the API server refuses (a port out of
+// range): no CRD check sees it, clusterctl deletes v0.1.0's components and
+// then retries creating the Service; the rehearsal stops it after a few
+// tries with the server's words instead of waiting out its 2.5 minutes, and
+// reports the provider half-upgraded.
+func TestRehearse_RefusedDuringApplyStoppedAndHalfUpgraded(t *testing.T) {
+	cfg, kubeconfig := scratchCluster(t)
+	before := crdNames(t, cfg)
+	next := example(t, "v0.1.1")
+	editDoc(t, next, "infrastructure-example", "name: capi-example-webhook-service", "  - port: 443\n", "  - port: 99999\n")
+	var log bytes.Buffer
+	rep, err := rehearse.Rehearse(context.Background(), rehearse.Options{Kubeconfig: kubeconfig, Old: example(t, "v0.1.0"), New: next, Core: coreRelease(t), Log: &log})
+	t.Logf("%s\n%s", rehearsalReport(rep), log.String())
+	if err == nil || rep == nil || rep.Failure == nil || rep.Failure.Step != "apply" {
+		t.Fatalf("want the upgrade refused during apply, got %v", err)
+	}
+	f := rep.Failure
+	for _, want := range []string{`Service "capi-example-webhook-service" is invalid: spec.ports[0].port: Invalid value: 99999`, "stopped after 4 tries"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("the failure does not say %q: %s", want, f.Message)
+		}
+	}
+	for _, want := range []string{"v0.1.0's components deleted and v0.1.1's partly installed", "infrastructure-example is half-upgraded", "the inventory says infrastructure-example@v0.1.0"} {
+		if !strings.Contains(f.State, want) {
+			t.Errorf("the state does not say %q: %s", want, f.State)
+		}
+	}
+	for _, s := range rep.Steps {
+		if s.Name == "apply" && s.Seconds > 60 {
+			t.Errorf("apply took %.0fs: clusterctl's retries were waited out", s.Seconds)
+		}
+	}
+	assertCRDsGone(t, cfg, before)
+}
