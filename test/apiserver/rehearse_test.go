@@ -350,3 +350,29 @@ func TestRehearse_RefusedDuringApplyStoppedAndHalfUpgraded(t *testing.T) {
 	}
 	assertCRDsGone(t, cfg, before)
 }
+
+// TestRehearse_ReleaseSeriesMissingRefusedBeforeAnyChange rehearses an
+// upgrade whose metadata.yaml no longer lists the 0.1 series (diff's
+// CAPI701): clusterctl upgrade plan, which reads the newest release's
+// metadata, refuses in its own words, before anything changes.
+func TestRehearse_ReleaseSeriesMissingRefusedBeforeAnyChange(t *testing.T) {
+	cfg, kubeconfig := scratchCluster(t)
+	before := crdNames(t, cfg)
+	next := example(t, "v0.1.1")
+	edit(t, next, "infrastructure-example", "metadata.yaml", "  minor: 1\n", "  minor: 2\n")
+	var log bytes.Buffer
+	rep, err := rehearse.Rehearse(context.Background(), rehearse.Options{Kubeconfig: kubeconfig, Old: example(t, "v0.1.0"), New: next, Core: coreRelease(t), Log: &log})
+	t.Logf("%s\n%s", rehearsalReport(rep), log.String())
+	if err == nil || rep == nil || rep.Failure == nil || rep.Failure.Step != "plan" {
+		t.Fatalf("want the upgrade refused by clusterctl upgrade plan, got %v", err)
+	}
+	f := rep.Failure
+	const want = "invalid provider metadata: version v0.1.0 (the current version) for the provider capi-example-system/infrastructure-example does not match any release series"
+	if !strings.Contains(f.Message, want) || !strings.Contains(err.Error(), want) {
+		t.Errorf("the failure does not say %q: %s", want, f.Message)
+	}
+	if f.State != "nothing upgraded: the cluster runs v0.1.0" || strings.Contains(log.String(), "Deleting") {
+		t.Errorf("state %q; want nothing changed", f.State)
+	}
+	assertCRDsGone(t, cfg, before)
+}
