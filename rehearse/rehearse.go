@@ -78,7 +78,8 @@ const NamespacePrefix = "capirepo-rehearsal"
 //     status.storedVersions checked, so that an upgrade the server refuses
 //     is reported before clusterctl deletes anything (clusterctl would
 //     retry for minutes and leave the provider half-upgraded);
-//   - clusterctl upgrade apply installs New;
+//   - clusterctl upgrade apply installs New (stopped, with the server's
+//     words, when it keeps retrying an object the server refuses);
 //   - every object is read back (the same uid) and applied server-side,
 //     unchanged, in its storage version, so CEL transition rules and
 //     ratcheting validation run on it.

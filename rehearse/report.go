@@ -36,9 +36,10 @@ type Report struct {
 	// Failure says what failed, in clusterctl's or the server's words, and
 	// the state it left; nil when the upgrade went through.
 	Failure *Failure `json:"failure,omitempty"`
-	// Created lists what the rehearsal created itself (its namespaces) and
-	// what clusterctl installed, as Kind/name; Removed what was deleted at
-	// the end, and Left what could not be (with why).
+	// Created lists the namespaces the rehearsal created for the templates'
+	// objects; Removed everything deleted at the end (those and what
+	// clusterctl installed), as Kind/name, and Left what could not be (with
+	// why).
 	Created []string `json:"created,omitempty"`
 	Removed []string `json:"removed,omitempty"`
 	Left    []string `json:"left,omitempty"`
