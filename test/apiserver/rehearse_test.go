@@ -14,6 +14,7 @@ import (
 
 	"github.com/capirepo/capirepo/builder/buildtest"
 	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
 )
@@ -351,28 +352,51 @@ func TestRehearse_RefusedDuringApplyStoppedAndHalfUpgraded(t *testing.T) {
 	assertCRDsGone(t, cfg, before)
 }
 
-// TestRehearse_ReleaseSeriesMissingRefusedBeforeAnyChange rehearses an
-// upgrade whose metadata.yaml no longer lists the 0.1 series (diff's
-// CAPI701): clusterctl upgrade plan, which reads the newest release's
-// metadata, refuses in its own words, before anything changes.
+// TestRehearse_ReleaseSeriesMissingRefusedBeforeAnyChange runs capirepo
+// verify NEW --upgrade-from OLD --core CORE (folders) on an upgrade whose
+// metadata.yaml no longer lists the 0.1 series (diff's CAPI701): clusterctl
+// upgrade plan, which reads the newest release's metadata, refuses in its
+// own words, before anything changes; the JSON report carries it.
 func TestRehearse_ReleaseSeriesMissingRefusedBeforeAnyChange(t *testing.T) {
 	cfg, kubeconfig := scratchCluster(t)
 	before := crdNames(t, cfg)
 	next := example(t, "v0.1.1")
 	edit(t, next, "infrastructure-example", "metadata.yaml", "  minor: 1\n", "  minor: 2\n")
+	dirs := map[string]*release.Release{"old": example(t, "v0.1.0"), "new": next, "core": coreRelease(t)}
+	sides := map[string]*pipeline.Side{}
+	for name, rel := range dirs {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := release.Write(dir, rel); err != nil {
+			t.Fatal(err)
+		}
+		s, err := pipeline.ParseSide(dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sides[name] = &s
+	}
 	var log bytes.Buffer
-	rep, err := rehearse.Rehearse(context.Background(), rehearse.Options{Kubeconfig: kubeconfig, Old: example(t, "v0.1.0"), New: next, Core: coreRelease(t), Log: &log})
-	t.Logf("%s\n%s", rehearsalReport(rep), log.String())
-	if err == nil || rep == nil || rep.Failure == nil || rep.Failure.Step != "plan" {
+	rep, err := pipeline.Verify(context.Background(), pipeline.VerifyOptions{Path: sides["new"].Arg, Log: &log,
+		Rehearse: &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, NoLookup: true, Log: &log},
+			From: sides["old"], Core: sides["core"]}})
+	if rep == nil || rep.Rehearsal == nil {
+		t.Fatalf("no rehearsal report: %v\n%s", err, log.String())
+	}
+	t.Logf("%s\n%s", rehearsalReport(rep.Rehearsal), log.String())
+	f := rep.Rehearsal.Failure
+	if err == nil || f == nil || f.Step != "plan" {
 		t.Fatalf("want the upgrade refused by clusterctl upgrade plan, got %v", err)
 	}
-	f := rep.Failure
 	const want = "invalid provider metadata: version v0.1.0 (the current version) for the provider capi-example-system/infrastructure-example does not match any release series"
 	if !strings.Contains(f.Message, want) || !strings.Contains(err.Error(), want) {
 		t.Errorf("the failure does not say %q: %s", want, f.Message)
 	}
 	if f.State != "nothing upgraded: the cluster runs v0.1.0" || strings.Contains(log.String(), "Deleting") {
 		t.Errorf("state %q; want nothing changed", f.State)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil || !strings.Contains(js.String(), `"rehearsal": {`) || !strings.Contains(js.String(), `"step": "plan"`) {
+		t.Errorf("JSON report (%v):\n%s", err, js.String())
 	}
 	assertCRDsGone(t, cfg, before)
 }
