@@ -2,7 +2,6 @@ package install
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
 
+	"github.com/capirepo/capirepo/internal/kubeapi"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
@@ -125,7 +125,7 @@ func start(rel *release.Release, opts Options) (*installer, error) {
 	if _, err := c.disc.ServerVersion(); err != nil {
 		return nil, fmt.Errorf("install check: cannot reach the API server at %s: %w", c.host, err)
 	}
-	run, err := runID()
+	run, err := kubeapi.RunID()
 	if err != nil {
 		return nil, err
 	}
@@ -143,19 +143,6 @@ func start(rel *release.Release, opts Options) (*installer, error) {
 		kinds:   map[schema.GroupKind]*releaseCRD{},
 		groups:  map[string]bool{},
 	}, nil
-}
-
-// runID names one run's namespaces: five lowercase letters and digits.
-func runID() (string, error) {
-	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 5)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	for i := range b {
-		b[i] = chars[int(b[i])%len(chars)]
-	}
-	return string(b), nil
 }
 
 // installer holds one run of the check.

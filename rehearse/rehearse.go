@@ -2,7 +2,6 @@ package rehearse
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/capirepo/capirepo/install"
+	"github.com/capirepo/capirepo/internal/kubeapi"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -101,7 +101,7 @@ func Rehearse(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	run, err := runID()
+	run, err := kubeapi.RunID()
 	if err != nil {
 		return nil, err
 	}
@@ -352,19 +352,6 @@ func (r *rehearsal) fail(step, message, state string) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// runID names one run's namespaces: five lowercase letters and digits.
-func runID() (string, error) {
-	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 5)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	for i := range b {
-		b[i] = chars[int(b[i])%len(chars)]
-	}
-	return string(b), nil
 }
 
 // namespace names the namespace of the n-th template file.

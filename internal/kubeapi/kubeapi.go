@@ -1,12 +1,14 @@
 // Package kubeapi is what capirepo's checks against a real API server (the
 // install check, the upgrade rehearsal) share of talking to it: one client
 // set made from a client config with bounded requests, the REST mapping of
-// a kind that may just have been installed, and the wait for deleted
-// objects to be gone. It knows nothing of releases or providers.
+// a kind that may just have been installed, the wait for deleted objects
+// to be gone, and the name of a run. It knows nothing of releases or
+// providers.
 package kubeapi
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"time"
 
@@ -111,4 +113,18 @@ func (c *Clients) Gone(ctx context.Context, objs []Object, timeout time.Duration
 		return len(left) == 0, nil
 	})
 	return left
+}
+
+// RunID names one run's objects on a cluster (its namespaces): five
+// lowercase letters and digits, a DNS label part.
+func RunID() (string, error) {
+	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 5)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	for i := range b {
+		b[i] = chars[int(b[i])%len(chars)]
+	}
+	return string(b), nil
 }
