@@ -359,6 +359,16 @@ func CommitInfo(ctx context.Context, dir, sourceDateEpoch string) (commit, date 
 	return info.Commit, info.Date
 }
 
+// TagCommit is the commit the git tag names in the repository holding dir
+// (an annotated tag peeled to its commit); "" when there is no such tag,
+// no git, or no repository.
+func TagCommit(ctx context.Context, dir, tag string) string {
+	if tag == "" || strings.HasPrefix(tag, "-") {
+		return ""
+	}
+	return git(ctx, dir, "rev-parse", "--verify", "--quiet", "refs/tags/"+tag+"^{commit}")
+}
+
 // git runs a read-only git command in dir and returns its trimmed output,
 // or "" when git is missing or dir is not a checkout.
 func git(ctx context.Context, dir string, args ...string) string {

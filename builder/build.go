@@ -62,6 +62,9 @@ type Result struct {
 	// provider label it rewrote). They are lint findings: Lint reports
 	// them with the lint's own, under the same waivers.
 	Findings []finding.Finding
+	// Edits are the changes the build made to what the tree renders
+	// (image, pull policy), each to be said once with its count.
+	Edits []Edit
 }
 
 // ProviderResult describes one rendered provider.
@@ -158,6 +161,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		res.Providers = append(res.Providers, o.result)
 		res.Warnings = append(res.Warnings, o.warnings...)
 		res.Findings = append(res.Findings, o.findings...)
+		res.Edits = append(res.Edits, o.edits...)
 		if res.Sources == nil {
 			res.Sources = map[string]finding.Source{}
 		}
@@ -240,6 +244,7 @@ type providerOut struct {
 	warnings []string
 	findings []finding.Finding
 	sources  map[string]finding.Source
+	edits    []Edit
 	err      error
 	// imageFrom is the image name the kustomization gave the manager
 	// before the release image replaced it ("" when nothing was replaced).
@@ -297,17 +302,19 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 
 	files := append([]provider.Components{{Kustomize: s.Kustomize, File: s.ComponentsFile}}, s.Components...)
 	var imageFrom string
+	var edits []Edit
 	sources := map[string]finding.Source{
 		path.Join(id.Label(), version, provider.MetadataFile): {Path: s.Metadata, Copied: true},
 	}
 	for i, c := range files {
 		kdir := filepath.Join(opts.Dir, filepath.FromSlash(c.Kustomize))
-		components, err := renderComponents(fs, kdir, c.File, opts, s, version)
+		components, err := renderComponents(fs, kdir, c.File, i == 0, opts, s, version)
 		if err != nil {
 			<-tc // the templates' renders end inside Build, where their notices are counted and kustomize's prints held
 			return providerOut{err: err}
 		}
 		findings = append(findings, components.findings...)
+		edits = append(edits, components.edits...)
 		sources[path.Join(id.Label(), version, c.File)] = finding.Source{Path: path.Join(c.Kustomize, "kustomization.yaml"), Locate: components.locate}
 		if err := p.Add(c.File, components.yaml); err != nil {
 			<-tc
@@ -381,7 +388,7 @@ func buildProvider(fs *treeFS, opts Options, s provider.Spec, version string) pr
 	if len(set.Files) == 0 && id.Type == clusterctlv1.InfrastructureProviderType && (s.Templates == nil || !s.Templates.None) {
 		warnings = append(warnings, noTemplates(opts.Dir, s))
 	}
-	return providerOut{provider: p, result: r, warnings: warnings, findings: findings, sources: sources, imageFrom: imageFrom}
+	return providerOut{provider: p, result: r, warnings: warnings, findings: findings, sources: sources, imageFrom: imageFrom, edits: edits}
 }
 
 type rendered struct {
@@ -391,8 +398,9 @@ type rendered struct {
 	namespace string
 	imageFrom string
 	imageTag  string // the tag the release image got, "" when none was set
+	edits     []Edit
 	findings  []finding.Finding
-	locate    func(string) (finding.Location, bool)
+	locate    func(string, string) (finding.Location, bool)
 }
 
 // plan turns the options and the provider's image settings into what the
@@ -422,7 +430,7 @@ func plan(opts Options, s provider.Spec, version string) (*imagePlan, error) {
 // renderComponents renders one kustomization of the provider with the
 // release image set before kustomize runs, applies the release patches and
 // the release transforms.
-func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Spec, version string) (rendered, error) {
+func renderComponents(fs *treeFS, kdir, file string, main bool, opts Options, s provider.Spec, version string) (rendered, error) {
 	if !opts.AllowRemote {
 		if err := checkLocal(fs, kdir); err != nil {
 			return rendered{}, err
@@ -433,9 +441,25 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 	if err != nil {
 		return rendered{}, err
 	}
+	dps, err := deploymentPlans(opts, s, version)
+	if err != nil {
+		return rendered{}, err
+	}
+	if dps != nil {
+		ip = nil // images: sets each Deployment's image on the render
+	}
 	rm, changed, from, err := renderImage(fs, kdir, desc, ip)
 	if err != nil {
 		return rendered{}, err
+	}
+	if err := oneDeployment(desc, from, configName(opts), changed); err != nil {
+		return rendered{}, err
+	}
+	var byPlan map[string]*deploymentEdit
+	if dps != nil {
+		if byPlan, err = setDeploymentImages(fs, kdir, desc, rm, dps, main); err != nil {
+			return rendered{}, err
+		}
 	}
 	// A reused render, transformed the same way, serializes the same.
 	cached := fs.renderOf(rm)
@@ -446,21 +470,73 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 		}
 		// A patch may replace a container; find the changed ones again.
 		changed = withImage(rm, changed)
+		for _, e := range byPlan {
+			e.on = withImage(rm, e.on)
+		}
 	}
 	t := transformer{file: desc, label: s.Name}
-	if ip != nil {
-		t.pullPolicy = ip.pullPolicy
+	var edits []Edit
+	cfgFile := configName(opts)
+	if ip != nil && len(changed) > 0 {
+		by := "the version as the manager image's tag, capirepo's default"
+		switch {
+		case opts.Image != "":
+			by = "--image"
+		case s.Image != nil:
+			by = "image: in " + cfgFile
+		}
+		edits = append(edits, edit(s.Name, file, "image", ip.releaseImage(from), from, by, changed))
+		if ip.pullPolicy != "" {
+			on := managerPull(changed)
+			t.pulls = append(t.pulls, pull{policy: ip.pullPolicy, on: on})
+			edits = append(edits, edit(s.Name, file, "imagePullPolicy", ip.pullPolicy, "", "image.pullPolicy in "+cfgFile, on))
+		}
 	}
-	ns, err := t.apply(rm, changed)
+	for _, p := range dps {
+		e := byPlan[p.key]
+		if e == nil || len(e.on) == 0 {
+			continue
+		}
+		cs := e.on
+		edits = append(edits, edit(s.Name, file, "image", cs[0].image(), e.was, p.key+" in "+cfgFile, cs))
+		if p.img.PullPolicy != "" {
+			on := managerPull(cs)
+			if p.img.Container != "" {
+				on = cs
+			}
+			t.pulls = append(t.pulls, pull{policy: p.img.PullPolicy, on: on})
+			edits = append(edits, edit(s.Name, file, "imagePullPolicy", p.img.PullPolicy, "", p.key+".pullPolicy in "+cfgFile, on))
+		}
+	}
+	ns, err := t.apply(rm)
 	if err != nil {
 		return rendered{}, err
 	}
 	if err := labelTypo(fs, kdir, opts.Dir, s.Name, opts.Config.File, t.relabelled); err != nil {
 		return rendered{}, err
 	}
-	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, file), t.relabelled)
-	locate := objectLocator(fs, kdir, opts.Dir, rm)
-	how := fmt.Sprintf("components %q %q %q %+v", t.file, t.label, t.pullPolicy, ip)
+	findings := labelFindings(fs, kdir, opts.Dir, s.Name, path.Join(s.Name, version, file), t.relabelled, t.labelled)
+	// The image fields the config's keys set point at those keys.
+	configured := map[[2]string]finding.Location{}
+	setBy := func(cs []container, key string, index int) {
+		loc := finding.Location{Path: configName(opts)}
+		if opts.Config != nil && opts.Config.File != "" {
+			loc.Line = configLine(fs, opts.Config.File, s.Name, key, index)
+		}
+		for _, c := range cs {
+			configured[[2]string{objID(c.owner.GetKind(), c.owner.GetNamespace(), c.owner.GetName()), c.field + ".image"}] = loc
+		}
+	}
+	if ip != nil && opts.Image == "" && s.Image != nil && s.Image.NewName != "" {
+		setBy(changed, "image", -1)
+	}
+	for i, p := range dps {
+		if e := byPlan[p.key]; e != nil && p.newName != "" {
+			setBy(e.on, "images", i)
+		}
+	}
+	locate := imageLocator(fs, kdir, opts.Dir, rm, configured, patchesFor(s.Patches, file, true))
+	how := fmt.Sprintf("components %q %q %+v %+v", t.file, t.label, ip, dps)
 	data, ok := []byte(nil), false
 	if cached != nil {
 		data, ok = cached.madeYAML(how)
@@ -480,9 +556,12 @@ func renderComponents(fs *treeFS, kdir, file string, opts Options, s provider.Sp
 			imgs[c.image()] = true
 		}
 	}
-	out := rendered{yaml: data, objects: rm.Size(), namespace: ns, imageFrom: from, findings: findings, locate: locate}
+	out := rendered{yaml: data, objects: rm.Size(), namespace: ns, imageFrom: from, findings: findings, locate: locate, edits: edits}
 	if ip != nil && len(changed) > 0 {
 		out.imageTag = ip.tag
+	}
+	if len(dps) > 0 && !slices.ContainsFunc(dps, func(p deploymentPlan) bool { return p.tag != dps[0].tag }) {
+		out.imageTag = dps[0].tag // the tag every manager got
 	}
 	for i := range imgs {
 		out.images = append(out.images, i)
@@ -508,7 +587,7 @@ func kustomizeErr(fs *treeFS, kdir string, err error) error {
 	if v := fs.Violation(); v != nil {
 		return fmt.Errorf("kustomize %s: %w", kdir, v)
 	}
-	return fmt.Errorf("kustomize %s: %w", kdir, explainMissing(fs.roots[0], explainYAML(fs, kdir, err)))
+	return fmt.Errorf("kustomize %s: %w", kdir, explainOutsideRoot(fs, fs.roots[0], explainMissing(fs.roots[0], explainYAML(fs, kdir, err)), componentsOutsideFix))
 }
 
 // renderPlain renders a kustomization without release transforms (flavors).
@@ -530,7 +609,7 @@ func renderFlavor(fs *treeFS, dir string, allowRemote, loadNone bool) ([]byte, e
 		if v := fs.Violation(); v != nil {
 			return nil, v
 		}
-		return nil, explainYAML(fs, dir, err)
+		return nil, explainOutsideRoot(fs, fs.roots[0], explainYAML(fs, dir, err), flavorOutsideFix)
 	}
 	return asYAML(rm)
 }

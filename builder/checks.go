@@ -27,8 +27,9 @@ const (
 
 // labelFindings turns the provider labels setLabels rewrote into one CAPI203
 // warning per value the tree set, naming the kustomizations that set it
-// (relative to root) and the objects.
-func labelFindings(fs filesys.FileSystem, kdir, root, label, file string, relabelled map[string][]string) []finding.Finding {
+// (relative to root) and the objects, and the labels it added (labelled)
+// into one more: an edit said as clearly as a wrong label.
+func labelFindings(fs filesys.FileSystem, kdir, root, label, file string, relabelled map[string][]string, labelled []string) []finding.Finding {
 	var out []finding.Finding
 	for _, old := range slices.Sorted(maps.Keys(relabelled)) {
 		objs := relabelled[old]
@@ -39,10 +40,7 @@ func labelFindings(fs filesys.FileSystem, kdir, root, label, file string, relabe
 			}
 			where = strings.Join(srcs, ", ")
 		}
-		shown := objs
-		if len(shown) > 5 {
-			shown = append(slices.Clip(shown[:5]), fmt.Sprintf("and %d more", len(objs)-5))
-		}
+		shown := firstFive(objs)
 		out = append(out, finding.Finding{
 			Rule: ruleProviderLabel, Severity: finding.Warning, File: file,
 			Field: "metadata.labels[" + provider.ProviderLabel + "]",
@@ -50,7 +48,23 @@ func labelFindings(fs filesys.FileSystem, kdir, root, label, file string, relabe
 				where, provider.ProviderLabel, old, len(objs), strings.Join(shown, ", "), label),
 		})
 	}
+	if len(labelled) > 0 {
+		out = append(out, finding.Finding{
+			Rule: ruleProviderLabel, Severity: finding.Warning, File: file,
+			Field: "metadata.labels[" + provider.ProviderLabel + "]",
+			Message: fmt.Sprintf("the kustomization %s sets no %s on %d objects (%s); the release adds %q, as clusterctl does on install: set it in the tree (kustomize labels: with includeSelectors, as config/default does) so kubectl-applied components match",
+				rel(root, kdir), provider.ProviderLabel, len(labelled), strings.Join(firstFive(labelled), ", "), label),
+		})
+	}
 	return out
+}
+
+// firstFive shows up to five objects, and how many more there are.
+func firstFive(objs []string) []string {
+	if len(objs) <= 5 {
+		return objs
+	}
+	return append(slices.Clip(objs[:5]), fmt.Sprintf("and %d more", len(objs)-5))
 }
 
 // labelTypo refuses a provider name a slip away from the label the tree

@@ -1,9 +1,14 @@
 // Package builder turns a provider source tree into a release.Release: it
 // renders each provider's kustomization in process with krusty, applies the
-// documented release transforms (manager image and tag, pull policy, provider
-// label), checks the namespace layout clusterctl needs, lists the ${VAR}
-// variables as clusterctl reads them, and adds metadata.yaml and the cluster
-// templates.
+// documented release transforms (manager image and tag, or an image per
+// Deployment; pull policy; provider label), checks the namespace layout
+// clusterctl needs, lists the ${VAR} variables as clusterctl reads them, and
+// adds metadata.yaml and the cluster templates. Every transform that changes
+// what the tree renders is returned to be said (Result.Edits; the provider
+// labels it adds or replaces as CAPI203 findings), and a release image that
+// would reach more than one Deployment is refused until the config says
+// which image each runs. Which containers an object has is release's
+// answer (release.ContainerPaths), asked on kustomize's nodes.
 //
 // It reads the provider tree through a read-only, root-confined filesystem:
 // nothing is ever written under the tree, symlinks may not leave it, files

@@ -102,6 +102,47 @@ func explainMissing(root string, err error) error {
 		rel, provider.ConfigFile, said)}
 }
 
+// outsideRoot is kustomize's refusal, under its default root-only loading,
+// of a file outside the folder of the kustomization that names it.
+var outsideRoot = regexp.MustCompile(`security; file '([^']+)' is not in or below '([^']+)'`)
+
+// Fixes for a file loaded from outside the kustomization's folder: a
+// flavor's has a key, the components' none (see explainOutsideRoot).
+const (
+	flavorOutsideFix = "set templates.loadRestrictor: none for this provider in " + provider.ConfigFile +
+		" (the flavors then render as kustomize build --load-restrictor LoadRestrictionsNone renders them; files outside the provider tree stay refused)"
+	componentsOutsideFix = "no " + provider.ConfigFile + " key loosens this for the components, which render as kustomize build renders config/default in a provider's Makefile: " +
+		"move the file into the kustomization's folder, or give its folder a kustomization.yaml (for patches, a kind: Component listed under components:) and name the folder: kustomize loads a kustomization from anywhere in the tree"
+)
+
+// explainOutsideRoot turns kustomize's raw "security; file ... is not in or
+// below ..." into which kustomization loads which file, and what allows it
+// (fix). Paths are said relative to the tree at root.
+func explainOutsideRoot(fs filesys.FileSystem, root string, err error, fix string) error {
+	if err == nil {
+		return nil
+	}
+	m := outsideRoot.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	k := kustomization.Find(fs, m[2])
+	if k == "" {
+		k = filepath.Join(m[2], "kustomization.yaml")
+	}
+	return &explained{err: err, msg: fmt.Sprintf("%s loads %s, outside its folder: kustomize loads only files in or below a kustomization's folder by default (kustomize: %s); %s",
+		inTree(root, k), inTree(root, m[1]), m[0], fix)}
+}
+
+// inTree says p relative to the tree at root, or as it is when outside it.
+func inTree(root, p string) string {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
 // accumulating is the resource kustomize was loading when a file was missing.
 var accumulating = regexp.MustCompile(`accumulating resources from '[^']+'`)
 

@@ -228,6 +228,23 @@ var fixtureTrees = []fixtureTree{
 		},
 	},
 	{
+		// Issue 45, item 1: two managers from two images, both written with
+		// the placeholder controller (siderolabs/sidero); its Dockerfile's
+		// release stage runs `kustomize edit set image controller=...` in
+		// each app's config/manager, then `kustomize build config`.
+		name: "sidero",
+		pipeline: func(t *testing.T, dir string) map[string][]byte {
+			set := func(app string) sed {
+				return sed{"app/" + app + "/config/manager/kustomization.yaml", `(?s)$`,
+					"images:\n- name: controller\n  newName: ghcr.io/siderolabs/" + app + "\n  newTag: " + fixtureVersion + "\n"}
+			}
+			fs := edited(t, dir, set("caps-controller-manager"), set("sidero-controller-manager"))
+			out := map[string][]byte{"infrastructure-components.yaml": kustomizeCLI(t, fs, filepath.Join(dir, "config"), false)}
+			cp(t, dir, out, map[string]string{provider.MetadataFile: "metadata.yaml"})
+			return out
+		},
+	},
+	{
 		// Item 8: what the lint finds in templates as they are copied.
 		name:     "recall",
 		examples: map[string]string{"templates/cluster-template.yaml": "cluster-template.yaml"},

@@ -111,7 +111,8 @@ func TestBuild_AllFindingsAtOnce(t *testing.T) {
 // TestBuild_ProviderLabelOfTheTreeIsReplaced: a tree that labels its objects
 // kubevirt for infrastructure-kubevirt (some only on CRDs) builds with the
 // provider label, as clusterctl relabels on install, and a CAPI203 warning
-// names the kustomization that set the old value.
+// names the kustomization that set the old value; another names the objects
+// that had none (issue 45: a label added is said as clearly).
 func TestBuild_ProviderLabelOfTheTreeIsReplaced(t *testing.T) {
 	dir := testtree.Write(t, testtree.Minimal(map[string]string{
 		"capirepo.yaml": "providers:\n- name: infrastructure-kubevirt\n",
@@ -132,11 +133,22 @@ resources:
 	if strings.Contains(string(comps), "cluster.x-k8s.io/provider: kubevirt\n") {
 		t.Errorf("the tree's label kubevirt is still in the components:\n%s", comps)
 	}
-	i := slices.IndexFunc(res.Findings, func(f contract.Finding) bool { return f.Rule == "CAPI203" })
+	i := slices.IndexFunc(res.Findings, func(f contract.Finding) bool {
+		return f.Rule == "CAPI203" && strings.Contains(f.Message, "kubevirt on")
+	})
 	if i < 0 {
-		t.Fatalf("no CAPI203 finding: %v", res.Findings)
+		t.Fatalf("no CAPI203 finding of the label replaced: %v", res.Findings)
 	}
 	f := res.Findings[i]
+	// The objects that had no label get it, and that is said as clearly,
+	// with the count and the objects.
+	j := slices.IndexFunc(res.Findings, func(f contract.Finding) bool { return f.Rule == "CAPI203" && strings.Contains(f.Message, "sets no") })
+	if j < 0 {
+		t.Fatalf("no CAPI203 finding of the labels added: %v", res.Findings)
+	}
+	if g := res.Findings[j]; g.Severity != contract.Warning || !strings.Contains(g.Message, "the kustomization config/default sets no cluster.x-k8s.io/provider on 2 objects (Namespace/test-system, Deployment/controller-manager); the release adds \"infrastructure-kubevirt\"") {
+		t.Errorf("labels added said as %s", g)
+	}
 	for _, w := range []string{"config/crd/kustomization.yaml", "kubevirt", "CustomResourceDefinition/kvclusters.infrastructure.cluster.x-k8s.io", "infrastructure-kubevirt"} {
 		if !strings.Contains(f.Message, w) {
 			t.Errorf("%s does not mention %q", f, w)
@@ -233,6 +245,55 @@ func TestBuild_ProviderNameASlipFromTheTreesLabelIsAnError(t *testing.T) {
 			}
 			if !slices.ContainsFunc(res.Findings, func(f contract.Finding) bool { return f.Rule == "CAPI203" }) {
 				t.Errorf("no CAPI203 warning: %v", res.Findings)
+			}
+		})
+	}
+}
+
+// TestBuild_ImageFindingNamesTheFileThatSetTheImage: CAPI207 (an image
+// clusterctl cannot parse) points at what set the value, not at the
+// Deployment's base file (issue 45): an image patch of config/default, an
+// images: entry of a kustomization, the capirepo.yaml key of the release
+// image, a release patch.
+func TestBuild_ImageFindingNamesTheFileThatSetTheImage(t *testing.T) {
+	const bad = "Registry.Example.com/Test/Manager"
+	patch := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: controller-manager\n  namespace: system\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        image: " + bad + ":v1.2.3\n"
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		opts  Options
+		want  string
+	}{
+		{"image patch of config/default", map[string]string{
+			"config/default/kustomization.yaml":       testtree.Minimal(nil)["config/default/kustomization.yaml"] + "patches:\n- path: manager_image_patch.yaml\n",
+			"config/default/manager_image_patch.yaml": "# the release image\n" + patch,
+		}, Options{KeepImage: true}, "config/default/manager_image_patch.yaml:12"},
+		{"images: entry", map[string]string{
+			"config/manager/kustomization.yaml": "resources:\n- manager.yaml\nimages:\n- name: registry.example.com/test/manager\n  newName: " + bad + "\n",
+		}, Options{}, "config/manager/kustomization.yaml:4"},
+		{"capirepo.yaml key", map[string]string{
+			"capirepo.yaml": "providers:\n- name: infrastructure-test\n  image:\n    newName: " + bad + "\n",
+		}, Options{}, "capirepo.yaml:3"},
+		{"release patch", map[string]string{
+			"capirepo.yaml":   "providers:\n- name: infrastructure-test\n  patches:\n  - path: hack/image.yaml\n",
+			"hack/image.yaml": strings.NewReplacer("name: controller-manager", "name: test-controller-manager", "namespace: system", "namespace: test-system").Replace(patch),
+		}, Options{KeepImage: true}, "hack/image.yaml:11"},
+		{"the base file when nothing else set it", map[string]string{
+			"config/manager/manager.yaml": strings.Replace(testtree.Minimal(nil)["config/manager/manager.yaml"], "registry.example.com/test/manager:dev", bad+":dev", 1),
+		}, Options{KeepImage: true}, "config/manager/manager.yaml:1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := build(t, testtree.Write(t, testtree.Minimal(c.files)), c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := lintBuilt(res, contract.Options{})
+			i := slices.IndexFunc(rep.Findings, func(f contract.Finding) bool { return f.Rule == "CAPI207" })
+			if i < 0 {
+				t.Fatalf("no CAPI207: %v", rep.Findings)
+			}
+			if got := fmt.Sprintf("%s:%d", rep.Findings[i].Source, rep.Findings[i].Line); got != c.want {
+				t.Errorf("CAPI207 (%s) source %s, want %s", rep.Findings[i].Field, got, c.want)
 			}
 		})
 	}

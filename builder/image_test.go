@@ -364,6 +364,28 @@ func TestScanManagerImage_NearestPatchFirst(t *testing.T) {
 	}
 }
 
+// TestBuild_ComponentsFileOutsideTheirFolderSaysNoKeyAllowsIt: a
+// components kustomization that loads a file beside its folder fails as
+// kustomize build fails on it; the error names the kustomization and the
+// file, and says what does allow it, since no capirepo.yaml key loosens
+// the components' loading (issue 45.4).
+func TestBuild_ComponentsFileOutsideTheirFolderSaysNoKeyAllowsIt(t *testing.T) {
+	files := testtree.Minimal(map[string]string{
+		"capirepo.yaml":                     "providers:\n- name: infrastructure-test\n",
+		"config/default/kustomization.yaml": "namespace: test-system\nresources:\n- namespace.yaml\n- ../manager\npatches:\n- path: ../shared/pull-policy.yaml\n",
+		"config/shared/pull-policy.yaml":    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: controller-manager\n  namespace: system\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        imagePullPolicy: Always\n",
+	})
+	_, err := build(t, testtree.Write(t, files), Options{})
+	if err == nil {
+		t.Fatal("built a patch from outside config/default")
+	}
+	for _, want := range []string{"config/default/kustomization.yaml loads config/shared/pull-policy.yaml, outside its folder", "no capirepo.yaml key loosens this for the components", "give its folder a kustomization.yaml"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q: %v", want, err)
+		}
+	}
+}
+
 func TestBuild_MissingFileOutsideGitNamesTheFileAndTheFix(t *testing.T) {
 	files := testtree.Minimal(map[string]string{
 		"config/manager/kustomization.yaml": "resources:\n- manager.yaml\n- generated-rbac.yaml\n",

@@ -180,16 +180,28 @@ func TestBuild_Layout_LoadRestrictorNone(t *testing.T) {
 		"templates/cluster-template-aad.yaml":                "",
 		"templates/cluster-template.yaml":                    "",
 	}
-	// Root-only loading, kustomize's default, refuses the shared file.
+	// Root-only loading, kustomize's default, refuses the shared file: the
+	// error names the kustomization, the file, and the key that allows it
+	// (issue 45.4), kustomize's own words once.
 	err := buildErr(t, azureLike(shared))
-	wantErrParts(t, err, "flavor aad", "identity-ref.yaml")
+	wantErrParts(t, err, "flavor aad", "templates/flavors/aad/kustomization.yaml loads templates/azure-cluster-identity/identity-ref.yaml, outside its folder",
+		"set templates.loadRestrictor: none for this provider in capirepo.yaml")
+	if n := strings.Count(err.Error(), "is not in or below"); n != 1 {
+		t.Errorf("kustomize's refusal is said %d times, want once: %v", n, err)
+	}
+	// The same for a resource (kustomize then also says it is no folder).
+	res := azureLike(shared)
+	res["templates/azure-cluster-identity/identity.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: identity}\n"
+	res["templates/flavors/aad/kustomization.yaml"] = "resources:\n- ../base\n- ../../azure-cluster-identity/identity.yaml\n"
+	wantErrParts(t, buildErr(t, res), "templates/flavors/aad/kustomization.yaml loads templates/azure-cluster-identity/identity.yaml, outside its folder",
+		"set templates.loadRestrictor: none")
 
 	// The per-provider switch allows it.
 	on := azureLike(shared)
 	on["capirepo.yaml"] = "providers:\n- name: infrastructure-test\n  templates: {loadRestrictor: none}\n"
 	dir := testtree.Write(t, testtree.Minimal(on))
-	res := mustBuild(t, dir, Options{})
-	if got := fileData(t, res.Release.Providers[0], "cluster-template-aad.yaml"); !strings.Contains(got, "identity: shared") {
+	built := mustBuild(t, dir, Options{})
+	if got := fileData(t, built.Release.Providers[0], "cluster-template-aad.yaml"); !strings.Contains(got, "identity: shared") {
 		t.Errorf("shared patch not applied:\n%s", got)
 	}
 
@@ -482,7 +494,7 @@ func TestBuild_Layout_FlavorFolderName(t *testing.T) {
 		"templates/flavors/My Flavor/kustomization.yaml": "resources:\n- c.yaml\n",
 		"templates/flavors/My Flavor/c.yaml":             baseTemplate,
 	})
-	wantErrParts(t, err, "templates/flavors/My Flavor", `flavor folder "My Flavor"`, "lower-case letters, digits and inner dashes", `rename the folder (e.g. "my-flavor")`, "templates.exclude")
+	wantErrParts(t, err, "templates/flavors/My Flavor", `flavor folder "My Flavor"`, `holds ' ': GitHub renames a release asset`, "GitLab's generic packages refuse the file name", `rename the folder (e.g. "My-Flavor")`, "templates.exclude")
 }
 
 // TestBuild_YAMLErrorPointsIntoTree: a YAML error names the file and its

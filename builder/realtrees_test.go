@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -120,9 +121,14 @@ type realTree struct {
 	// noTemplates leaves templates out (see docs/providers.md).
 	noTemplates bool
 	// unverifiable are flavors clusterctl cannot generate without a
-	// cluster: topology Clusters whose class is ${CLUSTER_CLASS_NAME},
-	// a ClusterClass the release does not ship as clusterclass-*.yaml.
+	// cluster: topology Clusters whose class the release ships only
+	// inline, as no clusterclass-*.yaml. (A class shipped as a flavor of
+	// its own, as CAPG's clusterclass flavors, is read as after that
+	// flavor; such topology flavors verify.)
 	unverifiable []string
+	// after are the topology flavors read as after the flavor that ships
+	// their class (issue 44.5), by flavor.
+	after map[string]string
 }
 
 var realTrees = []realTree{
@@ -157,8 +163,10 @@ var realTrees = []realTree{
 			return map[string][]byte{"infrastructure-gcp/infrastructure-components.yaml": sedPipeline(t, dir, "config/default",
 				"registry.k8s.io/cluster-api-gcp/cluster-api-gcp-controller:v1.13.1", "IfNotPresent")}
 		},
-		copied:       [2]string{"templates", "cluster-template*"},
-		unverifiable: []string{"cluster-template-topology.yaml", "cluster-template-gke-topology.yaml", "cluster-template-gke-autopilot-topology.yaml"}},
+		copied: [2]string{"templates", "cluster-template*"},
+		// Each ClusterClass is a flavor of its own, applied first
+		// (docs/book/src/topics/clusterclass in CAPG's tree).
+		after: map[string]string{"topology": "clusterclass", "gke-topology": "gke-clusterclass", "gke-autopilot-topology": "gke-autopilot-clusterclass"}},
 }
 
 // TestRealTrees_SameAsTheMaintainersPipeline builds each real tree with its
@@ -297,6 +305,15 @@ func TestRealTrees_SameAsTheMaintainersPipeline(t *testing.T) {
 			for _, p := range rep.Providers {
 				if p.Objects == 0 {
 					t.Errorf("%s: clusterctl read no objects", p.Label)
+				}
+				after := map[string]string{}
+				for _, f := range p.Flavors {
+					for _, c := range f.After {
+						after[f.Name] = strings.Join(c.Flavors, ",")
+					}
+				}
+				if diff := cmp.Diff(rt.after, after, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("%s: flavors read as after their class flavor (-want +got):\n%s", p.Label, diff)
 				}
 				if n := len(got[p.Label].Assets()); !rt.noTemplates && len(res.Providers[0].Templates) > 0 && len(p.Flavors) == 0 {
 					t.Errorf("%s: clusterctl read no flavors of %d assets", p.Label, n)

@@ -60,8 +60,8 @@ func sameBuild(t *testing.T, what string, want, got *Result) {
 				if ns := n.GetNamespace(); ns != "" {
 					id = n.GetKind() + "/" + ns + "/" + n.GetName()
 				}
-				wl, wok := s.Locate(id)
-				gl, gok := got.Sources[name].Locate(id)
+				wl, wok := s.Locate(id, "")
+				gl, gok := got.Sources[name].Locate(id, "")
 				if wl != gl || wok != gok {
 					t.Errorf("%s: %s: %s located at %v, %t uncached, %v, %t cached", what, name, id, wl, wok, gl, gok)
 				}

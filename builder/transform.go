@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
 )
 
 // ManagerContainer is the container name clusterctl and the provider
@@ -21,13 +22,21 @@ const ManagerContainer = "manager"
 type transformer struct {
 	file  string // names the rendered output in errors
 	label string
-	// pullPolicy, when set, goes on the containers that carry the release
-	// image (the provider's own manager); "" keeps what the tree sets.
-	pullPolicy string
+	// pulls are the pull policies the config sets, each on the containers
+	// it names (the provider's own manager); none keeps what the tree sets.
+	pulls []pull
 
 	// relabelled counts, by the value the tree set, the objects whose
-	// provider label setLabels rewrote (the lint reports them, CAPI203).
+	// provider label setLabels rewrote (the lint reports them, CAPI203);
+	// labelled lists the objects it gave the label they lacked.
 	relabelled map[string][]string
+	labelled   []string
+}
+
+// pull is a pull policy for some containers, and what asked for it.
+type pull struct {
+	policy string
+	on     []container
 }
 
 // objName names an object in errors: Kind/name or Kind/namespace/name.
@@ -38,34 +47,26 @@ func objName(r *resource.Resource) string {
 	return fmt.Sprintf("%s %s", r.GetKind(), r.GetName())
 }
 
-// podSpecPaths are where workloads keep their pod spec.
-var podSpecPaths = [][]string{
-	{"spec", "template", "spec"},                        // Deployment, DaemonSet, StatefulSet, Job, ReplicaSet
-	{"spec", "jobTemplate", "spec", "template", "spec"}, // CronJob
-}
-
 type container struct {
 	owner *resource.Resource
+	list  string // initContainers, containers, ephemeralContainers
 	field string // e.g. spec.template.spec.containers[0]
 	node  *yaml.RNode
 }
 
+// containers lists the containers of r where release.ContainerPaths says
+// its kind keeps them: the one walk of pod-bearing kinds the lint, verify
+// and mirror ask too.
 func containers(r *resource.Resource) []container {
 	var out []container
-	for _, p := range podSpecPaths {
-		spec, err := r.Pipe(yaml.Lookup(p...))
-		if err != nil || spec == nil {
+	for _, p := range release.ContainerPaths(r.GetKind()) {
+		l, err := r.Pipe(yaml.Lookup(p...))
+		if err != nil || l == nil || l.YNode().Kind != yaml.SequenceNode {
 			continue
 		}
-		for _, list := range []string{"initContainers", "containers"} {
-			l := spec.Field(list)
-			if l == nil || l.Value.YNode().Kind != yaml.SequenceNode {
-				continue
-			}
-			items, _ := l.Value.Elements()
-			for i, c := range items {
-				out = append(out, container{owner: r, field: fmt.Sprintf("%s.%s[%d]", strings.Join(p, "."), list, i), node: c})
-			}
+		items, _ := l.Elements()
+		for i, c := range items {
+			out = append(out, container{owner: r, list: p[len(p)-1], field: release.ContainerField(p, i), node: c})
 		}
 	}
 	return out
@@ -93,10 +94,9 @@ func splitImage(s string) (name, tag, digest string) {
 
 // apply transforms rm in place and returns the provider namespace ("" when
 // there is not exactly one Namespace: the lint reports that, CAPI201).
-// release are the containers that carry the release image.
-func (t *transformer) apply(rm resmap.ResMap, release []container) (string, error) {
+func (t *transformer) apply(rm resmap.ResMap) (string, error) {
 	ns := t.namespace(rm)
-	if err := t.setPullPolicy(release); err != nil {
+	if err := t.setPullPolicies(); err != nil {
 		return "", err
 	}
 	return ns, t.setLabels(rm)
@@ -118,33 +118,36 @@ func (t transformer) namespace(rm resmap.ResMap) string {
 	return ns
 }
 
-// setPullPolicy sets the configured pull policy on the provider's manager
-// container only, as a Makefile's manager_pull_policy.yaml patch does: the
-// Deployment container named manager that carries the release image (else,
-// when no container of that name does, the release image's containers,
-// init containers aside). Other containers keep theirs, even where a
-// replacements: entry copied the release image into them (a bundled
-// operator's init container), and without image.pullPolicy the tree's own
-// policy stays (some ship Always on purpose).
-func (t transformer) setPullPolicy(release []container) error {
-	if t.pullPolicy == "" {
-		return nil
-	}
+// managerPull is where image.pullPolicy goes, as a Makefile's
+// manager_pull_policy.yaml patch sets it: the Deployment container named
+// manager that carries the release image (else, when no container of that
+// name does, the release image's containers, init containers aside). Other
+// containers keep theirs, even where a replacements: entry copied the
+// release image into them (a bundled operator's init container), and
+// without image.pullPolicy the tree's own policy stays (some ship Always
+// on purpose).
+func managerPull(release []container) []container {
 	targets := slices.DeleteFunc(slices.Clone(release), func(c container) bool { return !isManager(c) })
 	if len(targets) == 0 {
-		targets = slices.DeleteFunc(slices.Clone(release), func(c container) bool { return strings.Contains(c.field, "initContainers") })
+		targets = slices.DeleteFunc(slices.Clone(release), func(c container) bool { return c.list == "initContainers" })
 	}
-	for _, c := range targets {
-		if err := c.node.PipeE(yaml.SetField("imagePullPolicy", yaml.NewStringRNode(t.pullPolicy))); err != nil {
-			return fmt.Errorf("%s: %s: field %s.imagePullPolicy: %w", t.file, objName(c.owner), c.field, err)
+	return targets
+}
+
+func (t transformer) setPullPolicies() error {
+	for _, p := range t.pulls {
+		for _, c := range p.on {
+			if err := c.node.PipeE(yaml.SetField("imagePullPolicy", yaml.NewStringRNode(p.policy))); err != nil {
+				return fmt.Errorf("%s: %s: field %s.imagePullPolicy: %w", t.file, objName(c.owner), c.field, err)
+			}
 		}
 	}
 	return nil
 }
 
-// setLabels puts the provider label on every object. A different value the
-// tree set (e.g. kubevirt for infrastructure-kubevirt) is replaced, as
-// clusterctl replaces it on install, and recorded in relabelled.
+// setLabels puts the provider label on every object, as clusterctl does on
+// install: a missing one is recorded in labelled, a different value the
+// tree set (e.g. kubevirt for infrastructure-kubevirt) in relabelled.
 func (t *transformer) setLabels(rm resmap.ResMap) error {
 	for _, r := range rm.Resources() {
 		labels := r.GetLabels()
@@ -157,6 +160,7 @@ func (t *transformer) setLabels(rm resmap.ResMap) error {
 			if err := r.SetLabels(labels); err != nil {
 				return fmt.Errorf("%s: %s: field metadata.labels: %w", t.file, objName(r), err)
 			}
+			t.labelled = append(t.labelled, r.GetKind()+"/"+r.GetName())
 		case got != t.label:
 			labels[provider.ProviderLabel] = t.label
 			if err := r.SetLabels(labels); err != nil {

@@ -72,16 +72,3 @@ func classify(f release.File) fileKind {
 	}
 	return kindOther
 }
-
-// skippedChecks names the rules that read the objects of a file of f's sort.
-func skippedChecks(f release.File) string {
-	switch classify(f) {
-	case kindTemplate:
-		return "the template checks (CAPI501 ... CAPI505) are"
-	case kindClusterClass:
-		return "the ClusterClass checks (CAPI601 ... CAPI604) are"
-	case kindComponents:
-		return "the components and CRD checks (CAPI2xx, CAPI3xx, CAPI401) are"
-	}
-	return "all object checks are"
-}

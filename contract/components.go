@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -170,8 +169,8 @@ func (l *linter) lintWorkloads(v *view, file string, objs []*object) {
 	// manager is tagged with the release version, it is the provider's.
 	for _, o := range objs {
 		if o.is("apps", "Deployment") {
-			for _, c := range getSlice(o.m, "spec", "template", "spec", "containers") {
-				if getString(c, "name") == "manager" && v.releaseTag(tagOf(getString(c, "image"))) {
+			for _, c := range release.Containers(o.m) {
+				if c.List == "containers" && c.Name == "manager" && v.releaseTag(tagOf(c.Image)) {
 					v.managerTagged = true
 				}
 			}
@@ -180,21 +179,17 @@ func (l *linter) lintWorkloads(v *view, file string, objs []*object) {
 	managers := 0
 	var deployments []*object
 	for _, o := range objs {
-		if o.group() != "apps" || (o.kind != "Deployment" && o.kind != "DaemonSet") {
-			continue
-		}
-		if o.kind == "Deployment" {
+		if o.is("apps", "Deployment") {
 			deployments = append(deployments, o)
 		}
-		for _, list := range []string{"initContainers", "containers"} {
-			for i, c := range getSlice(o.m, "spec", "template", "spec", list) {
-				name := getString(c, "name")
-				field := fmt.Sprintf("spec.template.spec.%s[%d].image", list, i)
-				if o.kind == "Deployment" && list == "containers" && name == "manager" {
-					managers++
-				}
-				l.lintImage(v, file, o, field, name, getString(c, "image"))
+		// Every container of every pod-bearing kind (release.Containers,
+		// the walk verify and mirror use); clusterctl parses the images of
+		// Deployments and DaemonSets only.
+		for _, c := range release.Containers(o.m) {
+			if o.kind == "Deployment" && o.group() == "apps" && c.List == "containers" && c.Name == "manager" {
+				managers++
 			}
+			l.lintImage(v, file, o, c.Field+".image", c.Name, c.Image, release.ClusterctlReads(o.kind, c.List))
 		}
 	}
 	if managers > 0 {
@@ -205,23 +200,37 @@ func (l *linter) lintWorkloads(v *view, file string, objs []*object) {
 	}
 	for _, d := range deployments {
 		var names []string
-		for _, c := range getSlice(d.m, "spec", "template", "spec", "containers") {
-			names = append(names, getString(c, "name"))
+		for _, c := range release.Containers(d.m) {
+			if c.List == "containers" {
+				names = append(names, c.Name)
+			}
 		}
 		l.add(RuleManager, file, d.ID(), "spec.template.spec.containers", "no container named manager (containers: %s)", strings.Join(names, ", "))
 	}
 }
 
-func (l *linter) lintImage(v *view, file string, o *object, field, container, image string) {
+// lintImage checks the image of one container; clusterctl says whether
+// clusterctl parses it (release.ClusterctlReads): an image it does not
+// parse only has to be one the kubelet can pull.
+func (l *linter) lintImage(v *view, file string, o *object, field, container, image string, clusterctl bool) {
 	if image == "" {
 		l.add(RuleImageQualified, file, o.ID(), field, "container %s has no image", container)
 		return
 	}
 	if strings.Contains(image, "${") {
-		l.addSev(RuleImageQualified, Warning, file, o.ID(), field, "image %q holds a variable: clusterctl parses it only after substitution, so init --list-images fails", image)
+		if clusterctl {
+			l.addSev(RuleImageQualified, Warning, file, o.ID(), field, "image %q holds a variable: clusterctl parses it only after substitution, so init --list-images fails", image)
+		}
 		return
 	}
-	named, err := reference.ParseNamed(image)
+	var named reference.Named
+	var err error
+	if clusterctl {
+		named, err = reference.ParseNamed(image)
+	} else if named, err = reference.ParseNormalizedNamed(image); err != nil {
+		l.addSev(RuleImageQualified, Warning, file, o.ID(), field, "image %q is not a reference the kubelet can pull (%v): write registry/path/name:tag", image, err)
+		return
+	}
 	if err != nil {
 		l.add(RuleImageQualified, file, o.ID(), field, "image %q is not a fully qualified reference clusterctl can parse (%v): write registry/path/name:tag", image, err)
 		return
@@ -244,7 +253,7 @@ func (l *linter) lintImage(v *view, file string, o *object, field, container, im
 		l.add(RuleImageFloating, file, o.ID(), field, "image %q uses a floating tag (%s): tag it with the release version or pin a digest", image, shown)
 		return
 	}
-	if container == "manager" && v.version != "" && !v.releaseTag(tag) && !v.managerTagged {
+	if clusterctl && container == "manager" && v.version != "" && !v.releaseTag(tag) && !v.managerTagged {
 		if otherReleaseTag(tag, v.version) {
 			l.add(RuleImageVersion, file, o.ID(), field, "manager image %q has tag %s, another release's version, not %s: users of %s would run the code of %s; tag it %s (or waive CAPI206 with the reason for the reuse)", image, tag, v.version, v.version, tag, v.version)
 			return

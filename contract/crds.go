@@ -115,12 +115,18 @@ func (l *linter) lintCRDs(v *view, file string, crds []*crdObject, ptype provide
 		if storage != 1 {
 			l.add(RuleStorageVersion, file, id, "spec.versions[*].storage", "%s marked storage: true; the API server needs exactly one", text.Plural(storage, "version is", "versions are"))
 		}
+		l.lintConversion(file, c)
 		if _, skip := c.crd.Annotations[clusterctlv1.SkipCRDNamePreflightCheckAnnotation]; !skip {
 			if want := capicontract.CalculateCRDName(spec.Group, kind); c.name != want {
 				l.add(RuleCRDName, file, id, "metadata.name", "name %q is not %q (CalculateCRDName of %s, %s); clusterctl init rejects it", c.name, want, spec.Group, kind)
 			}
 		}
 		labels := c.contractLabels()
+		for k := range labels {
+			if !slices.Contains(v.labelled, k) {
+				v.labelled = append(v.labelled, k)
+			}
+		}
 		resolved, resolvedVersion := c.resolved(labels)
 		switch {
 		case ptype == clusterctlv1.CoreProviderType:

@@ -229,6 +229,14 @@ func TestLint_ExampleMutations(t *testing.T) {
 				})
 			})
 		}},
+		{"CAPI317", "ExampleCluster serves an older version of another schema, with no conversion webhook", func(t *testing.T, fs files) {
+			editCRD(t, fs, "exampleclusters", func(m map[string]any) {
+				versions := at(t, m, "spec", "versions").([]any)
+				old := map[string]any{"name": "v1alpha1", "served": true, "storage": false, "subresources": map[string]any{"status": map[string]any{}},
+					"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
+				set(t, m, append(versions, old), "spec", "versions")
+			})
+		}},
 		{"CAPI401", "ExampleMachine and its template moved to a group the aggregated role does not grant", func(t *testing.T, fs files) {
 			for _, plural := range []string{"examplemachines", "examplemachinetemplates"} {
 				editCRD(t, fs, plural, func(m map[string]any) {
@@ -288,6 +296,9 @@ func TestLint_ExampleMutations(t *testing.T) {
 				set(t, m, "default", "spec", "infrastructure", "templateRef", "namespace")
 				return true
 			})
+		}},
+		{"CAPI605", "a ClusterClass variable without required", func(t *testing.T, fs files) {
+			fs.replace(t, cc, "    required: false\n", "")
 		}},
 		{"CAPI604", "ClusterClass file holding another class", func(t *testing.T, fs files) {
 			fs.edit(t, cc, "ClusterClass", "example-quick-start", func(m map[string]any) bool {

@@ -84,9 +84,9 @@ func TestLint_NoFalsePositives(t *testing.T) {
 		{"CAPI001 checked after substitution: a Namespace in a document that parses only substituted is found", func(t *testing.T, fs files) {
 			fs[tmpl] += "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n${EXTRA_METADATA}\n"
 		}, []key{{"CAPI501", E, tmpl, "Namespace/ns", "kind"}}},
-		{"CAPI001 where no placeholder makes it parse: a warning naming the skipped checks", func(t *testing.T, fs files) {
+		{"CAPI001 where no value the variables could take makes it parse: an error (issue 44)", func(t *testing.T, fs files) {
 			fs[tmpl] += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n${BROKEN}\n"
-		}, []key{{"CAPI001", W, tmpl, "document 5", ""}}},
+		}, []key{{"CAPI001", E, tmpl, "document 5", ""}}},
 		{"CAPI503/CAPI504 a published YAML file clusterctl does not read holds a topology Cluster (checked as YAML only)", func(t *testing.T, fs files) {
 			fs["cluster-class-topology-example.yaml"] = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: test\n  namespace: default\nspec:\n  topology:\n    classRef:\n      name: quick-start\n"
 			fs["cluster-class.yaml"] = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata:\n  name: quick-start\n  namespace: default\n"

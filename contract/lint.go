@@ -11,6 +11,7 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
 )
 
 // Options tune a lint run.
@@ -176,6 +177,22 @@ type view struct {
 	managerTagged bool
 	// imageTag is the tag the build set on the manager image ("" unknown).
 	imageTag string
+	// uncovered is metadata.yaml's path in the release when no series
+	// covers the version; labelled are the contracts of the components'
+	// CRDs' cluster.x-k8s.io/<contract> labels.
+	uncovered string
+	labelled  []string
+	// topo is package values' answer to which flavor ships the class a
+	// topology flavor names; made on first use.
+	topo *values.Topology
+}
+
+// topology is the view's Topology (package values), made once.
+func (v *view) topology() *values.Topology {
+	if v.topo == nil {
+		v.topo = values.TopologyOf(v.files)
+	}
+	return v.topo
 }
 
 // releaseTag says whether an image tag is this release's: the version,
@@ -262,12 +279,15 @@ func (l *linter) lintView(v *view) {
 			}
 		}
 	}
+	l.lintUncovered(v)
 	for i, f := range templates {
 		l.lintTemplate(v, f, tobjs[i], classes)
+		l.lintClassVariables(v.path(f.Name), tobjs[i])
 		l.lintOwnKinds(v, f, tobjs[i], defined)
 	}
 	for i, f := range classes {
 		l.lintClusterClass(v, f, cobjs[i])
+		l.lintClassVariables(v.path(f.Name), cobjs[i])
 		l.lintOwnKinds(v, f, cobjs[i], defined)
 	}
 }

@@ -38,11 +38,7 @@ func (r Report) WriteText(w io.Writer) error {
 	for _, w := range r.NotWaived {
 		ew.printf("error: waiver %s cannot waive %s's errors: clusterctl refuses a release with them (docs/lint-rules.md#%s)\n", describeWaiver(w), w.Rule, strings.ToLower(w.Rule))
 	}
-	ew.printf("%s, %s, %s", text.Plural(r.Count(Error), "error", "errors"), text.Plural(r.Count(Warning), "warning", "warnings"), text.Plural(r.Count(Info), "info", "info"))
-	if len(r.Waived) > 0 {
-		ew.printf(", %d waived", len(r.Waived))
-	}
-	ew.printf("\n")
+	ew.printf("%s\n", r.Counts())
 	return ew.err
 }
 
@@ -324,11 +320,13 @@ func WriteRulesMarkdown(w io.Writer) error {
 	ew.printf("```yaml\n# capirepo.yaml\nlint:\n  disable:\n  - rule: CAPI312\n    reason: our machine pools are not offered through ClusterClass\n  - rule: CAPI504\n    file: cluster-template-multitenancy-clusterclass.yaml\n    reason: apply the class first; tracked in issue 123\n  - rule: CAPI303\n    object: CustomResourceDefinition/*identities.*\n    reason: identities are no contract kinds\n```\n\n")
 	ew.printf("or `capirepo lint --disable CAPI312=reason` (`build` and `release` take `--disable` too).\n\n")
 	ew.printf("## Upgrade rules\n\n")
-	ew.printf("The upgrade rules (CAPI701 ... CAPI714) compare a release with an older one: what breaks when a management\n")
-	ew.printf("cluster moves from the old release to the new one with `clusterctl upgrade`. `capirepo diff OLD NEW` runs\n")
+	ew.printf("The upgrade rules (CAPI701 ... CAPI717) compare a release with an older one: what breaks when a management\n")
+	ew.printf("cluster moves from the old release to the new one with `clusterctl upgrade`, and (CAPI715 ... CAPI717) for\n")
+	ew.printf("users who generate workload clusters from its flavors with `clusterctl generate cluster`. `capirepo diff OLD NEW` runs\n")
 	ew.printf("them alone, `capirepo lint --against OLD` with the lint, and `capirepo release` against the release published\n")
 	ew.printf("before this one. Their findings name the new release's file, the CRD (`CustomResourceDefinition/<name>`) and\n")
-	ew.printf("the API version and field (`v1beta2 spec.region`); the same waivers apply. See docs/upgrade.md.\n\n")
+	ew.printf("the API version and field (`v1beta2 spec.region`), or the flavor's template and the variable (`${AWS_REGION}`);\n")
+	ew.printf("the same waivers apply. See docs/upgrade.md.\n\n")
 	ew.printf("This file is generated from the catalogue in contract/rules.go: `go test ./contract -run TestRulesDoc -update`.\n\n")
 	ew.printf("| ID | severity | area | rule |\n|---|---|---|---|\n")
 	md := strings.NewReplacer("<", `\<`, ">", `\>`, "|", `\|`).Replace

@@ -3,6 +3,7 @@ package contract
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 
@@ -53,12 +54,13 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 	}
 	// A document may be YAML only after substitution (a variable that
 	// splices in a block): clusterctl substitutes before it parses, so
-	// check it as substituted, and where no placeholder makes it parse,
-	// warn naming the checks skipped instead of refusing it.
-	var still map[int]bool
+	// check it as substituted with the values package values gives; where
+	// no value the variables could take makes it parse, or a variable's
+	// default breaks it, it is an error.
+	var docs map[int]mending
 	if len(bads) > 0 && varsErr == nil && bytes.Contains(f.Data, []byte("${")) {
-		if data, st, changed := substituteBad(parse, f.Data); changed || len(st) > 0 {
-			still = st
+		if data, d, changed := substituteBad(parse, f.Data); changed || len(d) > 0 {
+			docs = d
 			if changed {
 				bads = bads[:0]
 				objs = parse(data, crds, func(doc int, field, msg string) {
@@ -67,13 +69,14 @@ func (l *linter) parse(v *view, f release.File, crds bool) []*object {
 			}
 		}
 	}
-	for _, b := range bads {
-		if mended, ok := still[b.doc]; ok && !mended {
-			l.add(RuleYAML, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s; no variable is on the lines the error points at, so no substitution can make it parse: clusterctl generate cluster fails on it", b.msg)
-			continue
+	for _, doc := range slices.Sorted(maps.Keys(docs)) {
+		if m := docs[doc]; m.note != "" {
+			l.addSev(RuleYAML, Warning, file, fmt.Sprintf("document %d", doc+1), "", "%s", m.note)
 		}
-		if still[b.doc] {
-			l.addSev(RuleYAML, Warning, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s; it holds variables and may be YAML only once they are substituted (clusterctl substitutes before it parses), but no placeholder makes it parse, so %s skipped for this document", b.msg, skippedChecks(f))
+	}
+	for _, b := range bads {
+		if m, ok := docs[b.doc]; ok && m.broken != "" {
+			l.add(RuleYAML, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s; %s", b.msg, m.broken)
 			continue
 		}
 		l.add(RuleYAML, file, fmt.Sprintf("document %d", b.doc+1), b.field, "%s", b.msg)

@@ -2,6 +2,7 @@ package contract_test
 
 import (
 	"context"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,5 +117,40 @@ func TestLint_CAPI316_RealCAPA(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, capi316()); diff != "" {
 		t.Errorf("CAPI316 without the labels (-want +got):\n%s", diff)
+	}
+}
+
+// TestLint_CAPG_TopologyFlavorsNeedTheirClassFlavors: CAPG v1.13.1 ships
+// each ClusterClass as a flavor of its own (clusterclass, gke-clusterclass,
+// gke-autopilot-clusterclass, each naming it ${CLUSTER_CLASS_NAME}) and
+// documents applying it before generating the matching topology flavor
+// (docs/book/src/topics/clusterclass). Each topology flavor is a warning
+// naming the class flavor its name pairs it with, not an error.
+func TestLint_CAPG_TopologyFlavorsNeedTheirClassFlavors(t *testing.T) {
+	dir := testtree.ModuleDir(t, testtree.CAPGModule)
+	res, err := builder.Build(context.Background(), builder.Options{Dir: dir, Version: "v1.13.1", Config: buildtest.Config(t, dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := contract.Lint(res.Release, contract.Options{Findings: res.Findings})
+	got := map[string]string{}
+	for _, f := range rep.Findings {
+		if f.Rule == contract.RuleClassVariable || f.Rule == contract.RuleTemplateClass {
+			got[path.Base(f.File)] = string(f.Severity) + " " + f.Message
+		}
+	}
+	want := map[string]string{
+		"cluster-template-topology.yaml":               "cluster-template-clusterclass.yaml",
+		"cluster-template-gke-topology.yaml":           "cluster-template-gke-clusterclass.yaml",
+		"cluster-template-gke-autopilot-topology.yaml": "cluster-template-gke-autopilot-clusterclass.yaml",
+	}
+	if len(got) != len(want) {
+		t.Errorf("class findings on %d files, want %d: %v", len(got), len(want), got)
+	}
+	for file, classFlavor := range want {
+		msg := got[file]
+		if !strings.HasPrefix(msg, "warning ") || !strings.Contains(msg, "applied first") || !strings.Contains(msg, "("+classFlavor+")") {
+			t.Errorf("%s: %q; want a warning that it needs %s applied first", file, msg, classFlavor)
+		}
 	}
 }

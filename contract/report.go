@@ -137,7 +137,8 @@ func (l *linter) addSources(r Report, sources map[string]Source) {
 		}
 		f.Source = src.Path
 		if src.Locate != nil && f.Object != "" {
-			if loc, ok := src.Locate(f.Object); ok {
+			field, _, _ := strings.Cut(f.Field, ", ") // merged findings: the first field's
+			if loc, ok := src.Locate(f.Object, field); ok {
 				f.Source, f.Line = loc.Path, loc.Line
 				return
 			}

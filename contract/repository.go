@@ -65,7 +65,19 @@ func (l *linter) lintMetadata(v *view, f *release.File) {
 			return
 		}
 	}
-	l.add(RuleVersionCovered, file, obj, "releaseSeries", "no release series covers %s: add {major: %d, minor: %d, contract: %s}", v.version, sv.Major(), sv.Minor(), provider.Contracts[0])
+	// Reported once the components are read: the fix names the contract
+	// the tree uses, which its CRDs' labels may tell (lintUncovered).
+	v.uncovered = file
+}
+
+// lintUncovered reports a release version no series covers (lintMetadata
+// found it), suggesting the contract the tree itself uses.
+func (l *linter) lintUncovered(v *view) {
+	if v.uncovered == "" {
+		return
+	}
+	sv, _ := provider.ParseVersion(v.version)
+	l.add(RuleVersionCovered, v.uncovered, "Metadata", "releaseSeries", "no release series covers %s: add {major: %d, minor: %d, contract: %s}", v.version, sv.Major(), sv.Minor(), provider.SuggestContract(v.meta, v.labelled...))
 }
 
 // seriesContract returns the contract metadata.yaml gives the release version.

@@ -71,55 +71,57 @@ const (
 
 // Rule IDs. They are stable: a waiver in capirepo.yaml names one.
 const (
-	RuleYAML             = "CAPI001"
-	RuleVariableSyntax   = "CAPI002"
-	RuleEmptyDefault     = "CAPI003"
-	RuleMetadataMissing  = "CAPI101"
-	RuleMetadataInvalid  = "CAPI102"
-	RuleContractUnknown  = "CAPI103"
-	RuleSeriesDuplicate  = "CAPI104"
-	RuleVersionCovered   = "CAPI105"
-	RuleComponentsName   = "CAPI106"
-	RuleContractOld      = "CAPI107"
-	RuleNamespaceCount   = "CAPI201"
-	RuleTargetNamespace  = "CAPI202"
-	RuleProviderLabel    = "CAPI203"
-	RuleManager          = "CAPI204"
-	RuleImageFloating    = "CAPI205"
-	RuleImageVersion     = "CAPI206"
-	RuleImageQualified   = "CAPI207"
-	RuleInjectCA         = "CAPI208"
-	RuleCRDScope         = "CAPI301"
-	RuleCRDStatus        = "CAPI302"
-	RuleContractLabel    = "CAPI303"
-	RuleContractServed   = "CAPI304"
-	RuleCRDName          = "CAPI305"
-	RuleStorageVersion   = "CAPI306"
-	RuleListKind         = "CAPI307"
-	RuleEndpoint         = "CAPI308"
-	RuleReady            = "CAPI309"
-	RuleProviderID       = "CAPI310"
-	RuleMachinePool      = "CAPI311"
-	RuleTemplateCRD      = "CAPI312"
-	RuleCategory         = "CAPI313"
-	RuleLabelMetadata    = "CAPI314"
-	RuleCRDDecode        = "CAPI315"
-	RuleMoveLabel        = "CAPI316"
-	RuleAggregatedRole   = "CAPI401"
-	RuleTemplateNS       = "CAPI501"
-	RuleTemplateOneNS    = "CAPI502"
-	RuleTemplateCluster  = "CAPI503"
-	RuleTemplateClass    = "CAPI504"
-	RuleClassVariable    = "CAPI505"
-	RuleTopologyClass    = "CAPI506"
-	RuleOwnKind          = "CAPI507"
-	RuleCCVariables      = "CAPI601"
-	RuleCCNamespace      = "CAPI602"
-	RuleCCRefNamespace   = "CAPI603"
-	RuleCCFileName       = "CAPI604"
-	RuleComponentsObject = "CAPI209"
-	RuleImageStaging     = "CAPI210"
-	RuleDuplicateObject  = "CAPI211"
+	RuleYAML               = "CAPI001"
+	RuleVariableSyntax     = "CAPI002"
+	RuleEmptyDefault       = "CAPI003"
+	RuleMetadataMissing    = "CAPI101"
+	RuleMetadataInvalid    = "CAPI102"
+	RuleContractUnknown    = "CAPI103"
+	RuleSeriesDuplicate    = "CAPI104"
+	RuleVersionCovered     = "CAPI105"
+	RuleComponentsName     = "CAPI106"
+	RuleContractOld        = "CAPI107"
+	RuleNamespaceCount     = "CAPI201"
+	RuleTargetNamespace    = "CAPI202"
+	RuleProviderLabel      = "CAPI203"
+	RuleManager            = "CAPI204"
+	RuleImageFloating      = "CAPI205"
+	RuleImageVersion       = "CAPI206"
+	RuleImageQualified     = "CAPI207"
+	RuleInjectCA           = "CAPI208"
+	RuleCRDScope           = "CAPI301"
+	RuleCRDStatus          = "CAPI302"
+	RuleContractLabel      = "CAPI303"
+	RuleContractServed     = "CAPI304"
+	RuleCRDName            = "CAPI305"
+	RuleStorageVersion     = "CAPI306"
+	RuleListKind           = "CAPI307"
+	RuleEndpoint           = "CAPI308"
+	RuleReady              = "CAPI309"
+	RuleProviderID         = "CAPI310"
+	RuleMachinePool        = "CAPI311"
+	RuleTemplateCRD        = "CAPI312"
+	RuleCategory           = "CAPI313"
+	RuleLabelMetadata      = "CAPI314"
+	RuleCRDDecode          = "CAPI315"
+	RuleMoveLabel          = "CAPI316"
+	RuleConversion         = "CAPI317"
+	RuleAggregatedRole     = "CAPI401"
+	RuleTemplateNS         = "CAPI501"
+	RuleTemplateOneNS      = "CAPI502"
+	RuleTemplateCluster    = "CAPI503"
+	RuleTemplateClass      = "CAPI504"
+	RuleClassVariable      = "CAPI505"
+	RuleTopologyClass      = "CAPI506"
+	RuleOwnKind            = "CAPI507"
+	RuleCCVariables        = "CAPI601"
+	RuleCCNamespace        = "CAPI602"
+	RuleCCRefNamespace     = "CAPI603"
+	RuleCCFileName         = "CAPI604"
+	RuleCCVariableRequired = "CAPI605"
+	RuleComponentsObject   = "CAPI209"
+	RuleImageStaging       = "CAPI210"
+	RuleDuplicateObject    = "CAPI211"
 
 	RuleUpgradeSeries        = "CAPI701"
 	RuleUpgradeContract      = "CAPI702"
@@ -135,11 +137,16 @@ const (
 	RuleUpgradeVariable      = "CAPI712"
 	RuleUpgradeClusterClass  = "CAPI713"
 	RuleUpgradeSkip          = "CAPI714"
+	// The upgrade of the release's users who generate clusters from its
+	// flavors (clusterctl generate cluster --flavor).
+	RuleUpgradeFlavor         = "CAPI715"
+	RuleUpgradeFlavorVariable = "CAPI716"
+	RuleUpgradeFlavorDefault  = "CAPI717"
 )
 
 var catalogue = []Rule{
 	{RuleYAML, Error, AreaFiles, "Every YAML file parses, and every document is an object with apiVersion, kind and metadata.name",
-		"clusterctl splits each file into documents and converts each to an object; one bad document fails init, generate cluster and upgrade. clusterctl substitutes variables before it parses, so a document that holds variables and parses with no placeholder is a warning when a variable is on the lines the YAML error points at (a value may mend it), and an error when none is: no substitution can, as in a template line '- name: controlPlaneType:' with nothing after it, seen in a real provider tree. In a cluster template or ClusterClass file the error is waivable with a reason: clusterctl refuses only that flavor.",
+		"clusterctl splits each file into documents and converts each to an object; one bad document fails init, generate cluster and upgrade. clusterctl substitutes variables before it parses, so a document that holds variables is checked as substituted with the values capirepo reads the release with (package values: the stand-ins, empty for a variable alone on its line that stands for a YAML fragment). It is an error when no value the variables could take makes it parse (the stand-ins, every variable as a quoted string, every variable empty), as an unclosed '[' below a line holding ${CLUSTER_NAME}, or a template line '- name: controlPlaneType:' with nothing after it, seen in a real provider tree; an error too when a variable's own default breaks it once the user leaves the variable unset, as clusterctl then substitutes the default (a real flavor writes " + `value: "${CONTROL_PLANE_ENDPOINT_HOST:=""}"` + ", whose default of two quote characters then breaks the quoted value); a warning when it parses only with values of another shape than the stand-ins (quoted, or empty where no variable stands alone on its line). In a cluster template or ClusterClass file the error is waivable with a reason: clusterctl refuses only that flavor.",
 		"Fix the YAML where the message points; quote values that start with '{', '*' or '@'.", true},
 	{RuleEmptyDefault, Warning, AreaFiles, "No variable has an empty default (${VAR:=})",
 		"clusterctl (yamlprocessor.SimpleProcessor.Process) treats a variable whose default is empty as missing: generate provider, init and generate cluster fail with 'value for variables [VAR] is not set' unless the user sets it, which the empty default suggests they need not.",
@@ -162,7 +169,7 @@ var catalogue = []Rule{
 		"Keep one entry per major.minor.", true},
 	{RuleVersionCovered, Error, AreaRepository, "A release series covers the release version",
 		"clusterctl init and generate provider fail with 'does not match any release series' when no series has the version's major.minor; upgrade needs every published version covered.",
-		"Add a releaseSeries entry for the version's major.minor; keep the older entries, metadata.yaml is cumulative.", true},
+		"Add a releaseSeries entry for the version's major.minor, with the contract the tree implements (the message suggests the one it uses: its newest series', else the one its CRDs' cluster.x-k8s.io/<contract> labels name); keep the older entries, metadata.yaml is cumulative.", true},
 	{RuleComponentsName, Warning, AreaRepository, "The components file has the conventional name for the provider type",
 		"The clusterctl contract strongly recommends <type>-components.yaml (core-, bootstrap-, control-plane-, infrastructure-, ...); users and clusterctl's built-in provider list expect it.",
 		"Name the file as the provider type suggests, or set componentsFile in capirepo.yaml knowingly.", false},
@@ -189,7 +196,7 @@ var catalogue = []Rule{
 		"A manager image tagged with another release's version (v0.15.0 in release v0.15.1) installs that release's code, which the CRDs and RBAC in this file were not built for, and the fix the release announces never runs: an error, waivable with a reason for a deliberate reuse. Decided by a real incident: cluster-api-control-plane-provider-kamaji published v0.15.1, v0.15.2 and v0.15.3 with the manager image still at :v0.15.0 (clastix/cluster-api-control-plane-provider-kamaji #233), so clusterctl installed v0.15.0's code for each. A tag that is no version, or that adds a suffix to the release's own (v1.2.3-ubi), is a warning; digests, and the tag a provider's image.tag template gives the build, are the release's. When several Deployments have a container named manager (a bundled operator), the provider's own is the one tagged with the release version, and the others are not checked.",
 		"Tag the manager image with the release version, e.g. with image.newTag or capirepo's image: setting.", false},
 	{RuleImageQualified, Error, AreaComponents, "Every Deployment and DaemonSet image is a fully qualified reference",
-		"clusterctl parses each image with reference.ParseNamed to apply image overrides; 'nginx:1' or 'docker.io/nginx' fail with 'couldn't parse image name'. An image that holds a variable parses only after substitution, so init --list-images fails (warning).",
+		"clusterctl parses each image with reference.ParseNamed to apply image overrides; 'nginx:1' or 'docker.io/nginx' fail with 'couldn't parse image name'. An image that holds a variable parses only after substitution, so init --list-images fails (warning). clusterctl parses no other workload's image (StatefulSet, ReplicaSet, Job, CronJob, Pod): there an image the kubelet cannot pull is a warning, and a container without an image, which the API server refuses, an error.",
 		"Write registry/path/name:tag, e.g. registry.k8s.io/cluster-api/manager:v1.0.0 or docker.io/library/nginx:1.27.", false},
 	{RuleInjectCA, Error, AreaComponents, "cert-manager CA injection points at a Certificate in the file",
 		"clusterctl rewrites cert-manager.io/inject-ca-from as <namespace>/<name> and cert-manager injects the CA from that Certificate; a malformed or dangling reference leaves webhooks without a CA, so every API call they serve fails. On a CRD the CA serves only the conversion webhook, which the API server calls only when the CRD serves two or more versions with strategy Webhook: elsewhere a bad reference breaks nothing today (warning). Decided by real trees whose kubebuilder cainjection patch leaves the kustomize variable $(CERTIFICATE_NAMESPACE)/$(CERTIFICATE_NAME) on CRDs with one served version, which clusterctl, the API server and core accept.",
@@ -253,6 +260,9 @@ var catalogue = []Rule{
 	{RuleMoveLabel, Warning, AreaCRDs, "A cluster-scoped kind an InfraCluster references carries clusterctl's move label",
 		"clusterctl move (the clusterctl contract's Move section) takes the namespaced objects linked to a Cluster by owner references; a cluster-scoped kind, such as an identity an InfraCluster's spec.identityRef names, and what hangs off it move only when its CRD carries clusterctl.cluster.x-k8s.io/move-hierarchy (or clusterctl.cluster.x-k8s.io/move). Without it the identity stays behind and the moved cluster's controllers cannot find it. A warning: the contract leaves room for a documented manual step. capirepo diff reports a release that drops the label from a CRD that had it.",
 		"Label the CRD, e.g. a kustomize patch adding clusterctl.cluster.x-k8s.io/move-hierarchy: \"\" (as CAPA's config/crd/patches/label_in_*identities.yaml), or document the manual step.", false},
+	{RuleConversion, Error, AreaCRDs, "A CRD that serves versions with different schemas converts them with a webhook",
+		"With spec.conversion.strategy None (the default) the API server converts between versions by rewriting apiVersion only: an object stored in one version is served in every other served version with the stored version's fields, validated and pruned against the other version's schema on write, so a client that reads and updates it through the other version loses or corrupts data, and updates are refused when the stored fields do not fit. The release is broken on its own, whatever it upgrades from. Decided by a real incident: cluster-api v1.6 to v1.10 served IPAddressClaim v1alpha1 and v1beta1 (which added spec.clusterName) with strategy None, the conversion webhook it had written never enabled in the CRD (cluster-api #12198 enabled it for v1.11); capirepo lint of the v1.10.10 tree reports it. Schemas are compared without descriptions. capirepo diff reports what an upgrade adds to this (CAPI709): objects stored in a version the new release no longer serves.",
+		"Set spec.conversion.strategy: Webhook and serve a conversion webhook, keep the schemas of the served versions the same, or stop serving the other version (served: false).", false},
 	{RuleAggregatedRole, Error, AreaRBAC, "Contract kinds outside *.cluster.x-k8s.io are granted to core Cluster API by an aggregated ClusterRole",
 		"Core Cluster API's manager role covers only the *.cluster.x-k8s.io groups; for another group it cannot read, label or own the objects unless a ClusterRole labelled cluster.x-k8s.io/aggregate-to-manager: \"true\" grants it.",
 		"Ship a ClusterRole with that label granting get, list, watch, create, update, patch and delete on the resources.", false},
@@ -267,10 +277,10 @@ var catalogue = []Rule{
 		"A template should hold all objects needed to create a workload cluster, starting with the Cluster; an empty one ('---' alone) makes clusterctl generate cluster print nothing. A flavor that ships only a ClusterClass (cluster-template-*-clusterclass.yaml) is fine: clusterctl generates it like any template.",
 		"Add the cluster.x-k8s.io Cluster object.", false},
 	{RuleTemplateClass, Error, AreaTemplates, "A topology Cluster's class has a clusterclass-<class>.yaml in the release",
-		"clusterctl generate cluster (addClusterClassIfMissing) fetches clusterclass-<class>.yaml from the same provider release for every topology Cluster whose class is not yet in the management cluster, and fails with 'failed to get the cluster class template' when the file is missing, even if the template ships the ClusterClass inline.",
-		"Ship clusterclass-<class>.yaml, or point the topology at a class that is shipped.", true},
+		"clusterctl generate cluster (addClusterClassIfMissing) fetches clusterclass-<class>.yaml from the same provider release for every topology Cluster whose class is not yet in the management cluster, and fails with 'failed to get the cluster class template' when the file is missing, even if the template ships the ClusterClass inline (error). Where another flavor ships the class and can be generated on its own (cluster-template-clusterclass.yaml, as cluster-api-provider-nutanix ships it and documents applying it first), the topology flavor works once that flavor was applied, since clusterctl fetches nothing for a class the cluster has: a warning naming both flavors; capirepo verify reads the flavor as against a cluster where the class flavor was applied.",
+		"Ship clusterclass-<class>.yaml, or point the topology at a class that is shipped; for a class shipped as a flavor, document applying that flavor first.", true},
 	{RuleClassVariable, Error, AreaTemplates, "A topology Cluster whose class name holds a variable does not rely on an inline ClusterClass",
-		"clusterctl resolves the ClusterClass file from the class name after substitution. Where the template ships the class inline and the release has no clusterclass-<name>.yaml, clusterctl generate cluster fails on every management cluster that does not have the class yet (error). Without an inline class the template works only where the class was applied before, e.g. from a -clusterclass flavor (warning).",
+		"clusterctl resolves the ClusterClass file from the class name after substitution. Where the template ships the class inline and the release has no clusterclass-<name>.yaml, clusterctl generate cluster fails on every management cluster that does not have the class yet (error), unless another flavor ships a ClusterClass named by the same variable. Without an inline class the template works only where the class was applied before, e.g. from a -clusterclass flavor (warning, naming that flavor where the release has one, as cluster-api-provider-gcp's clusterclass and topology flavors).",
 		"Ship clusterclass-<name>.yaml, or write the class name literally; offer other classes as other flavors.", false},
 	{RuleTopologyClass, Error, AreaTemplates, "A topology Cluster names its ClusterClass",
 		"The class name is required: spec.topology.classRef.name in cluster.x-k8s.io/v1beta2, spec.topology.class in v1beta1. The API server refuses a topology Cluster without it, and clusterctl generate cluster has no clusterclass-<class>.yaml to fetch for it.",
@@ -291,6 +301,9 @@ var catalogue = []Rule{
 	{RuleCCFileName, Warning, AreaClusterClass, "A ClusterClass file is named clusterclass-<its ClusterClass name>.yaml",
 		"clusterctl fetches clusterclass-<class>.yaml for a Cluster whose topology names <class>; a file named otherwise is never found, and the wrong class is installed under the name.",
 		"Rename the file or the ClusterClass so they agree.", false},
+	{RuleCCVariableRequired, Error, AreaClusterClass, "Every ClusterClass variable sets required",
+		"The ClusterClass CRD of core Cluster API lists required among the fields every spec.variables entry must have, in v1beta1 and v1beta2 alike, and gives it no default: the API server refuses a ClusterClass whose variable leaves it out ('spec.variables[0].required: Required value'), so kubectl apply of the clusterclass file, or of the template that holds the class, fails. Cluster API v1.10 and older accepted a v1beta1 ClusterClass without it only because their mutating webhook decoded it into the v1beta1 Go type, whose required is a plain boolean, and wrote it back with required: false; v1.11 and later ship no mutating webhook for ClusterClass (v1beta2's required is optional in Go and omitted when unset). Every release's contract allows a core that refuses it: a v1beta2 release needs v1.11 or later, and core v1.11 and later also run providers of the v1beta1 contract (contract.GetCompatibleVersions), so an error for both. Seen in a real provider tree: its ClusterClass built and passed verify (clusterctl's client does not validate against the CRD), and only the install check against Cluster API v1.11 or later refused it.",
+		"Set required: true or required: false on every variable of spec.variables.", false},
 	// Upgrade: a release against the one before it (package diff).
 	{RuleUpgradeSeries, Error, AreaUpgrade, "The new metadata.yaml has a release series for the new version and for every series the old one lists up to the old version",
 		"clusterctl upgrade plans from the metadata.yaml of the newest published release, pre-releases included (upgrader_info.go getUpgradeInfo): when the installed version, or any published version above it, has no release series there, it fails with 'invalid provider metadata: version ... does not match any release series', and no management cluster running the dropped series can upgrade until a fixed release is published.",
@@ -316,8 +329,8 @@ var catalogue = []Rule{
 	{RuleUpgradeTightened, Warning, AreaUpgrade, "New or tightened validation of existing fields: limits, a new enum, patterns, formats, CEL rules, changed defaults",
 		"With validation ratcheting (on by default since Kubernetes 1.30) stored values that break a new limit keep passing updates while they are unchanged, so nothing fails at upgrade; but manifests and controllers that write such values are refused from now on, and a changed default changes new objects (and old ones as they are read).",
 		"Check that no value in use breaks the new rule, and say so in the release notes.", false},
-	{RuleUpgradeConversion, Error, AreaUpgrade, "A CRD whose versions have different schemas converts them with a webhook",
-		"With spec.conversion.strategy None the API server only rewrites apiVersion: an object stored in one version is served in another with the first one's fields, and pruned to the second one's schema on write, so data is lost or invalid. A pair of versions the old release already had this way is a warning: the upgrade does not make it worse.",
+	{RuleUpgradeConversion, Error, AreaUpgrade, "Objects stored in a version the new release no longer serves are converted by a webhook when the schemas differ",
+		"With spec.conversion.strategy None the API server only rewrites apiVersion: an object the old release stored in a version the new CRD still lists but no longer serves (or stores) is served in the new versions with the old version's fields, and pruned to the new schema on write, so data is lost or invalid after the upgrade. Only what the upgrade adds is reported here: versions the new release serves with different schemas under strategy None are the release's own finding (CAPI317), reported by its lint, not twice. A pair the old release already had this way is a warning: the upgrade does not make it worse. Schemas are compared as CAPI317 compares them.",
 		"Set spec.conversion.strategy: Webhook and serve a conversion webhook, or keep the schemas of the versions the same.", false},
 	{RuleUpgradeContractLabel, Error, AreaUpgrade, "CRDs keep a cluster.x-k8s.io/<contract> label that resolves to a served version, consistent with the new metadata.yaml",
 		"Core Cluster API resolves the API version of every provider object it references from the CRD's contract labels (GetLatestContractAndAPIVersionFromContract: the label of the newest contract it accepts, the highest version in its value). Only what the upgrade breaks is an error: a label that in the old release led core to a version the old CRD served, and that the new release drops ('contract version label(s) are either missing or empty') or points at a version the new CRD does not serve, fails every reference after the upgrade. A label that led nowhere in the old release already, and a CRD new in the new release, change nothing on upgrade: they are the release's own findings (CAPI303, CAPI304, at their own severity in lint and lint --against), not upgrade errors. Decided by real upgrades that work: kustomize commonLabels in config/crd stamp cluster.x-k8s.io/v1beta1 on every CRD, identities and IPAM pools too, whose value may name a version such a CRD never served, in both releases; core never resolves those kinds. When the release moves to another contract and a labelled CRD has no label for it, core v1.14 still reads the compatible older label (GetCompatibleVersions: v1beta2 accepts v1beta1), a contract metadata.yaml no longer names (warning).",
@@ -334,6 +347,15 @@ var catalogue = []Rule{
 	{RuleUpgradeSkip, Error, AreaUpgrade, "Core Cluster API and the kubeadm providers move at most three minor versions in one upgrade",
 		"From v1.10 on clusterctl refuses to upgrade the core, kubeadm bootstrap and kubeadm control-plane providers by more than three minor versions ('upgrade for ... provider can't skip more than 3 versions', upgrader.go doUpgrade).",
 		"Upgrade through an intermediate release; the message names the series.", false},
+	{RuleUpgradeFlavor, Warning, AreaUpgrade, "Every flavor of the old release is still in the new one",
+		"Users generate workload clusters with clusterctl generate cluster --flavor NAME, in scripts and CI, against the newest release: a flavor the new release drops or renames (its cluster-template-NAME.yaml gone) makes that command fail for them, and the default flavor's (cluster-template.yaml) users run it without --flavor. Nothing fails for the management cluster, so a warning; the message names the flavors the new release adds, in case one is the rename.",
+		"Keep the flavor (or its old name beside the new one) for a release, or say in the release notes which flavor replaces it.", false},
+	{RuleUpgradeFlavorVariable, Warning, AreaUpgrade, "A flavor needs no variable without a default that its old version did not",
+		"clusterctl generate cluster processes the flavor's template, and the clusterclass files its topology Clusters name, with the variables of the environment and the clusterctl config: a variable without a default that the old flavor did not use, or gave a default, fails it ('value for variables [...] is not set') until users set it, and the clusters they generate need a value for it. One finding per flavor and variable.",
+		"Give the variable a default (${VAR:=value}), or tell users in the release notes to set it.", false},
+	{RuleUpgradeFlavorDefault, Warning, AreaUpgrade, "A flavor's variables keep their defaults",
+		"Users who do not set a variable get its default: when the new flavor changes it, the clusters they generate with the same command and settings differ from those of the old release (a machine type, a Kubernetes version, a network range), which nothing reports. One finding per flavor and variable.",
+		"Say the new default in the release notes, or keep the old one.", false},
 }
 
 func init() {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/contract"
 )
@@ -156,6 +157,38 @@ func TestLint_Rules(t *testing.T) {
 			{"CAPI207", E, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.containers[1].image"},
 			{"CAPI207", W, comps, "Deployment/foo-system/foo-controller-manager", "spec.template.spec.initContainers[0].image"},
 		}},
+		{"CAPI205 and CAPI207 reach every pod-bearing kind; clusterctl parses only Deployments' and DaemonSets'", func(t *testing.T, fs files) {
+			fs[comps] += `---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: foo-db, namespace: foo-system, labels: {cluster.x-k8s.io/provider: infrastructure-foo}}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: db, image: "postgres:16"}
+      - {name: vars, image: "${DB_IMAGE}"}
+      - {name: bad, image: "Registry.example/Foo:1"}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: foo-gc, namespace: foo-system, labels: {cluster.x-k8s.io/provider: infrastructure-foo}}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - {name: gc, image: "registry.example.com/foo/gc:latest"}
+          - {name: none}
+`
+		}, []key{
+			// postgres:16 is pulled as docker.io/library/postgres: fine where
+			// clusterctl does not parse it; a variable is not clusterctl's.
+			{"CAPI205", E, comps, "CronJob/foo-system/foo-gc", "spec.jobTemplate.spec.template.spec.containers[0].image"},
+			{"CAPI207", E, comps, "CronJob/foo-system/foo-gc", "spec.jobTemplate.spec.template.spec.containers[1].image"},
+			{"CAPI207", W, comps, "StatefulSet/foo-system/foo-db", "spec.template.spec.containers[2].image"},
+		}},
 		{"CAPI210 images from staging registries, pinned or not; a promoted one is fine", func(t *testing.T, fs files) {
 			fs.replace(t, comps, "registry.example.com/foo/manager:v0.1.0", "gcr.io/k8s-staging-foo/manager:v0.1.0")
 			fs.replace(t, comps, "registry.example.com/foo/init@sha256", "us-central1-docker.pkg.dev/k8s-staging-images/foo/init@sha256")
@@ -191,12 +224,62 @@ func TestLint_Rules(t *testing.T) {
 			})
 			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
 				set(t, m, "$(CERTIFICATE_NAMESPACE)/$(CERTIFICATE_NAME)", "metadata", "annotations", "cert-manager.io/inject-ca-from")
+				delete(m["spec"].(map[string]any), "conversion")
+				for _, v := range m["spec"].(map[string]any)["versions"].([]any) {
+					if v.(map[string]any)["name"] == "v1alpha1" {
+						v.(map[string]any)["served"] = false
+					}
+				}
 				return true
 			})
 		}, []key{
 			{"CAPI208", W, comps, crd("fooclusters"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
 			{"CAPI208", W, comps, crd("foomachines"), "metadata.annotations[cert-manager.io/inject-ca-from]"},
 		}},
+		{"CAPI317 two served versions with different schemas and conversion None", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, nil, "spec", "conversion")
+				return true
+			})
+		}, []key{{"CAPI317", E, comps, crd("foomachines"), "spec.conversion.strategy"}}},
+		{"CAPI317 strategy None spelt out, and the unserved storage version counts", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, map[string]any{"strategy": "None"}, "spec", "conversion")
+				set(t, m, "v1alpha1", "metadata", "labels", "cluster.x-k8s.io/v1beta2") // core resolves a served version
+				for _, v := range at(t, m, "spec", "versions").([]any) {
+					if v.(map[string]any)["name"] == "v1beta1" {
+						v.(map[string]any)["served"] = false
+					}
+				}
+				return true
+			})
+		}, []key{{"CAPI317", E, comps, crd("foomachines"), "spec.conversion.strategy"}}},
+		{"CAPI317 not on schemas that differ only in descriptions, nor on a version not served", func(t *testing.T, fs files) {
+			fs.edit(t, comps, "CustomResourceDefinition", "foomachines."+group, func(m map[string]any) bool {
+				set(t, m, nil, "spec", "conversion")
+				versions := at(t, m, "spec", "versions").([]any)
+				schema, err := yaml.Marshal(at(t, versions[1], "schema"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var described map[string]any
+				if err := yaml.Unmarshal(schema, &described); err != nil {
+					t.Fatal(err)
+				}
+				set(t, described, "the v1alpha1 spec", "openAPIV3Schema", "properties", "spec", "description")
+				set(t, versions[0], described, "schema")
+				return true
+			})
+			fs.edit(t, comps, "CustomResourceDefinition", "fooclusters."+group, func(m map[string]any) bool {
+				set(t, m, nil, "spec", "conversion")
+				for _, v := range at(t, m, "spec", "versions").([]any) {
+					if v.(map[string]any)["name"] == "v1alpha1" {
+						v.(map[string]any)["served"] = false
+					}
+				}
+				return true
+			})
+		}, []key{}},
 		{"CAPI316 a cluster-scoped identity an InfraCluster's identityRef names, without a move label", func(t *testing.T, fs files) {
 			addIdentity(t, fs, "")
 		}, []key{{"CAPI316", W, comps, crd("fooclusteridentities"), "metadata.labels"}}},
@@ -261,7 +344,7 @@ func TestLint_Rules(t *testing.T) {
 		{"CAPI306 two storage versions", func(t *testing.T, fs files) {
 			fs.edit(t, comps, "CustomResourceDefinition", "fooidentities."+group, func(m map[string]any) bool {
 				versions := at(t, m, "spec", "versions").([]any)
-				second := map[string]any{"name": "v1beta2", "served": true, "storage": true}
+				second := map[string]any{"name": "v1beta2", "served": true, "storage": true, "schema": at(t, versions[0], "schema")}
 				set(t, m, append(versions, second), "spec", "versions")
 				return true
 			})
@@ -393,6 +476,15 @@ func TestLint_Rules(t *testing.T) {
 		{"CAPI604 an empty ClusterClass file", func(t *testing.T, fs files) {
 			fs[ccFile] = "---\n---\n"
 		}, []key{{"CAPI604", W, ccFile, "", ""}}},
+		{"CAPI605 a ClusterClass variable without required", func(t *testing.T, fs files) {
+			fs.replace(t, ccFile, "      name: quick-cluster\n---\n", "      name: quick-cluster\n  variables:\n  - name: region\n    required: true\n    schema: {openAPIV3Schema: {type: string}}\n  - name: flavor\n    schema: {openAPIV3Schema: {type: string}}\n---\n")
+		}, []key{{"CAPI605", E, ccFile, "ClusterClass/quick", "spec.variables[1].required"}}},
+		{"CAPI605 a v1beta1 ClusterClass inline in a template, which only Cluster API v1.10 and older took without required", func(t *testing.T, fs files) {
+			fs[tmpl] += "---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata:\n  name: inline\nspec:\n  infrastructure:\n    ref: {apiVersion: infrastructure.foo.example.com/v1beta1, kind: FooClusterTemplate, name: quick-cluster}\n  variables:\n  - name: region\n    schema: {openAPIV3Schema: {type: string}}\n"
+		}, []key{{"CAPI605", E, tmpl, "ClusterClass/inline", "spec.variables[0].required"}}},
+		{"CAPI605 not on required: false", func(t *testing.T, fs files) {
+			fs.replace(t, ccFile, "      name: quick-cluster\n---\n", "      name: quick-cluster\n  variables:\n  - name: region\n    required: false\n    schema: {openAPIV3Schema: {type: string}}\n---\n")
+		}, []key{}},
 		{"CAPI505 topology class from a variable", func(t *testing.T, fs files) {
 			fs.replace(t, topo, "name: quick", "name: ${CLASS:=quick}")
 		}, []key{{"CAPI505", W, topo, "Cluster/${CLUSTER_NAME}", "spec.topology.classRef.name"}}},

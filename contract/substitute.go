@@ -2,46 +2,14 @@ package contract
 
 import (
 	"bytes"
-	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
-	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
-
 	"github.com/capirepo/capirepo/internal/clusterctlvars"
-	"github.com/capirepo/capirepo/internal/yamlpos"
+	"github.com/capirepo/capirepo/values"
 )
-
-// errUnset tells clusterctl's processor that a variable is not set, so that
-// its default applies.
-var errUnset = errors.New("not set")
-
-// substituted returns a document as clusterctl would see it after variable
-// substitution (yamlprocessor.SimpleProcessor.Process): each variable with a
-// default takes its default, each other one the placeholder place(name).
-func substituted(raw []byte, place func(name string) string) ([]byte, bool) {
-	vars, err := clusterctlvars.Map(raw)
-	if err != nil || len(vars) == 0 {
-		return nil, false
-	}
-	out, err := yamlprocessor.NewSimpleProcessor().Process(raw, func(name string) (string, error) {
-		if def, ok := vars[name]; ok && def != nil {
-			return "", errUnset
-		}
-		return place(name), nil
-	})
-	if err != nil {
-		return nil, false
-	}
-	return out, true
-}
-
-// placeholders are what a variable without a default stands for while a
-// document is checked: a name-like value first (a scalar in a name or a
-// label), then nothing (a variable that splices in a YAML block or list).
-var placeholders = []func(string) string{
-	func(name string) string { return strings.ToLower(strings.ReplaceAll(name, "_", "-")) },
-	func(string) string { return "" },
-}
 
 // parsesClean says whether a document parses into objects with no bad one.
 func parsesClean(parse parseFunc, raw []byte) bool {
@@ -50,35 +18,60 @@ func parsesClean(parse parseFunc, raw []byte) bool {
 	return !bad && len(objs) > 0
 }
 
+// mending is what substitution made of a document that does not parse as
+// written: the text that parses, or why none does.
+type mending struct {
+	// note, when the document parses, says it does only with values of a
+	// shape other than the stand-ins' (a warning); "" when the stand-ins do.
+	note string
+	// broken, when no tried value makes it parse, says why (an error).
+	broken string
+}
+
 // substituteBad returns data with each document that does not parse, but
-// does after substituting its variables as clusterctl does, replaced by the
-// substituted text; still lists, by position among the non-blank documents,
-// those with variables that parse neither way: true where a variable is on
-// the lines the YAML error points at (a substitution may mend it), false
-// where none is (no substitution can). changed says data changed.
-func substituteBad(parse parseFunc, data []byte) (out []byte, still map[int]bool, changed bool) {
+// does once its variables are substituted as clusterctl does, replaced by
+// the substituted text: the values tried are package values' (Attempts: the
+// stand-ins, every variable as a quoted string, every variable empty), each
+// variable with a default taking its default. It says, by position among
+// the non-blank documents, what became of each such document. changed says
+// data changed.
+func substituteBad(parse parseFunc, data []byte) (out []byte, docs map[int]mending, changed bool) {
 	raws, err := splitDocuments(data)
 	if err != nil {
 		return data, nil, false
 	}
-	still = map[int]bool{}
+	docs = map[int]mending{}
 	for i, raw := range raws {
 		if !bytes.Contains(raw, []byte("${")) || parsesClean(parse, raw) {
 			continue
 		}
+		vars, err := clusterctlvars.Map(raw)
+		if err != nil || len(vars) == 0 {
+			continue
+		}
+		attempts := values.Attempts(raw)
 		fixed := false
-		for _, place := range placeholders {
-			if s, ok := substituted(raw, place); ok && parsesClean(parse, s) {
+		for n, vals := range attempts {
+			if s, err := values.Substitute(raw, vals); err == nil && parsesClean(parse, s) {
 				raws[i], fixed, changed = s, true, true
+				if n > 0 {
+					docs[i] = mending{note: shapeNote(vals, n)}
+				}
 				break
 			}
 		}
-		if !fixed {
-			still[i] = variableOnFailingLines(raw)
+		if fixed {
+			continue
 		}
+		if broken := brokenDefaults(parse, raw, vars, attempts); len(broken) > 0 {
+			docs[i] = mending{broken: defaultsMessage(broken, vars)}
+			continue
+		}
+		docs[i] = mending{broken: "no value the variables could take makes it parse (capirepo tried the stand-ins it reads the release with, " +
+			"every variable as a quoted string, and every variable empty as for a YAML fragment): clusterctl fails on it whatever values are given"}
 	}
 	if !changed {
-		return data, still, false
+		return data, docs, false
 	}
 	var b bytes.Buffer
 	for i, raw := range raws {
@@ -88,30 +81,52 @@ func substituteBad(parse parseFunc, data []byte) (out []byte, still map[int]bool
 		b.Write(bytes.TrimSuffix(raw, []byte("\n")))
 	}
 	b.WriteString("\n")
-	return b.Bytes(), still, true
+	return b.Bytes(), docs, true
 }
 
-// variableOnFailingLines says whether a document that does not parse has a
-// variable on the lines its YAML error points at, or whether the error names
-// no line at all: then a substitution may still mend it. The lines are the
-// one the error names and those next to it; for an unclosed collection ("did
-// not find expected ..."), whose error names the line before the one that
-// opens it, every line from there to the end of the document, any of which
-// might close it.
-func variableOnFailingLines(raw []byte) bool {
-	e := yamlpos.Find("", raw)
-	if e == nil || e.Line == 0 {
-		return true
+// shapeNote says which values made a document parse when the stand-ins did
+// not (attempt n of values.Attempts).
+func shapeNote(vals map[string]string, n int) string {
+	names := strings.Join(slices.Sorted(maps.Keys(vals)), ", ")
+	shape := "a quoted string"
+	if n == 2 {
+		shape = "empty"
 	}
-	lines := bytes.Split(raw, []byte("\n"))
-	from, to := e.Line-1, e.Line+1
-	if strings.Contains(e.Msg, "did not find expected") {
-		to = len(lines)
-	}
-	for n := max(from, 1); n <= min(to, len(lines)); n++ {
-		if bytes.Contains(lines[n-1], []byte("${")) {
-			return true
+	return fmt.Sprintf("it parses only when %s is given as %s (clusterctl substitutes before it parses), not as a plain value; it is checked with those values", names, shape)
+}
+
+// brokenDefaults are the variables with a default that breaks the document
+// when left unset: given a value instead (as any attempt gives the
+// required ones), the document parses.
+func brokenDefaults(parse parseFunc, raw []byte, vars map[string]*string, attempts []map[string]string) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		if vars[name] == nil {
+			continue
+		}
+		for _, vals := range attempts {
+			vals = maps.Clone(vals)
+			for _, v := range []string{values.Guess(name), `"` + values.Guess(name) + `"`, ""} {
+				vals[name] = v
+				if s, err := values.Substitute(raw, vals); err == nil && parsesClean(parse, s) {
+					out = append(out, name)
+					break
+				}
+			}
+			if slices.Contains(out, name) {
+				break
+			}
 		}
 	}
-	return false
+	return out
+}
+
+// defaultsMessage names the variables whose defaults break a document.
+func defaultsMessage(names []string, vars map[string]*string) string {
+	var parts []string
+	for _, name := range names {
+		parts = append(parts, fmt.Sprintf("%s's default %q (${%s:=%s})", name, *vars[name], name, *vars[name]))
+	}
+	return fmt.Sprintf("it parses when %s is given a value, but clusterctl substitutes the default when the user leaves it unset, and %s breaks it: give a default that keeps the YAML valid, or none",
+		strings.Join(names, ", "), strings.Join(parts, ", "))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
 )
 
 const clusterGroup = "cluster.x-k8s.io"
@@ -98,21 +99,38 @@ func (l *linter) lintTemplate(v *view, f release.File, objs []*object, classes [
 			l.add(RuleTopologyClass, file, o.ID(), field, "the topology Cluster names no class%s: the API server refuses it (%s is required), and clusterctl generate cluster has no ClusterClass to fetch; set %s", hint, field, field)
 		case strings.Contains(class, "${") && len(inline) > 0:
 			// The class comes with the template, so no earlier flavor puts
-			// it in the cluster: clusterctl fetches the file and fails.
+			// it in the cluster: clusterctl fetches the file and fails,
+			// unless another flavor that ships it was applied first.
 			want := substituteDefaults(class)
-			if !shipped(want) {
-				l.add(RuleClassVariable, file, o.ID(), field, "class %q holds a variable and the template ships ClusterClass %s inline, but the release has no %s: clusterctl generate cluster fetches clusterclass-<class>.yaml before it reads the template's objects and fails; ship the class file, or name the class literally", class, strings.Join(sortedKeys(inline), ", "), classFile(want))
+			if shipped(want) {
+				break
 			}
+			if need, ok := v.topology().Need(f.Name, class); ok {
+				l.addSev(RuleClassVariable, Warning, file, o.ID(), field, "class %q holds a variable; %s: %s", class, needsFirst(f.Name, need), needsWhy(class))
+				break
+			}
+			l.add(RuleClassVariable, file, o.ID(), field, "class %q holds a variable and the template ships ClusterClass %s inline, but the release has no %s: clusterctl generate cluster fetches clusterclass-<class>.yaml before it reads the template's objects and fails; ship the class file, or name the class literally", class, strings.Join(sortedKeys(inline), ", "), classFile(want))
 		case strings.Contains(class, "${"):
+			if need, ok := v.topology().Need(f.Name, class); ok {
+				l.addSev(RuleClassVariable, Warning, file, o.ID(), field, "class %q holds a variable; %s: %s", class, needsFirst(f.Name, need), needsWhy(class))
+				break
+			}
 			l.addSev(RuleClassVariable, Warning, file, o.ID(), field, "class %q holds a variable; the ClusterClass file clusterctl fetches depends on the user's environment (it works only where the class is already in the cluster)", class)
 		case v.complete || len(classes) > 0:
-			if !shipped(class) {
-				also := ""
-				if inline[class] {
-					also = " (the template ships it inline, but clusterctl generate cluster fetches the file before it reads the template's objects, and fails unless the class is already in the cluster)"
-				}
-				l.add(RuleTemplateClass, file, o.ID(), field, "class %q has no %s in the release%s", class, classFile(class), also)
+			if shipped(class) {
+				break
 			}
+			// A class another flavor ships: users apply that flavor
+			// first, as its provider documents (a warning naming both).
+			if need, ok := v.topology().Need(f.Name, class); ok {
+				l.addSev(RuleTemplateClass, Warning, file, o.ID(), field, "class %q has no %s in the release; %s: %s", class, classFile(class), needsFirst(f.Name, need), needsWhy(class))
+				break
+			}
+			also := ""
+			if inline[class] {
+				also = " (the template ships it inline, but clusterctl generate cluster fetches the file before it reads the template's objects, and fails unless the class is already in the cluster)"
+			}
+			l.add(RuleTemplateClass, file, o.ID(), field, "class %q has no %s in the release%s", class, classFile(class), also)
 		}
 	}
 	switch {
@@ -121,6 +139,39 @@ func (l *linter) lintTemplate(v *view, f release.File, objs []*object, classes [
 	case len(objs) == 0 && noDocuments(f.Data):
 		l.add(RuleTemplateCluster, file, "", "", "the template holds no object at all: clusterctl generate cluster prints nothing for this flavor")
 	}
+}
+
+// needsFirst says which flavor a topology flavor needs applied first:
+// "flavor topology needs flavor clusterclass (cluster-template-clusterclass.yaml)
+// applied first, which ships it".
+func needsFirst(file string, need values.Need) string {
+	var them []string
+	for i, f := range need.Files {
+		them = append(them, fmt.Sprintf("%s (%s)", flavorName(need.Flavors()[i]), f))
+	}
+	flavor, _ := release.FlavorOf(file)
+	which := "flavor " + them[0]
+	if len(them) > 1 {
+		which = "one of the flavors " + strings.Join(them, ", ")
+	}
+	return fmt.Sprintf("flavor %s needs %s applied first, which ships ClusterClass %s", flavorName(flavor), which, need.Class)
+}
+
+// needsWhy is why a topology flavor works only after the class's flavor.
+func needsWhy(class string) string {
+	file := classFile(class)
+	if strings.Contains(class, "${") {
+		file = "clusterclass-<class>.yaml"
+	}
+	return fmt.Sprintf("clusterctl generate cluster fetches %s for a class the management cluster does not have yet, and fails without it; once that flavor's objects are applied, the class is there and nothing is fetched. Ship %s to make the flavor work on its own", file, file)
+}
+
+// flavorName names a flavor for people: the default flavor is "(default)".
+func flavorName(flavor string) string {
+	if flavor == "" {
+		return "(default)"
+	}
+	return flavor
 }
 
 // sharedGroup says whether an API group is one of Cluster API's, whose
@@ -231,6 +282,32 @@ func substituteDefaults(s string) string {
 		}
 		b.WriteString(def)
 		s = s[i+j+1:]
+	}
+}
+
+// lintClassVariables reports ClusterClass variables without required
+// (CAPI605), in ClusterClass files and in templates that ship a class
+// inline.
+func (l *linter) lintClassVariables(file string, objs []*object) {
+	for _, o := range objs {
+		if !o.is(clusterGroup, "ClusterClass") || (o.apiVersion != clusterGroup+"/v1beta1" && o.apiVersion != clusterGroup+"/v1beta2") {
+			continue
+		}
+		vars, _ := get(o.m, "spec", "variables").([]any)
+		for i, v := range vars {
+			m, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			if _, ok := m["required"]; ok {
+				continue
+			}
+			what := "Cluster API v1.11 and later refuse it"
+			if o.apiVersion == clusterGroup+"/v1beta1" {
+				what = "Cluster API v1.11 and later refuse it (v1.10 and older filled in required: false with a webhook they no longer ship)"
+			}
+			l.add(RuleCCVariableRequired, file, o.ID(), fmt.Sprintf("spec.variables[%d].required", i), "variable %v sets no required, which the ClusterClass CRD requires and does not default: %s; set required: true or false", m["name"], what)
+		}
 	}
 }
 

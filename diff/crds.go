@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -147,102 +146,36 @@ func crdVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *api
 	return nil
 }
 
-// conversion checks that a CRD whose versions differ converts them: with
-// strategy None the API server only relabels objects. The versions that
-// matter are those new serves or stores, and old's storage version, in
-// which the objects of a management cluster are stored at upgrade.
+// conversion checks that objects old stored in a version new no longer
+// serves are converted when the schemas differ: with strategy None the API
+// server only relabels them. Versions new serves or stores with different
+// schemas are new's own finding (the lint's CAPI317): not said here again.
 func (c *collector) conversion(o, n *side, id string, oc, nc *apiextensionsv1.CustomResourceDefinition) {
-	if !noConversion(nc) {
-		return
+	if oc == nil {
+		return // nothing is stored yet: the release's own findings only
 	}
-	var names []string
-	for _, v := range nc.Spec.Versions {
-		if v.Served || v.Storage {
-			names = append(names, v.Name)
+	own := contract.ConvertedVersions(nc)
+	names := slices.Clone(own)
+	for _, s := range storageVersions(oc) {
+		if crdVersion(nc, s) != nil && !slices.Contains(names, s) {
+			names = append(names, s)
 		}
 	}
-	if oc != nil {
-		for _, s := range storageVersions(oc) {
-			if crdVersion(nc, s) != nil && !slices.Contains(names, s) {
-				names = append(names, s)
-			}
+	for _, p := range contract.UnconvertedPairs(nc, names) {
+		if slices.Contains(own, p[0]) && slices.Contains(own, p[1]) {
+			continue
 		}
-	}
-	slices.Sort(names)
-	for i, a := range names {
-		for _, b := range names[i+1:] {
-			if sameSchema(crdVersion(nc, a), crdVersion(nc, b)) {
-				continue
-			}
-			sev := contract.Error
-			what := ""
-			if oc != nil && noConversion(oc) && crdVersion(oc, a) != nil && crdVersion(oc, b) != nil && !sameSchema(crdVersion(oc, a), crdVersion(oc, b)) {
-				sev, what = contract.Warning, fmt.Sprintf(" (as in %s already)", o.version)
-			}
-			c.addSev(contract.RuleUpgradeConversion, sev, n.components(), id, "spec.conversion.strategy", "versions %s and %s have different schemas and %s converts them with strategy None%s: an object stored as one is served as the other with the wrong fields, and pruned on write; add a conversion webhook",
-				a, b, n.version, what)
+		stored, other := p[0], p[1]
+		if slices.Contains(own, stored) {
+			stored, other = other, stored
 		}
-	}
-}
-
-func noConversion(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	return crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == "" || crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter
-}
-
-// sameSchema says whether two versions' schemas are the same but for
-// descriptions.
-func sameSchema(a, b *apiextensionsv1.CustomResourceDefinitionVersion) bool {
-	return schemaJSON(a) == schemaJSON(b)
-}
-
-func schemaJSON(v *apiextensionsv1.CustomResourceDefinitionVersion) string {
-	if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
-		return ""
-	}
-	data, err := json.Marshal(v.Schema.OpenAPIV3Schema)
-	if err != nil {
-		return ""
-	}
-	var m any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return ""
-	}
-	stripDescriptions(m)
-	out, _ := json.Marshal(m) // maps marshal with sorted keys
-	return string(out)
-}
-
-// stripDescriptions drops the description of every schema in s, and leaves
-// properties that are named description alone.
-func stripDescriptions(s any) {
-	m, ok := s.(map[string]any)
-	if !ok {
-		return
-	}
-	delete(m, "description")
-	for k, v := range m {
-		switch k {
-		case "properties", "patternProperties", "definitions", "dependencies":
-			if named, ok := v.(map[string]any); ok {
-				for _, sub := range named {
-					stripDescriptions(sub)
-				}
-			}
-		case "allOf", "anyOf", "oneOf":
-			if list, ok := v.([]any); ok {
-				for _, sub := range list {
-					stripDescriptions(sub)
-				}
-			}
-		case "items", "additionalProperties", "additionalItems", "not":
-			if list, ok := v.([]any); ok {
-				for _, sub := range list {
-					stripDescriptions(sub)
-				}
-			} else {
-				stripDescriptions(v)
-			}
+		sev := contract.Error
+		what := ""
+		if len(contract.UnconvertedPairs(oc, p[:])) > 0 {
+			sev, what = contract.Warning, fmt.Sprintf(" (as in %s already)", o.version)
 		}
+		c.addSev(contract.RuleUpgradeConversion, sev, n.components(), id, "spec.conversion.strategy", "%s stores objects as %s, which %s lists but no longer serves, and converts them to %s with strategy None though the schemas differ%s: after the upgrade those objects are served as %s with %s's fields, and pruned on write; add a conversion webhook",
+			o.version, stored, n.version, other, what, other, stored)
 	}
 }
 

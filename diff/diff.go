@@ -27,6 +27,9 @@ type Result struct {
 	// Notes say what was not compared and why: a provider only one of the
 	// releases has.
 	Notes []string
+	// Changes are what the upgrade changes for users, by provider (the
+	// providers compared): for release notes.
+	Changes Changes
 }
 
 // Compare says what breaks when a management cluster moves from old to new
@@ -46,10 +49,12 @@ func Compare(old, new *release.Release) Result {
 	}
 	wg.Wait()
 	var fs []finding.Finding
+	ch := Changes{Old: describe(old), New: describe(new), Providers: []ProviderChanges{}}
 	for _, c := range cs {
 		fs = append(fs, c.fs...)
+		ch.Providers = append(ch.Providers, c.ch)
 	}
-	return Result{Findings: sortFindings(fs), Notes: notes}
+	return Result{Findings: sortFindings(fs), Notes: notes, Changes: ch}
 }
 
 // parseAll parses both sides of every pair, each on its own goroutine.
@@ -130,6 +135,8 @@ type side struct {
 	// classes are the ClusterClasses of the templates and ClusterClass
 	// files, by name.
 	classes map[string]class
+	// flavors are the cluster-template flavors, by name ("" the default).
+	flavors map[string]flavor
 }
 
 type class struct {
@@ -177,6 +184,7 @@ func parse(p *release.Provider, relVersion string) *side {
 			}
 		}
 	}
+	s.parseFlavors()
 	return s
 }
 
@@ -204,17 +212,10 @@ func isTemplate(name string) bool {
 	return strings.HasSuffix(name, ".yaml") && (strings.HasPrefix(name, "cluster-template") || strings.HasPrefix(name, "clusterclass-"))
 }
 
+// hasManager says whether a Deployment runs a container named manager
+// (release.Containers, the one walk of pod specs).
 func hasManager(obj map[string]any) bool {
-	spec, _ := obj["spec"].(map[string]any)
-	tmpl, _ := spec["template"].(map[string]any)
-	pspec, _ := tmpl["spec"].(map[string]any)
-	cs, _ := pspec["containers"].([]any)
-	for _, c := range cs {
-		if m, ok := c.(map[string]any); ok && m["name"] == "manager" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(release.Containers(obj), func(c release.Container) bool { return c.List == "containers" && c.Name == "manager" })
 }
 
 // path is a file's path in the release: <label>/<version>/<name>.
@@ -222,9 +223,10 @@ func (s *side) path(name string) string { return s.prefix + "/" + name }
 
 func (s *side) components() string { return s.path(s.p.ComponentsFile) }
 
-// collector gathers the findings of one comparison.
+// collector gathers the findings of one comparison, and the changes.
 type collector struct {
 	fs []finding.Finding
+	ch ProviderChanges
 }
 
 // add records a finding of rule at its default severity.
@@ -249,6 +251,8 @@ func (c *collector) provider(o, n *side) {
 	c.identity(o, n)
 	c.variables(o, n)
 	c.clusterClasses(o, n)
+	c.flavors(o, n)
+	c.changes(o, n)
 }
 
 func sortFindings(fs []finding.Finding) []finding.Finding {

@@ -55,6 +55,7 @@ func (c *collector) variables(o, n *side) {
 		}
 		if def, had := o.vars[name]; !had || def != nil {
 			need = append(need, "${"+name+"}")
+			c.ch.Variables = append(c.ch.Variables, name)
 		}
 	}
 	if len(need) > 0 {
@@ -73,13 +74,7 @@ func (c *collector) clusterClasses(o, n *side) {
 			continue
 		}
 		file, id := n.path(nc.file), nc.obj.ID()
-		oldVars, newVars := classVariables(oc.obj.Object), classVariables(nc.obj.Object)
-		var dropped []string
-		for _, v := range oldVars {
-			if !slices.Contains(newVars, v) {
-				dropped = append(dropped, v)
-			}
-		}
+		dropped := missing(classVariables(oc.obj.Object), classVariables(nc.obj.Object))
 		if len(dropped) > 0 {
 			c.add(contract.RuleUpgradeClusterClass, file, id, "spec.variables", "%s's ClusterClass %s has variable %s, which %s's drops: Clusters that set %s no longer validate against the new class",
 				o.version, name, strings.Join(dropped, ", "), n.version, map[bool]string{true: "it", false: "them"}[len(dropped) == 1])

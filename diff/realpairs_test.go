@@ -81,23 +81,40 @@ func TestCompare_RealPairs(t *testing.T) {
 // ROSA role and network kinds too, some of them new in the newer release.
 // clusterctl upgrades them without trouble: no upgrade error, and no CAPI710
 // at all.
+//
+// Their users' flavors (CAPI715 ... CAPI717) stay, but for the one flavor
+// CAPA v2.12 dropped: eks-nodeadm-clusterclass, whose NodeadmConfigTemplate
+// v2.12.1's eks-clusterclass uses (CAPI713 says that). The strict pairs
+// above hold no such warning at all.
 func TestCompare_RealPairsLabelledNonContractKinds(t *testing.T) {
-	for _, c := range []struct{ old, new string }{
+	for _, c := range []struct {
+		old, new string
+		// templateUsers are the CAPI715 ... CAPI717 findings, as rule file.
+		templateUsers []string
+	}{
 		// ROSANetwork and ROSARoleConfig arrive, labelled.
-		{"sigs.k8s.io/cluster-api-provider-aws/v2@v2.9.0", "sigs.k8s.io/cluster-api-provider-aws/v2@v2.10.0"},
+		{old: "sigs.k8s.io/cluster-api-provider-aws/v2@v2.9.0", new: "sigs.k8s.io/cluster-api-provider-aws/v2@v2.10.0"},
 		// NodeadmConfig and its template arrive, labelled.
-		{"sigs.k8s.io/cluster-api-provider-aws/v2@v2.10.0", "sigs.k8s.io/cluster-api-provider-aws/v2@v2.11.0"},
+		{old: "sigs.k8s.io/cluster-api-provider-aws/v2@v2.10.0", new: "sigs.k8s.io/cluster-api-provider-aws/v2@v2.11.0"},
 		// ROSAOCMRoleConfig arrives, labelled.
-		{"sigs.k8s.io/cluster-api-provider-aws/v2@v2.11.0", "sigs.k8s.io/cluster-api-provider-aws/v2@v2.12.1"},
+		{old: "sigs.k8s.io/cluster-api-provider-aws/v2@v2.11.0", new: "sigs.k8s.io/cluster-api-provider-aws/v2@v2.12.1",
+			templateUsers: []string{"CAPI715 infrastructure-aws/v2.11.0/cluster-template-eks-nodeadm-clusterclass.yaml"}},
 		// GKEConfig, GCPMachinePool and the GKE templates arrive, labelled.
-		{"sigs.k8s.io/cluster-api-provider-gcp@v1.10.0", "sigs.k8s.io/cluster-api-provider-gcp@v1.12.0"},
+		{old: "sigs.k8s.io/cluster-api-provider-gcp@v1.10.0", new: "sigs.k8s.io/cluster-api-provider-gcp@v1.12.0"},
 	} {
 		t.Run(c.old+" to "+c.new, func(t *testing.T) {
 			res := diff.Compare(build(t, c.old), build(t, c.new))
+			var templateUsers []string
 			for _, f := range res.Findings {
 				if f.Severity == contract.Error || f.Rule == contract.RuleUpgradeContractLabel {
 					t.Errorf("%s", f)
 				}
+				if slices.Contains(templateUserRules, f.Rule) {
+					templateUsers = append(templateUsers, f.Rule+" "+f.File)
+				}
+			}
+			if !slices.Equal(templateUsers, c.templateUsers) {
+				t.Errorf("flavor findings %q, want %q", templateUsers, c.templateUsers)
 			}
 			t.Logf("%d findings:\n%s", len(res.Findings), messages(res))
 		})

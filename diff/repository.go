@@ -24,7 +24,7 @@ func (c *collector) series(o, n *side) {
 	}
 	if n.sv != nil && n.meta.GetReleaseSeriesForVersion(n.sv) == nil {
 		c.add(contract.RuleUpgradeSeries, file, "Metadata", "releaseSeries", "no release series covers %s itself: once it is published, every clusterctl upgrade of %s fails ('does not match any release series'); add {major: %d, minor: %d, contract: %s}",
-			n.version, n.p.Label(), n.sv.Major(), n.sv.Minor(), provider.Contracts[0])
+			n.version, n.p.Label(), n.sv.Major(), n.sv.Minor(), provider.SuggestContract(n.meta, n.labelled()...))
 	}
 	if o.sv == nil {
 		return
@@ -45,6 +45,20 @@ func (c *collector) series(o, n *side) {
 		c.add(contract.RuleUpgradeSeries, file, "Metadata", "releaseSeries", "%s's metadata.yaml has no release series %s, which %s's lists: management clusters running a %s release cannot upgrade once %s is published ('invalid provider metadata: version ... does not match any release series'); keep every series, metadata.yaml is cumulative",
 			n.version, strings.Join(missing, ", "), o.version, strings.Join(missing, " or "), n.version)
 	}
+}
+
+// labelled returns the contracts the side's CRDs are labelled for
+// (cluster.x-k8s.io/<contract>), for provider.SuggestContract.
+func (s *side) labelled() []string {
+	var out []string
+	for _, name := range s.crdNames {
+		for c := range contract.ContractLabels(s.crds[name]) {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 func sortedSeries(m *provider.Metadata) []clusterctlv1.ReleaseSeries {

@@ -21,7 +21,7 @@ import (
 // CAPI708). Versions that are not served by both are left out: a version
 // new stops serving is not a finding, and one old did not serve holds no
 // objects users wrote in it. Pairs of versions inside one CRD are not
-// compared: CAPI709 checks that they convert.
+// compared: CAPI317 (the lint's) and CAPI709 check that they convert.
 func (c *collector) schemas(o, n *side, id string, oc, nc *apiextensionsv1.CustomResourceDefinition) {
 	for _, ov := range oc.Spec.Versions {
 		nv := crdVersion(nc, ov.Name)

@@ -4,7 +4,9 @@
 // reproducible layer holding the binary at /manager, an entrypoint, a
 // non-root user and the OCI source/version/revision labels, one image per
 // platform joined in a multi-platform index. The index is pushed to a
-// registry or written as an OCI image layout.
+// registry or written as an OCI image layout (Manager does the whole step
+// of a build). Copy copies an image or index by digest, with its referrers
+// (signatures, SBOMs), from one registry to another: mirror's images.
 //
 // It does not compile anything (builder does), does not render manifests,
 // and reads no environment: registry credentials come in as a keychain.

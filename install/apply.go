@@ -16,10 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
-	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
 	"github.com/capirepo/capirepo/release"
-	"github.com/capirepo/capirepo/verify"
+	"github.com/capirepo/capirepo/values"
 )
 
 // install sends one provider's components: its Namespace and CRDs for
@@ -108,17 +107,26 @@ func (in *installer) createNamespace(ctx context.Context, f *File, name string, 
 // processed by clusterctl into the templates' namespace.
 func (in *installer) templates(ctx context.Context, ip *installProvider, ns string) error {
 	for _, t := range templateFiles(ip.p) {
-		f, objs, err := in.process(ctx, ip, t, ns)
+		f, objs, set, err := in.process(ctx, ip, t, ns)
 		in.rep.Files = append(in.rep.Files, f)
 		if err != nil {
 			return err
+		}
+		// The class a need names is the one of the flavor applied first.
+		from := func(class string) string {
+			for _, n := range t.needs {
+				if name, ok := n.Resolve(set); ok && name == class && len(n.Files) == 1 {
+					return n.Files[0]
+				}
+			}
+			return ""
 		}
 		for i := range objs {
 			if err := in.send(ctx, f, &objs[i], ns); err != nil {
 				return err
 			}
 			n := len(f.Refused)
-			f.Refused = append(f.Refused, topologyRefusals(&objs[i], &in.schemas.classes)...)
+			f.Refused = append(f.Refused, topologyRefusals(&objs[i], in.vals.Classes(), from)...)
 			in.standInRefusals(f, objs[i].GroupVersionKind(), n)
 		}
 	}
@@ -127,60 +135,77 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 
 // template is a flavor (cluster-template[-flavor].yaml) or ClusterClass
 // (clusterclass-class.yaml) file of a provider.
-type template struct{ file, flavor, class string }
+type template struct {
+	file, flavor, class string
+	// needs are the flavors that ship the classes its topology Clusters
+	// name (package values' Topology), applied before it.
+	needs []values.Need
+}
 
-// templateFiles lists a provider's flavors, by flavor name, then its
-// ClusterClass files.
+// templateFiles lists a provider's template files in the order users
+// apply them: its flavors by flavor name, those that ship the class of
+// another flavor's topology first, then its ClusterClass files.
 func templateFiles(p *release.Provider) []template {
 	var files []template
+	topo := values.TopologyOf(p.Files)
 	for _, f := range p.Files {
-		if flavor, ok := verify.FlavorOf(f.Name); ok {
-			files = append(files, template{file: f.Name, flavor: flavor})
+		if flavor, ok := release.FlavorOf(f.Name); ok {
+			files = append(files, template{file: f.Name, flavor: flavor, needs: topo.Needs(f.Name)})
 		}
 	}
 	slices.SortFunc(files, func(a, b template) int { return strings.Compare(a.flavor, b.flavor) })
+	slices.SortStableFunc(files, func(a, b template) int {
+		return boolOrder(topo.Needed(b.file)) - boolOrder(topo.Needed(a.file))
+	})
 	for _, f := range p.Files {
-		if class, ok := verify.ClassOf(f.Name); ok {
-			files = append(files, template{file: f.Name, class: class})
+		if class, ok := release.ClassOf(f.Name); ok {
+			files = append(files, template{file: f.Name, class: class, needs: topo.Needs(f.Name)})
 		}
 	}
 	return files
 }
 
 // process processes one template file as clusterctl does, into namespace
-// ns, with the required variables given real values or stand-ins. When
+// ns, with the variables given the values package values chooses (real
+// values, else stand-ins); set are the session's values then. When
 // clusterctl cannot process it, the file says so (NotChecked) and there
 // are no objects; the error is a clusterctl config that cannot be opened.
-func (in *installer) process(ctx context.Context, ip *installProvider, t template, ns string) (*File, []unstructured.Unstructured, error) {
+func (in *installer) process(ctx context.Context, ip *installProvider, t template, ns string) (f *File, objs []unstructured.Unstructured, set map[string]string, err error) {
 	raw, _ := ip.p.File(t.file)
-	f := &File{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
+	f = &File{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
+	for _, n := range t.needs {
+		f.After = append(f.After, n.Files...)
+	}
 	s, err := in.session(ctx, ip)
 	if err != nil {
-		return f, nil, fmt.Errorf("install check: %s: %w", f.Path(), err)
+		return f, nil, nil, fmt.Errorf("install check: %s: %w", f.Path(), err)
 	}
-	vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw.Data)
-	var tpl repository.Template
+	s.Set("NAMESPACE", ns)
+	err = in.standIns(s, f, raw.Data)
 	if err == nil {
-		extra := maps.Clone(in.o.FlavorVariables[t.flavor])
-		if t.class != "" {
-			extra = nil
-		}
-		if extra == nil {
-			extra = map[string]string{}
-		}
-		extra["NAMESPACE"] = ns
-		in.standIns(s, f, raw.Data, vars, extra)
+		var tpl repository.Template
 		if t.class != "" {
 			tpl, err = s.Repository().ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
 		} else {
 			tpl, err = s.Repository().Templates(ip.p.Version).Get(ctx, t.flavor, ns, false)
 		}
+		if err == nil {
+			objs = tpl.Objs()
+		}
 	}
 	if err != nil {
 		f.NotChecked = append(f.NotChecked, NotChecked{Object: t.file, Why: "clusterctl cannot process it: " + err.Error()})
-		return f, nil, nil
+		return f, nil, s.Values(), nil
 	}
-	return f, tpl.Objs(), nil
+	return f, objs, s.Values(), nil
+}
+
+// boolOrder is 1 for true, 0 for false.
+func boolOrder(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // send dry-runs one object in namespace ns (when it is namespaced) and
@@ -213,7 +238,7 @@ func (in *installer) send(ctx context.Context, f *File, obj *unstructured.Unstru
 		if in.o.DryRunOnly {
 			why += " (dry-run only: not created)"
 		}
-		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: why})
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: why, Group: gvk.Group, Needs: "cert-manager"})
 		return nil
 	}
 	m, err := in.c.mapping(ctx, gvk, rc != nil) // a CRD just created may take a moment to be discovered
@@ -259,7 +284,7 @@ func (in *installer) standInRefusals(f *File, gvk schema.GroupVersionKind, n int
 	kept := f.Refused[:n]
 	for _, r := range f.Refused[n:] {
 		for _, name := range slices.Sorted(maps.Keys(stand)) {
-			if slices.ContainsFunc(f.places[name], func(p place) bool { return p.kind == gvk.Kind && fieldWithin(p.field, r.Field) }) {
+			if slices.ContainsFunc(f.places[name], func(p values.Place) bool { return p.Kind == gvk.Kind && fieldWithin(p.Field, r.Field) }) {
 				r.StandIns = append(r.StandIns, name+"="+stand[name])
 			}
 		}
@@ -286,7 +311,7 @@ func (in *installer) isCEL(gvk schema.GroupVersionKind, r Refusal) bool {
 	if r.Field == "" {
 		return false
 	}
-	s := in.schemas.schemaFor(gvk).at(parseField(r.Field))
+	s := in.vals.FieldSchema(gvk, parseField(r.Field))
 	if s == nil {
 		return false
 	}
@@ -315,21 +340,33 @@ func parseField(field string) []any {
 	return out
 }
 
-// unserved judges an object of a kind the cluster serves no resource for.
+// unserved judges an object of a kind the cluster serves no resource for:
+// refused when the release should serve it (its CRDs serve the group, and
+// the kind is not known as another provider's) or Kubernetes should; else
+// not checked, naming whose CRDs it needs where its kind tells.
 func (in *installer) unserved(f *File, obj *unstructured.Unstructured) {
 	gvk := obj.GroupVersionKind()
 	name := objectName(obj)
 	msg := fmt.Sprintf("no matches for kind %q in version %q", gvk.Kind, gvk.GroupVersion())
+	needs := owner(gvk.GroupKind())
 	switch {
-	case in.groups[gvk.Group]:
+	case in.groups[gvk.Group] && (needs == "" || in.labels[needs]):
 		f.Refused = append(f.Refused, Refusal{Object: name, Field: "kind", Reason: "not served",
 			Message: msg + ": no CustomResourceDefinition of the release or the cluster defines it, though the release's CRDs serve its group"})
 	case in.clusterGroups[gvk.Group]:
-		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: msg + ": the cluster's CRDs for " + gvk.Group + " do not serve it (another provider's, at another version?)"})
+		why := msg + ": the cluster's CRDs for " + gvk.Group + " do not serve it (another provider's, at another version?)"
+		if needs != "" {
+			why = msg + ": the cluster's CRDs for " + gvk.Group + " do not serve it: needs " + needs + "'s CRDs at a version that serves it"
+		}
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: why, Group: gvk.Group, Needs: needs})
 	case !strings.Contains(gvk.Group, ".") || strings.HasSuffix(gvk.Group, ".k8s.io"):
 		f.Refused = append(f.Refused, Refusal{Object: name, Field: "apiVersion", Reason: "not served", Message: msg + ": the API server does not serve it"})
 	default:
-		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: msg + ": needs another provider's CustomResourceDefinition, which the cluster does not have"})
+		whose := "another provider's"
+		if needs != "" {
+			whose = needs + "'s"
+		}
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: name, Why: msg + ": needs " + whose + " CustomResourceDefinition, which the cluster does not have", Group: gvk.Group, Needs: needs})
 	}
 }
 
@@ -356,6 +393,11 @@ func objectName(o *unstructured.Unstructured) string {
 // Strict (kubectl's default) refuses.
 var fieldWarning = regexp.MustCompile(`^(unknown|duplicate) field "([^"]*)"`)
 
+// celSkipped begins what the API server adds, as a cause of no field, after
+// a custom resource's blocking schema errors (apiextensions-apiserver's
+// hasBlockingErr): a note on those refusals, not a refusal of its own.
+const celSkipped = "some validation rules were not checked"
+
 // judge turns an answer into refusals of object (the server's causes, each
 // with its field, and the field warnings) and other warnings. An error that
 // is not the server's answer (a timeout, a refused connection) is returned.
@@ -377,10 +419,15 @@ func judge(object string, a answer) (refused []Refusal, warnings []string, err e
 	s := st.Status()
 	reason := fmt.Sprintf("%d %s", s.Code, s.Reason)
 	if s.Details != nil && len(s.Details.Causes) > 0 {
+		first := len(refused)
 		for _, c := range s.Details.Causes {
 			field := c.Field
 			if field == "<nil>" {
 				field = ""
+			}
+			if i := strings.Index(c.Message, celSkipped); field == "" && i >= 0 && len(refused) > first {
+				refused[len(refused)-1].Message += "; the server then skipped the object's validation rules (x-kubernetes-validations): " + c.Message[i:]
+				continue
 			}
 			refused = append(refused, Refusal{Object: object, Field: field, Message: c.Message, Reason: reason})
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,10 +17,10 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
-	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
 
 	"github.com/capirepo/capirepo/internal/kubeapi"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -42,20 +43,15 @@ type Options struct {
 	// the release uses cert-manager's kinds, the cluster lacks its CRDs and
 	// the check may create them; nil leaves those kinds not checked then.
 	CertManager func(ctx context.Context) (*release.Provider, error)
-	// KubernetesVersion is KUBERNETES_VERSION; "" means verify.KubernetesVersion.
+	// KubernetesVersion is KUBERNETES_VERSION; "" means values.KubernetesVersion.
 	KubernetesVersion string
-	// Variables are real values for variables (--var); they win over
-	// everything else.
+	// Values are the real values for variables (--var, --values, and a
+	// Lookup of the environment and the clusterctl config); a variable
+	// without one gets a stand-in (package values).
+	Values values.Real
+	// Variables are clusterctl config values that are no template
+	// variables (github-token, gitlab-access-token).
 	Variables map[string]string
-	// FlavorVariables are real values for the templates of one flavor, by
-	// flavor name ("" is cluster-template.yaml); they win over Variables
-	// for that flavor's file.
-	FlavorVariables map[string]map[string]string
-	// Lookup finds a real value for a required variable Variables does not
-	// give, where clusterctl would (the environment, the clusterctl
-	// config's variables); nil finds none. A variable without a real value
-	// gets a stand-in.
-	Lookup func(name string) (string, bool)
 	// Log hears what is created and removed; nil discards it.
 	Log io.Writer
 }
@@ -116,7 +112,7 @@ func start(rel *release.Release, opts Options) (*installer, error) {
 		opts.Log = io.Discard
 	}
 	if opts.KubernetesVersion == "" {
-		opts.KubernetesVersion = verify.KubernetesVersion
+		opts.KubernetesVersion = values.KubernetesVersion
 	}
 	c, err := newCluster(opts.Config)
 	if err != nil {
@@ -133,16 +129,21 @@ func start(rel *release.Release, opts Options) (*installer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &installer{
-		o:       opts,
-		c:       c,
-		rep:     &Report{Server: c.host, DryRunOnly: opts.DryRunOnly},
-		run:     run,
-		tmp:     tmp,
-		schemas: &schemaSet{openAPI: c.openAPI},
-		kinds:   map[schema.GroupKind]*releaseCRD{},
-		groups:  map[string]bool{},
-	}, nil
+	in := &installer{
+		o:      opts,
+		c:      c,
+		rep:    &Report{Server: c.host, DryRunOnly: opts.DryRunOnly},
+		run:    run,
+		tmp:    tmp,
+		vals:   values.New(values.Options{Real: opts.Values, OpenAPI: c.openAPI}),
+		kinds:  map[schema.GroupKind]*releaseCRD{},
+		groups: map[string]bool{},
+		labels: map[string]bool{},
+	}
+	for _, p := range rel.Providers {
+		in.labels[p.Label()] = true
+	}
+	return in, nil
 }
 
 // installer holds one run of the check.
@@ -155,12 +156,15 @@ type installer struct {
 	// overrides is clusterctl's overrides folder: empty.
 	overrides string
 
-	schemas *schemaSet
+	// vals chooses the variables' values: real ones, else stand-ins.
+	vals *values.Chooser
 	// kinds are the kinds the release's CRDs serve; groups their groups.
 	kinds  map[schema.GroupKind]*releaseCRD
 	groups map[string]bool
 	// clusterGroups are the groups the cluster's CRDs served before the run.
 	clusterGroups map[string]bool
+	// labels are the release's providers, by label.
+	labels map[string]bool
 	// certManager is true when cert-manager's kinds can be judged.
 	certManager bool
 
@@ -226,7 +230,7 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 		return err
 	}
 	for i := range crds { // the cluster's CRDs serve the kinds the release does not
-		in.schemas.addCRD(&crds[i])
+		in.vals.AddCRD(&crds[i])
 	}
 	// CRDs an earlier run (or anyone) is deleting are waited for.
 	var terminating []string
@@ -275,13 +279,24 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 	} else if err := in.createNamespace(ctx, nil, templatesNS, nil); err != nil {
 		return err
 	}
-	in.learnClasses(provs)
+	in.learnTemplates(provs)
 	for _, ip := range provs {
 		if err := in.templates(ctx, ip, templatesNS); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// learnTemplates makes the ClusterClasses of every flavor and clusterclass
+// file known to the values' chooser, before any template is processed: a
+// topology Cluster's variables take the schema its class gives them.
+func (in *installer) learnTemplates(provs []*installProvider) {
+	for _, ip := range provs {
+		for _, f := range ip.p.Files {
+			in.vals.LearnTemplate(f.Name, f.Data)
+		}
+	}
 }
 
 // namespace names a namespace of this run; suffix "" is the templates'.
@@ -326,19 +341,11 @@ func (in *installer) components(ctx context.Context, ip *installProvider) error 
 		return err
 	}
 	// The components' own CRDs give the schemas of their own objects.
-	if objs, err := utilyaml.ToUnstructured(raw); err == nil {
-		for i := range objs {
-			if isCRD(&objs[i]) {
-				in.schemas.addCRD(&objs[i])
-			}
-		}
-	}
-	vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw)
-	if err != nil {
+	in.vals.LearnComponents(raw)
+	ip.file = &File{Provider: ip.p.Label(), Version: ip.p.Version, File: ip.p.ComponentsFile}
+	if err := in.standIns(s, ip.file, raw); err != nil {
 		return err
 	}
-	ip.file = &File{Provider: ip.p.Label(), Version: ip.p.Version, File: ip.p.ComponentsFile}
-	in.standIns(s, ip.file, raw, vars, nil)
 	c, err := cc.Get(ctx, repository.ComponentsOptions{Version: ip.p.Version, TargetNamespace: ip.namespace})
 	if err != nil {
 		return err
@@ -349,7 +356,7 @@ func (in *installer) components(ctx context.Context, ip *installProvider) error 
 		if !isCRD(o) {
 			continue
 		}
-		in.schemas.addCRD(o)
+		in.vals.AddCRD(o)
 		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
 		rc := &releaseCRD{name: o.GetName()}
@@ -367,7 +374,7 @@ func (in *installer) components(ctx context.Context, ip *installProvider) error 
 
 // session opens a clusterctl config on a provider's staged repository.
 func (in *installer) session(ctx context.Context, ip *installProvider) (*verify.Session, error) {
-	return verify.NewSession(ctx, ip.target, verify.Options{Version: ip.p.Version, KubernetesVersion: in.o.KubernetesVersion, Variables: in.o.Variables}, in.overrides)
+	return verify.NewSession(ctx, ip.target, verify.Options{Version: ip.p.Version, KubernetesVersion: in.o.KubernetesVersion, Variables: in.sessionVariables()}, in.overrides)
 }
 
 // announce says plainly what the check is about to create.
@@ -391,4 +398,35 @@ func (in *installer) announce(provs []*installProvider, replaced int) error {
 	}
 	_, err := fmt.Fprintln(in.o.Log, msg)
 	return err
+}
+
+// sessionVariables are the clusterctl config values every session holds:
+// the tokens and the real values for every file.
+func (in *installer) sessionVariables() map[string]string {
+	out := maps.Clone(in.o.Variables)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, in.o.Values.Variables)
+	return out
+}
+
+// standIns sets the session's values for the file's variables the session
+// does not hold, as package values chooses them (real values, else
+// stand-ins), and describes them in f with the fields the stand-ins land in.
+func (in *installer) standIns(s *verify.Session, f *File, raw []byte) error {
+	set, err := in.vals.For(f.File, raw, s.Values())
+	if err != nil {
+		return err
+	}
+	s.Apply(set)
+	vars, _ := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw)
+	for _, name := range set.Names() {
+		if _, has := vars[name]; !has || vars[name] != nil && !set.StandIns[name] {
+			continue // a real value for a variable with a default is no news
+		}
+		f.Variables = append(f.Variables, verify.Variable{Name: name, Required: vars[name] == nil, Default: vars[name], Value: set.Values[name], Placeholder: set.StandIns[name]})
+	}
+	f.places = set.Places
+	return nil
 }

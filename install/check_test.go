@@ -48,6 +48,18 @@ func TestJudge(t *testing.T) {
 				{Object: "Deployment/m", Field: "spec.paused", Message: `duplicate field "spec.paused"`, Reason: "strict field validation"},
 			},
 			wantWarnings: []string{"Deployment/m: cluster.x-k8s.io/v1beta1 Cluster is deprecated; use cluster.x-k8s.io/v1beta2 Cluster"}},
+		// The server follows a blocking schema error of a custom resource
+		// with a cause of no field (apiextensions-apiserver's
+		// hasBlockingErr): it says the CEL rules were skipped, and is no
+		// refusal of its own.
+		{name: "the CEL rules' follow-up is said with the refusal it follows", a: answer{err: apierrors.NewInvalid(gk, "m", field.ErrorList{
+			field.Invalid(field.NewPath("spec", "replicas"), "one", "spec.replicas in body must be of type integer: \"string\""),
+			field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"),
+		})}, wantRefused: []Refusal{
+			{Object: "Deployment/m", Field: "spec.replicas", Message: `Invalid value: "one": spec.replicas in body must be of type integer: "string"` +
+				"; the server then skipped the object's validation rules (x-kubernetes-validations): some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+				Reason: "422 Invalid"},
+		}},
 		{name: "a refusal without causes", a: answer{err: apierrors.NewBadRequest("cannot be handled as a ConfigMap")},
 			wantRefused: []Refusal{{Object: "Deployment/m", Message: "cannot be handled as a ConfigMap", Reason: "400 BadRequest"}}},
 		{name: "a timeout is not about the object", a: answer{err: apierrors.NewTimeoutError("slow", 1)}, wantErr: true},

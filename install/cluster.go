@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -65,7 +64,7 @@ func newCluster(cfg *rest.Config) (*cluster, error) {
 
 // openAPI returns the server's OpenAPI v3 document of a group version.
 func (c *cluster) openAPI(gv schema.GroupVersion) (*spec3.OpenAPI, error) {
-	return openapi3.NewRoot(c.disc.OpenAPIV3()).GVSpec(gv)
+	return c.k.OpenAPI(gv)
 }
 
 // mapping finds the resource of a kind. When wait is set (a CRD the check

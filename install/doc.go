@@ -17,15 +17,19 @@
 //
 // The files split the check by job: check.go runs it (staging, order,
 // providers' components through clusterctl), prepare.go is Prepare,
-// crds.go creates CRDs and cert-manager's, apply.go sends the other objects
-// and judges the answers, cleanup.go removes what the run created,
-// standins.go and schema.go choose values for required variables that the
-// fields' schemas accept, cluster.go talks to the API server, report.go is
-// the report.
+// crds.go creates CRDs and cert-manager's, apply.go sends the other
+// objects and judges the answers, cleanup.go removes what the run created,
+// topology.go judges a topology Cluster's variables against its class's
+// schemas (the class of the flavor it needs applied first, for a class the
+// release ships only inside another flavor: values.Topology; that flavor
+// is checked first), cluster.go talks to the API server, report.go is the
+// report. The variables' values (real ones,
+// else stand-ins the fields' schemas accept) are package values' answer,
+// asked with the release's CRDs, ClusterClasses and the server's OpenAPI.
 //
 // It is not the read-back: reading a repository through clusterctl needs no
 // cluster and is package verify, whose clusterctl session (verify.Session)
-// and placeholders this package uses. It talks to the one API server it is
+// this package uses. It talks to the one API server it is
 // given and to nothing else; it never installs controllers or webhooks
 // (webhook configurations and Services are only dry-run) and never judges
 // behaviour at run time. Its tests against a real kube-apiserver are in

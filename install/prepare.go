@@ -20,8 +20,9 @@ type Prepared struct {
 	// order, with the value of each required variable (File.Variables: a
 	// real value, or a stand-in).
 	Components []*File
-	// Templates holds every flavor and ClusterClass file, each provider's
-	// flavors first.
+	// Templates holds every flavor and ClusterClass file in the order Check
+	// sends them: each provider's flavors first, a flavor that ships the
+	// class of another flavor's topology before that flavor.
 	Templates []Template
 }
 
@@ -37,10 +38,10 @@ type Template struct {
 	Objects []unstructured.Unstructured
 }
 
-// Prepare processes rel as Check does, choosing the same values (real
-// values from the options, stand-ins the fields' schemas accept, the
-// server's schemas of built-in kinds and the cluster's CRDs included), and
-// sends nothing. namespace names the namespace each template file is
+// Prepare processes rel as Check does, with the same values (package
+// values' answer: Options.Values, else stand-ins the fields' schemas
+// accept, the server's schemas of built-in kinds and the cluster's CRDs
+// included) and in the same order, and sends nothing. namespace names the namespace each template file is
 // processed into, by provider label and file name; nil processes the
 // components only.
 func Prepare(ctx context.Context, rel *release.Release, opts Options, namespace func(label, file string) string) (*Prepared, error) {
@@ -69,14 +70,14 @@ func Prepare(ctx context.Context, rel *release.Release, opts Options, namespace 
 	if err != nil {
 		return nil, fmt.Errorf("install check: %w", err)
 	}
-	for i := range crds {
-		in.schemas.addCRD(&crds[i])
+	for i := range crds { // the cluster's CRDs serve the kinds the release does not
+		in.vals.AddCRD(&crds[i])
 	}
-	in.learnClasses(provs)
+	in.learnTemplates(provs)
 	for _, ip := range provs {
 		for _, t := range templateFiles(ip.p) {
 			ns := namespace(ip.p.Label(), t.file)
-			f, objs, err := in.process(ctx, ip, t, ns)
+			f, objs, _, err := in.process(ctx, ip, t, ns)
 			if err != nil {
 				return nil, err
 			}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/text"
+	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -54,13 +56,18 @@ type File struct {
 	Defaulted []string `json:"defaulted,omitempty"`
 	// Warnings are the server's other warnings (deprecated versions, ...).
 	Warnings []string `json:"warnings,omitempty"`
+	// After are the flavors checked before this one because it needs one
+	// of them applied first: they ship the ClusterClass its topology
+	// Clusters name, which the release ships as no clusterclass file, and
+	// its Clusters' variables are judged against their class.
+	After []string `json:"after,omitempty"`
 	// Variables are the required variables without a value in the file or
-	// the options: a real value found by Options.Lookup, or a stand-in
+	// the options: a real value (Options.Values), or a stand-in
 	// (Placeholder), with the value.
 	Variables []verify.Variable `json:"variables,omitempty"`
 
 	// places are the fields each stand-in landed in.
-	places map[string][]place
+	places map[string][]values.Place
 }
 
 // Path is the file as provider/version/name.
@@ -106,6 +113,43 @@ func (r Refusal) String() string {
 type NotChecked struct {
 	Object string `json:"object"`
 	Why    string `json:"why"`
+	// Group is the object's API group, when the cluster's CRDs do not serve
+	// its kind; Needs then names the provider whose CRDs would, where its
+	// kind tells (cluster-api, infrastructure-docker), else "".
+	Group string `json:"group,omitempty"`
+	Needs string `json:"needs,omitempty"`
+}
+
+// Missing is what the cluster lacked to check some objects: the CRDs of a
+// provider (Needs, "" when no kind told whose), for kinds of one group.
+type Missing struct {
+	Needs   string   `json:"needs,omitempty"`
+	Group   string   `json:"group"`
+	Kinds   []string `json:"kinds"`
+	Objects int      `json:"objects"`
+}
+
+// Missing lists, by provider and group, the kinds not checked because the
+// cluster has no CRD serving them, in the order first met.
+func (r *Report) Missing() []Missing {
+	var out []Missing
+	for _, f := range r.Files {
+		for _, nc := range f.NotChecked {
+			if nc.Group == "" {
+				continue
+			}
+			i := slices.IndexFunc(out, func(m Missing) bool { return m.Needs == nc.Needs && m.Group == nc.Group })
+			if i < 0 {
+				out, i = append(out, Missing{Needs: nc.Needs, Group: nc.Group}), len(out)
+			}
+			kind, _, _ := strings.Cut(nc.Object, "/")
+			if !slices.Contains(out[i].Kinds, kind) {
+				out[i].Kinds = append(out[i].Kinds, kind)
+			}
+			out[i].Objects++
+		}
+	}
+	return out
 }
 
 // Refusals counts every refusal.
@@ -193,6 +237,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, ", %d not checked", n)
 		}
 		b.WriteString("\n")
+		if len(f.After) > 0 {
+			fmt.Fprintf(&b, "    after       %s: they ship the ClusterClass its topology names (as no clusterclass file), which users apply first\n", strings.Join(f.After, " or "))
+		}
 		for _, v := range f.Variables {
 			kind := "stand-in"
 			if !v.Placeholder {
@@ -225,6 +272,16 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "  %d accepted, %d refused, %d not checked\n", r.Accepted(), r.Refusals(), r.NotCheckedCount())
+	if missing := r.Missing(); len(missing) > 0 {
+		b.WriteString("  not checked for want of CRDs the cluster does not serve:\n")
+		for _, m := range missing {
+			whose := "another provider's (no kind tells whose)"
+			if m.Needs != "" {
+				whose = m.Needs + "'s"
+			}
+			fmt.Fprintf(&b, "    %s: %s, of group %s (%s)\n", whose, text.Plural(m.Objects, "object", "objects"), m.Group, strings.Join(m.Kinds, ", "))
+		}
+	}
 	if n := r.RefusedWithStandInsCount(); n > 0 {
 		fmt.Fprintf(&b, "  %d refused by a CEL rule with stand-ins: not counted as refusals; give the variables named real values "+
 			"(--var NAME=VALUE, --values [FLAVOR=]FILE, the environment or the clusterctl config's variables) to check them for real\n", n)

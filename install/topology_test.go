@@ -8,11 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
 
+	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
 )
 
 func TestTopologyRefusals_ClassVariableSchemas(t *testing.T) {
-	classes := testSchemas(t).clusterClasses()
+	classes := testChooser(t).Classes()
 	cluster := func(vars string) string {
 		return "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: c}\nspec:\n  topology:\n    class: quick-start\n    version: v1.33.0\n    variables:\n" + vars
 	}
@@ -36,7 +37,7 @@ func TestTopologyRefusals_ClassVariableSchemas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := topologyRefusals(&objs[0], classes)
+			got := topologyRefusals(&objs[0], classes, anyFile)
 			if len(got) != len(c.want) {
 				t.Fatalf("refusals %v, want %d: %v", got, len(c.want), c.want)
 			}
@@ -50,29 +51,46 @@ func TestTopologyRefusals_ClassVariableSchemas(t *testing.T) {
 	}
 	// A class the release does not ship is not judged here.
 	objs, _ := utilyaml.ToUnstructured([]byte(strings.Replace(cluster("    - {name: workers, value: 99}\n"), "quick-start", "other", 1)))
-	if got := topologyRefusals(&objs[0], classes); len(got) != 0 {
+	if got := topologyRefusals(&objs[0], classes, anyFile); len(got) != 0 {
 		t.Errorf("another class's Cluster refused: %v", got)
 	}
 	// Two classes of one name: which one is meant is not known.
-	twice, _ := utilyaml.ToUnstructured([]byte(quickStart + "---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata: {name: quick-start}\nspec: {}\n"))
-	var shared clusterClasses
-	shared.add(twice)
+	shared := values.New(values.Options{})
+	shared.LearnTemplate("clusterclass-quick-start.yaml", []byte(quickStart+"---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata: {name: quick-start}\nspec: {}\n"))
 	objs, _ = utilyaml.ToUnstructured([]byte(cluster("    - {name: workers, value: 99}\n")))
-	if got := topologyRefusals(&objs[0], &shared); len(got) != 0 {
+	if got := topologyRefusals(&objs[0], shared.Classes(), anyFile); len(got) != 0 {
 		t.Errorf("a Cluster of a class name two classes share refused: %v", got)
+	}
+	// Two class flavors ship a class of one name (CAPG's clusterclass and
+	// gke-clusterclass, both ${CLUSTER_CLASS_NAME}): the flavor the
+	// Cluster's needs applied first says which one it means.
+	flavors := values.New(values.Options{})
+	flavors.LearnTemplate("cluster-template-clusterclass.yaml", []byte(quickStart))
+	flavors.LearnTemplate("cluster-template-gke-clusterclass.yaml", []byte("apiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata: {name: quick-start}\nspec: {}\n"))
+	if got := topologyRefusals(&objs[0], flavors.Classes(), anyFile); len(got) != 0 {
+		t.Errorf("a Cluster of a class name two flavors share, judged without knowing which: %v", got)
+	}
+	got := topologyRefusals(&objs[0], flavors.Classes(), func(string) string { return "cluster-template-clusterclass.yaml" })
+	if len(got) != 1 || got[0].Field != "spec.topology.variables[0].value" {
+		t.Errorf("judged against the class of the flavor applied first: %v, want workers refused", got)
 	}
 }
 
+// anyFile names no file: a Cluster means the one class of its name.
+func anyFile(string) string { return "" }
+
 func TestStandInRefusals_CELApart(t *testing.T) {
-	in := &installer{schemas: testSchemas(t)}
+	in := &installer{vals: testChooser(t)}
 	raw := []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n  addresses: ${ADDRESSES}\n  nodes: ${NODES}\n  note: ${NOTE}\n")
 	f := &File{}
-	required := []string{"ADDRESSES", "NODES", "NOTE"}
-	chosen, places := chooseStandIns(raw, nil, required, in.schemas)
-	for _, name := range required {
-		f.Variables = append(f.Variables, verify.Variable{Name: name, Required: true, Value: chosen[name], Placeholder: true})
+	set, err := in.vals.For("cluster-template.yaml", raw, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	f.places = places
+	for _, name := range set.Names() {
+		f.Variables = append(f.Variables, verify.Variable{Name: name, Required: true, Value: set.Values[name], Placeholder: set.StandIns[name]})
+	}
+	f.places = set.Places
 	f.Refused = []Refusal{
 		{Object: "Widget/w", Field: "spec.other", Message: "earlier"},
 		{Object: "Widget/w", Field: "spec.addresses", Message: `Invalid value: "array": addresses must not be empty`, Reason: "422 Invalid"},
@@ -170,3 +188,59 @@ spec: {clusterName: c}
 		t.Error("a v1beta1 MachineDeployment was defaulted")
 	}
 }
+
+// testChooser knows Widget's CRD and the quick-start ClusterClass.
+func testChooser(t *testing.T) *values.Chooser {
+	t.Helper()
+	c := values.New(values.Options{})
+	c.LearnComponents([]byte(widgetCRD))
+	c.LearnTemplate("clusterclass-quick-start.yaml", []byte(quickStart))
+	if len(c.Classes().Names()) != 1 {
+		t.Fatalf("classes learned: %v", c.Classes().Names())
+	}
+	return c
+}
+
+// widgetCRD serves Widget with fields stand-ins land in.
+const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              nodes: {type: integer, format: int32, minimum: 3}
+              note: {type: string}
+              addresses:
+                type: array
+                items: {type: string}
+                x-kubernetes-validations: [{rule: self.size() > 0, message: addresses must not be empty}]
+`
+
+// quickStart is a ClusterClass whose variables have schemas.
+const quickStart = `apiVersion: cluster.x-k8s.io/v1beta1
+kind: ClusterClass
+metadata: {name: quick-start}
+spec:
+  variables:
+  - name: podCIDR
+    required: true
+    schema: {openAPIV3Schema: {type: string, format: cidr}}
+  - name: workers
+    required: false
+    schema: {openAPIV3Schema: {type: integer, minimum: 3, maximum: 10}}
+  - name: dns
+    required: false
+    schema: {openAPIV3Schema: {type: object, properties: {servers: {type: array, minItems: 1, items: {type: string, format: ipv4}}}}}
+`

@@ -56,3 +56,6 @@ func coreDefaults(obj *unstructured.Unstructured) bool {
 	_ = unstructured.SetNestedStringMap(obj.Object, tmpl, "spec", "template", "metadata", "labels")
 	return !equality.Semantic.DeepEqual(before.Object, obj.Object)
 }
+
+// capiGroup is Cluster API's group.
+const capiGroup = "cluster.x-k8s.io"

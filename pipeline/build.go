@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -18,6 +19,7 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/image"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -89,22 +91,7 @@ type Built struct {
 // Artifacts are what a build makes besides the release files.
 type Artifacts struct {
 	Binaries []builder.Binary `json:"binaries,omitempty"`
-	Image    *Image           `json:"image,omitempty"`
-}
-
-// Image is the manager image a build made.
-type Image struct {
-	// Tag is REPO:VERSION, Digest the multi-platform index's digest.
-	Tag       string   `json:"tag"`
-	Digest    string   `json:"digest"`
-	Platforms []string `json:"platforms"`
-	Pushed    bool     `json:"pushed"`
-	Layout    string   `json:"layout,omitempty"`
-	// Components is the image reference the components YAML names.
-	Components string `json:"components"`
-	// Base is the base image by the digest it resolved to
-	// (NAME@sha256:...), "" for none.
-	Base string `json:"base,omitempty"`
+	Image    *image.Built     `json:"image,omitempty"`
 }
 
 // ManagerMismatchError says the providers of a tree have different build
@@ -169,7 +156,15 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		if source == "" {
 			source = SourceURL(ctx, o.Dir)
 		}
-		img, err := buildImage(ctx, log, &o, b.Artifacts.Binaries, version, imageTag(cfg, version), commit, date, source)
+		bins := make([]image.Binary, len(b.Artifacts.Binaries))
+		for i, bin := range b.Artifacts.Binaries {
+			bins[i] = image.Binary{OS: bin.Platform.OS, Arch: bin.Platform.Arch, Variant: bin.Platform.Variant, Path: bin.Path}
+		}
+		img, err := image.Manager(ctx, image.ManagerOptions{
+			Repo: o.Image, Tag: imageTag(cfg, version), Binaries: bins, Base: o.BaseImage,
+			Source: source, Version: version, Revision: commit, Created: date,
+			Layout: o.ImageLayout, Push: o.ImagePush, Remote: publish.RegistryOptions(publish.Registry{Keychain: o.Keychain}), Log: log,
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -209,6 +204,48 @@ func NextVersion(dir, configPath string) (version, from string, err error) {
 		return "", "", err
 	}
 	return provider.NextVersion(dir, cfg.Providers[0])
+}
+
+// nextVersionTagged says that version, the next version a tree is built
+// with when none is given (from says where it came from), is already a tag
+// of the tree's git repository: a dev build or a lint of it would pass for
+// that release. "" when it is not (or git cannot tell).
+func nextVersionTagged(ctx context.Context, dir, version, from string) string {
+	return (*tagMemo)(nil).nextVersionTagged(ctx, dir, version, from)
+}
+
+// tagMemo remembers nextVersionTagged's git answers for one watch: a tag
+// made while it runs is seen at the next start. A nil memo asks git each
+// time.
+type tagMemo struct {
+	mu      sync.Mutex
+	commits map[[2]string]string
+}
+
+func (m *tagMemo) nextVersionTagged(ctx context.Context, dir, version, from string) string {
+	commit := m.tagCommit(ctx, dir, version)
+	if commit == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: the next version %s (%s) is already released: git tag %s (commit %.12s) is in the tree's repository, so what is built now would pass for that release; raise nextVersion to the release being developed, or give --version",
+		dir, version, from, version, commit)
+}
+
+func (m *tagMemo) tagCommit(ctx context.Context, dir, tag string) string {
+	if m == nil {
+		return builder.TagCommit(ctx, dir, tag)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := [2]string{dir, tag}
+	if c, ok := m.commits[key]; ok {
+		return c
+	}
+	if m.commits == nil {
+		m.commits = map[[2]string]string{}
+	}
+	m.commits[key] = builder.TagCommit(ctx, dir, tag)
+	return m.commits[key]
 }
 
 // managerBuild is the one build section Binaries compiles: providers of
@@ -253,63 +290,6 @@ func imageTag(cfg *provider.Config, version string) string {
 		}
 	}
 	return version
-}
-
-func buildImage(ctx context.Context, log io.Writer, o *BuildOptions, bins []builder.Binary, version, tag, commit, date, source string) (*Image, error) {
-	created := time.Unix(0, 0)
-	if date != "" {
-		if t, err := time.Parse(time.RFC3339, date); err == nil {
-			created = t
-		}
-	}
-	remoteOpts := publish.RegistryOptions(publish.Registry{Keychain: o.Keychain})
-	in := make([]image.Binary, len(bins))
-	sum := &Image{Tag: o.Image + ":" + tag}
-	for i, b := range bins {
-		in[i] = image.Binary{OS: b.Platform.OS, Arch: b.Platform.Arch, Variant: b.Platform.Variant, Path: b.Path}
-		sum.Platforms = append(sum.Platforms, b.Platform.String())
-	}
-	base := o.BaseImage
-	if base == "" {
-		base = image.DefaultBase
-	}
-	if base == image.NoBase {
-		fmt.Fprintf(log, "warning: %s\n", image.NoBaseWarning)
-	}
-	idx, err := image.Build(ctx, image.Options{Binaries: in, Base: base, Source: source, Version: version, Revision: commit,
-		Created: created, Remote: remoteOpts})
-	if err != nil {
-		return nil, err
-	}
-	baseName, baseDigest, err := image.ResolvedBase(idx)
-	if err != nil {
-		return nil, err
-	}
-	if baseName != "" {
-		sum.Base = baseName + "@" + baseDigest
-		base = sum.Base
-	}
-	fmt.Fprintf(log, "image %s: base %s, %s\n", sum.Tag, base, strings.Join(sum.Platforms, ", "))
-	d, err := idx.Digest()
-	if err != nil {
-		return nil, err
-	}
-	sum.Digest = d.String()
-	if o.ImageLayout != "" {
-		if err := image.WriteLayout(o.ImageLayout, idx, tag); err != nil {
-			return nil, err
-		}
-		sum.Layout = o.ImageLayout
-		fmt.Fprintf(log, "  OCI layout %s (%s)\n", o.ImageLayout, sum.Digest)
-	}
-	if o.ImagePush {
-		if _, err := image.Push(ctx, idx, o.Image, tag, remoteOpts...); err != nil {
-			return nil, err
-		}
-		sum.Pushed = true
-		fmt.Fprintf(log, "  pushed %s@%s\n", sum.Tag, sum.Digest)
-	}
-	return sum, nil
 }
 
 // SourceURL is the https URL of dir's git origin remote, without any
@@ -364,7 +344,7 @@ func BuildRelease(ctx context.Context, o BuildOptions, log io.Writer) (*BuildRep
 	}
 	// Said before the lint, as release says them: a tree the lint refuses
 	// still hears them (kustomize's deprecation notices among them).
-	sayWarnings(log, b.Result.Warnings)
+	sayBuild(log, "", b.Result)
 	r := &run{o: ReleaseOptions{Build: o, Log: log}, sum: &ReleaseSummary{}, b: b}
 	if _, _, err := r.lint(ctx); err != nil {
 		return nil, fmt.Errorf("lint: %w; nothing was written", err)
@@ -373,7 +353,7 @@ func BuildRelease(ctx context.Context, o BuildOptions, log io.Writer) (*BuildRep
 		return nil, err
 	}
 	res := b.Result
-	rep := &BuildReport{Version: res.Release.Version, Out: o.Out, Providers: res.Providers, Files: map[string][]FileSummary{}, Warnings: res.Warnings,
+	rep := &BuildReport{Version: res.Release.Version, Out: o.Out, Providers: res.Providers, Files: map[string][]FileSummary{}, Edits: text.NonNil(res.Edits), Warnings: res.Warnings,
 		Artifacts: b.Artifacts, Findings: r.sum.Findings, Waived: r.sum.Waived, rel: res.Release}
 	for _, p := range res.Release.Providers {
 		for _, f := range p.Assets() {
@@ -389,7 +369,9 @@ type BuildReport struct {
 	Out       string                   `json:"out"`
 	Providers []builder.ProviderResult `json:"providers"`
 	Files     map[string][]FileSummary `json:"files"`
-	Warnings  []string                 `json:"warnings"`
+	// Edits are the changes the build made to what the tree renders.
+	Edits    []builder.Edit `json:"edits"`
+	Warnings []string       `json:"warnings"`
 	// Findings and Waived are the lint's, as in the release's summary.
 	Findings []contract.Finding       `json:"findings"`
 	Waived   []contract.WaivedFinding `json:"waived"`
@@ -441,11 +423,20 @@ func writeVariables(w io.Writer, vars []builder.Variable) {
 	}
 }
 
-// sayWarnings prints a build's warnings, a line each, as build and lint
-// of a tree say them.
-func sayWarnings(log io.Writer, warnings []string) {
+// sayBuild prints what a build says besides its files, a line each, as
+// build, release and lint of a tree say it: every edit it made to what the
+// tree renders (image, pull policy) with its count, then its warnings.
+// indent starts each line.
+func sayBuild(log io.Writer, indent string, res *builder.Result) {
+	for _, e := range res.Edits {
+		fmt.Fprintf(log, "%sedited: %s\n", indent, e)
+	}
+	sayWarnings(log, indent, res.Warnings)
+}
+
+func sayWarnings(log io.Writer, indent string, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(log, "warning: %s\n", w)
+		fmt.Fprintf(log, "%swarning: %s\n", indent, w)
 	}
 }
 
@@ -453,6 +444,6 @@ func sayWarnings(log io.Writer, warnings []string) {
 // carries (builder.Error), as a build that passes says its warnings.
 func sayNotices(log io.Writer, err error) {
 	if be := (*builder.Error)(nil); errors.As(err, &be) {
-		sayWarnings(log, be.Warnings)
+		sayWarnings(log, "", be.Warnings)
 	}
 }

@@ -61,6 +61,10 @@ type DevOptions struct {
 	// process: a run re-renders only the kustomizations that read a changed
 	// file. DevWatch gives its runs one.
 	RenderCache *builder.RenderCache
+
+	// tags, when set, remembers which next versions are git tags, so a
+	// watch asks git once per provider and version, not on every save.
+	tags *tagMemo
 }
 
 // DevResult says what capirepo dev wrote.
@@ -162,6 +166,11 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 		j := &job{src: s, dp: DevProvider{Label: s.spec.Name, Name: id.Name, Type: string(id.Type), Version: v, VersionFrom: from, Source: s.dir}}
 		if w := settingsNextVersionIgnored(s, v, opts.Version); w != "" {
 			res.Warnings = append(res.Warnings, w)
+		}
+		if opts.Version == "" {
+			if w := opts.tags.nextVersionTagged(ctx, s.dir, v, from); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 		}
 		if j.key, err = hasher.key(s, v, opts); err != nil {
 			errs = append(errs, fmt.Errorf("provider %s: %w", s.spec.Name, err))

@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -28,6 +30,23 @@ var skipDirs = map[string]bool{".git": true, "bin": true, "_output": true, "_art
 
 // skipTopDirs are skipped only at the top of a tree (capirepo build --out default).
 var skipTopDirs = map[string]bool{"dist": true}
+
+// skippedDir says whether a walk of a tree skips the folder at rel (slash
+// separated, relative to the tree's top).
+func skippedDir(rel string) bool {
+	name := path.Base(rel)
+	return skipDirs[name] || skipTopDirs[name] && !strings.Contains(rel, "/")
+}
+
+// inSkipped says whether rel lies in a folder a walk of the tree skips.
+func inSkipped(rel string) bool {
+	for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+		if skippedDir(d) {
+			return true
+		}
+	}
+	return skippedDir(rel)
+}
 
 // treeHasher computes the cache key of a provider: its tree's content, its
 // spec and configuration, the version and the capirepo build.
@@ -55,6 +74,22 @@ func (h *treeHasher) key(s devSource, version string, opts DevOptions) (string, 
 	}
 	sum := sha256.New()
 	fmt.Fprintf(sum, "capirepo-dev %d\nbuild %q\nversion %q\nimage %q\nspec %s\ntree %s\n", devCacheSchema, opts.BuildID, version, opts.Image, spec, th)
+	// What the spec names in a folder the tree's hash skips (a release
+	// asset a before: command builds into bin/, _output/ or dist/) is an
+	// input too: without it, the build would be reused with the old asset.
+	for _, p := range s.spec.Paths() {
+		if !inSkipped(p) {
+			continue
+		}
+		nh, err := hashTree(filepath.Join(s.dir, filepath.FromSlash(p)), h.exclude)
+		if errors.Is(err, fs.ErrNotExist) {
+			nh, err = "missing", nil // the build says so
+		}
+		if err != nil {
+			return "", fmt.Errorf("hash %s: %w", p, err)
+		}
+		fmt.Fprintf(sum, "named %q %s\n", p, nh)
+	}
 	// The configuration file may live outside the tree (--config).
 	if s.cfg.File != "" {
 		data, err := os.ReadFile(s.cfg.File)
@@ -82,7 +117,7 @@ func hashTree(dir, exclude string) (string, error) {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if p != dir && (skipDirs[d.Name()] || skipTopDirs[d.Name()] && !strings.Contains(rel, "/") || p == exclude) {
+			if p != dir && (skippedDir(rel) || p == exclude) {
 				return filepath.SkipDir
 			}
 			return nil

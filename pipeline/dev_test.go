@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -297,6 +298,63 @@ func TestDev_RerunRendersOnlyWhenAnInputChanged(t *testing.T) {
 			t.Error(".git, dist and bin changes caused a render")
 		}
 	})
+}
+
+// TestDev_AssetABeforeCommandBuildsIsNeverStale: a release asset a before:
+// command builds into the tree's build output (BringYourOwnHost's host agent
+// in bin/, Sidero's checksum files in _out/: git-ignored, never committed),
+// published by templates.files, is an input of the dev build although the
+// tree's hash skips those folders: a run after the command built another
+// asset publishes the new one, and an unchanged asset is still a cache hit.
+func TestDev_AssetABeforeCommandBuildsIsNeverStale(t *testing.T) {
+	tree := testtree.CopyTree(t, devExampleDir)
+	// What the command builds from lies outside the tree (as a build's
+	// stamp, or a dependency in the module cache): only the built asset
+	// changes in the tree.
+	src := t.TempDir()
+	testtree.WriteInto(t, src, map[string]string{"agent": "agent 1\n", "sums": "sums 1\n"})
+	testtree.WriteInto(t, tree, map[string]string{
+		".gitignore": "bin/\n_out/\n",
+		"capirepo.yaml": fmt.Sprintf(`before:
+- mkdir -p bin _out && cp %s bin/byoh-hostagent-linux-amd64 && cp %s _out/sha256sum.txt
+providers:
+- name: infrastructure-example
+  nextVersion: v0.1.99
+  templates:
+    dir: templates
+    files:
+      byoh-hostagent-linux-amd64: bin/byoh-hostagent-linux-amd64
+      sha256sum.txt: _out/sha256sum.txt
+`, filepath.Join(src, "agent"), filepath.Join(src, "sums")),
+	})
+	root := filepath.Join(t.TempDir(), "dev")
+	out := filepath.Join(root, "infrastructure-example", "v0.1.99")
+	run := func(want map[string]string) DevProvider {
+		t.Helper()
+		res, err := Dev(context.Background(), DevOptions{Dir: tree, Root: root, BuildID: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range want {
+			data, err := os.ReadFile(filepath.Join(out, name))
+			if err != nil || string(data) != content {
+				t.Errorf("%s = %q, %v; want %q, what the before: command built", name, data, err, content)
+			}
+		}
+		return res.Providers[0]
+	}
+	run(map[string]string{"byoh-hostagent-linux-amd64": "agent 1\n", "sha256sum.txt": "sums 1\n"})
+	if p := run(nil); !p.Cached {
+		t.Errorf("unchanged assets: not a cache hit")
+	}
+	testtree.WriteInto(t, src, map[string]string{"agent": "agent 2\n"})
+	if p := run(map[string]string{"byoh-hostagent-linux-amd64": "agent 2\n", "sha256sum.txt": "sums 1\n"}); p.Cached {
+		t.Errorf("the agent the before: command built again was taken from the cache")
+	}
+	testtree.WriteInto(t, src, map[string]string{"sums": "sums 2\n"})
+	if p := run(map[string]string{"sha256sum.txt": "sums 2\n"}); p.Cached {
+		t.Errorf("the checksum file the before: command wrote again was taken from the cache")
+	}
 }
 
 var clusterAPIDir = testtree.ClusterAPIDir()
@@ -642,5 +700,107 @@ func TestDev_RenderCacheWritesWhatAFreshRunWrites(t *testing.T) {
 		if diff := cmp.Diff(wantFiles, gotFiles); diff != "" {
 			t.Errorf("after edit %d: dev repository (-fresh +cached):\n%s", i+1, diff)
 		}
+	}
+}
+
+// gitTree makes dir a git repository with one commit of its files and the
+// tags, as a provider's checkout is after a release.
+func gitTree(t *testing.T, dir string, tags ...string) string {
+	t.Helper()
+	run := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q")
+	run("add", "-A")
+	run("commit", "-q", "-m", "release")
+	for _, tag := range tags {
+		run("tag", "-a", "-m", tag, tag)
+	}
+	return run("rev-parse", "HEAD")
+}
+
+// TestNextVersion_AlreadyTaggedIsSaid: dev and lint of a tree whose
+// nextVersion (clusterctl-settings.json) is a tag of its git repository
+// say so, naming the tag and its commit; an untagged nextVersion, and
+// --version, say nothing.
+func TestNextVersion_AlreadyTaggedIsSaid(t *testing.T) {
+	files := testtree.Minimal(map[string]string{
+		"clusterctl-settings.json": `{"name": "infrastructure-test", "config": {"nextVersion": "v1.2.5"}}`,
+	})
+	tagged := testtree.Write(t, files)
+	commit := gitTree(t, tagged, "v1.2.4", "v1.2.5")
+	untagged := testtree.Write(t, files)
+	gitTree(t, untagged, "v1.2.4")
+	want := tagged + ": the next version v1.2.5 (nextVersion of infrastructure-test) is already released: git tag v1.2.5 (commit " + commit[:12] + ") is in the tree's repository"
+	said := func(warnings []string) bool {
+		return slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, want) })
+	}
+
+	res, err := Dev(context.Background(), DevOptions{Dir: tagged, Root: filepath.Join(t.TempDir(), "dev")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !said(res.Warnings) {
+		t.Errorf("dev warnings %q, want %q", res.Warnings, want)
+	}
+	var log strings.Builder
+	if _, err := LintPath(context.Background(), LintPathOptions{Path: tagged, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "warning: "+want) {
+		t.Errorf("lint log:\n%s\nwant %q", log.String(), want)
+	}
+
+	for _, o := range []DevOptions{{Dir: untagged}, {Dir: tagged, Version: "v1.2.6"}} {
+		o.Root = filepath.Join(t.TempDir(), "dev")
+		res, err := Dev(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "already released") }) {
+			t.Errorf("%+v: warnings %q", o, res.Warnings)
+		}
+	}
+	log.Reset()
+	if _, err := LintPath(context.Background(), LintPathOptions{Path: untagged, Log: &log}); err != nil || strings.Contains(log.String(), "already released") {
+		t.Errorf("lint of the untagged tree: %v\n%s", err, log.String())
+	}
+}
+
+// TestDevWatch_AsksGitForTheNextVersionOnce: the runs of one watch share
+// what git said of the next version (one git process per provider and
+// version, not one per save), so a tag made during the watch is seen at the
+// next start; a run without the watch's memo asks again.
+func TestDevWatch_AsksGitForTheNextVersionOnce(t *testing.T) {
+	dir := testtree.Write(t, testtree.Minimal(map[string]string{
+		"clusterctl-settings.json": `{"name": "infrastructure-test", "config": {"nextVersion": "v1.2.5"}}`,
+	}))
+	gitTree(t, dir, "v1.2.4")
+	tagged := func(o DevOptions) bool {
+		t.Helper()
+		o.Dir, o.Root = dir, filepath.Join(t.TempDir(), "dev")
+		res, err := Dev(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "already released") })
+	}
+	watch := DevOptions{tags: &tagMemo{}}
+	if tagged(watch) {
+		t.Fatal("v1.2.5 said released before it is tagged")
+	}
+	if out, err := exec.Command("git", "-C", dir, "-c", "tag.gpgsign=false", "tag", "v1.2.5").CombinedOutput(); err != nil {
+		t.Fatalf("git tag: %v\n%s", err, out)
+	}
+	if tagged(watch) {
+		t.Error("the watch asked git again on the next run")
+	}
+	if !tagged(DevOptions{}) {
+		t.Error("a run of its own does not see the new tag")
 	}
 }

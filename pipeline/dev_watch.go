@@ -52,6 +52,7 @@ func DevWatch(ctx context.Context, opts DevOptions, w DevWatchOptions) error {
 	if opts.RenderCache == nil {
 		opts.RenderCache = builder.NewRenderCache()
 	}
+	opts.tags = &tagMemo{}
 	onRun := w.OnRun
 	if onRun == nil {
 		onRun = func(*DevResult, error) {}
@@ -147,7 +148,7 @@ func watchState(paths []string, exclude string) (string, error) {
 			}
 			if d.IsDir() && p != top {
 				rel, _ := filepath.Rel(top, p)
-				if skipDirs[d.Name()] || skipTopDirs[d.Name()] && !strings.Contains(filepath.ToSlash(rel), "/") || p == exclude {
+				if skippedDir(filepath.ToSlash(rel)) || p == exclude {
 					return filepath.SkipDir
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // Side names one release of a comparison, as capirepo diff takes it: a
@@ -107,12 +108,16 @@ type Compared struct {
 	From      string   `json:"from"`
 }
 
-// DiffSummary is what Diff compared and found.
+// DiffSummary is what Diff compared and found: capirepo diff's report,
+// which diff_report.go renders.
 type DiffSummary struct {
 	Old    []Compared      `json:"old"`
 	New    Compared        `json:"new"`
 	Report contract.Report `json:"report"`
 	Notes  []string        `json:"notes,omitempty"`
+	// Changes are what each upgrade compared changes for users (the facts
+	// beside the findings), in the order of Old.
+	Changes []diff.Changes `json:"changes,omitempty"`
 }
 
 // Diff reads the releases o names and says what breaks when a management
@@ -181,13 +186,14 @@ func Diff(ctx context.Context, o DiffOptions) (*DiffSummary, error) {
 		sum.Old = append(sum.Old, compared(old, from))
 		fmt.Fprintf(o.Log, "comparing %s (%s) with %s (%s)\n", old.Version, from, newRel.Version, newFrom)
 		res := diff.Compare(old, newRel)
+		sum.Changes = append(sum.Changes, res.Changes)
 		fs = append(fs, res.Findings...)
 		fs = append(fs, hist...)
 		sum.Notes = append(sum.Notes, res.Notes...)
 		olds = append(olds, oldRel{old, len(diff.StorageBlocks(old, newRel)) > 0})
 	}
 	// Several old releases: which of them can upgrade straight to new.
-	slices.SortFunc(olds, func(a, b oldRel) int { return compareVersions(a.rel.Version, b.rel.Version) })
+	slices.SortFunc(olds, func(a, b oldRel) int { return versions.Compare(a.rel.Version, b.rel.Version) })
 	for i := len(olds) - 1; i > 0; i-- {
 		if olds[i-1].blocked && !olds[i].blocked {
 			fs = append(fs, diff.Straight(newRel, olds[i-1].rel.Version, diff.StorageBlocks(olds[i-1].rel, newRel), olds[i].rel.Version)...)

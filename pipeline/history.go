@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-
-	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/diff"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // historyOrNote is history, whose failure to read an older release is
@@ -29,69 +27,21 @@ func (rd *reader) historyOrNote(ctx context.Context, src publish.Source, ids []p
 }
 
 // previousVersion is the release before below at a target, as clusterctl
-// orders versions (releases before pre-releases, newest first): the newest
-// release below it, or the newest pre-release when no release is below it;
-// "" when there is none. A version the target holds no readable release of
-// (no metadata.yaml or components file for any of the providers) is
-// skipped, as clusterctl's latestPatchRelease skips them; like it, at most
-// five are looked at.
+// orders versions (versions.Before): the newest release below it, or the
+// newest pre-release when no release is below it; "" when there is none. A
+// version the target holds no readable release of (no metadata.yaml or
+// components file for any of the providers) is passed over and said on
+// log.
 func previousVersion(ctx context.Context, src publish.Source, ids []provider.ID, below, url string, log io.Writer) (string, error) {
-	bv, err := version.ParseSemantic(below)
-	if err != nil {
-		return "", fmt.Errorf("version %q: %w", below, err)
-	}
-	all, err := allVersions(ctx, src, ids)
-	if err != nil {
-		return "", err
-	}
-	tried := 0
-	for _, sv := range sortedCandidates(all, nil, nil) {
-		if !sv.LessThan(bv) {
-			continue
-		}
-		v := "v" + sv.String()
-		ok, err := readable(ctx, src, ids, v)
-		if err != nil {
-			return "", err
-		}
-		if ok {
-			return v, nil
-		}
-		fmt.Fprintf(log, "%s: skipping %s: no metadata.yaml and components file clusterctl could read\n", url, v)
-		if tried++; tried == 5 {
-			break
-		}
-	}
-	return "", nil
+	return versions.Before(ctx, sourceVersions(src, ids, url, log), below)
 }
 
-// allVersions lists the published versions of the providers, each once.
-func allVersions(ctx context.Context, src publish.Source, ids []provider.ID) ([]string, error) {
-	var all []string
-	for _, id := range ids {
-		vs, err := src.Versions(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("list the versions of %s: %w", id.Label(), err)
-		}
-		all = append(all, vs...)
-	}
-	slices.Sort(all)
-	return slices.Compact(all), nil
-}
-
-// readable says whether a target holds version v of one of the providers as
-// clusterctl reads it.
-func readable(ctx context.Context, src publish.Source, ids []provider.ID, v string) (bool, error) {
-	for _, id := range ids {
-		_, _, err := publish.Files(ctx, src, publish.Ref{ID: id, Version: v})
-		if err == nil {
-			return true, nil
-		}
-		if !errors.Is(err, publish.ErrNotFound) {
-			return false, fmt.Errorf("read %s %s: %w", id.Label(), v, err)
-		}
-	}
-	return false, nil
+// sourceVersions is the providers ids of src as the version choice reads
+// them; each version passed over is said on log.
+func sourceVersions(src publish.Source, ids []provider.ID, url string, log io.Writer) *publish.Repository {
+	return &publish.Repository{Source: src, IDs: ids, Skipped: func(tag string, _ error) {
+		fmt.Fprintf(log, "%s: skipping %s: no metadata.yaml and components file clusterctl could read\n", url, tag)
+	}}
 }
 
 // history finds, among the releases a target published before old, the
@@ -104,23 +54,16 @@ func (rd *reader) history(ctx context.Context, src publish.Source, ids []provide
 	if len(diff.StorageBlocks(old, newRel)) > 0 {
 		return nil, nil
 	}
-	ov, err := version.ParseSemantic(old.Version)
-	if err != nil {
-		return nil, nil //nolint:nilerr // a folder's version that is not semantic has no history
+	if _, ok := versions.Parse(old.Version); !ok {
+		return nil, nil // a folder's version that is not semantic has no history
 	}
-	all, err := allVersions(ctx, src, ids)
+	all, err := (&publish.Repository{Source: src, IDs: ids}).Versions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var older []string
-	for _, sv := range sortedCandidates(all, nil, nil) {
-		if sv.PreRelease() == "" && sv.LessThan(ov) {
-			older = append(older, "v"+sv.String())
-		}
-	}
-	slices.Reverse(older) // oldest first
-	if len(older) == 0 {
-		return nil, nil
+	older, err := versions.Releases(all, old.Version) // oldest first
+	if err != nil || len(older) == 0 {
+		return nil, err
 	}
 	blocks := map[string][]diff.Block{}
 	blocked := func(v string) (bool, error) {

@@ -22,13 +22,13 @@ func (r *run) imageStatusesReported() []string {
 	return nil
 }
 
-// draftsOnly says whether every target is a GitHub release left a draft.
+// draftsOnly says whether every target leaves the release a draft.
 func (r *run) draftsOnly() bool {
-	if len(r.o.Targets) == 0 || !r.o.TargetOptions.GitHub.Draft {
+	if len(r.opened) == 0 {
 		return false
 	}
-	for _, loc := range r.o.Targets {
-		if loc.Scheme != "github" {
+	for _, t := range r.opened {
+		if t == nil || !isDraft(t) {
 			return false
 		}
 	}

@@ -3,24 +3,19 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"os"
-	"strconv"
-	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
-	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
 )
 
 // InstallCheckOptions say where the install check applies a release (see
@@ -69,111 +64,42 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 	if err != nil {
 		return nil, fmt.Errorf("install check: kubeconfig %s: %w", o.Kubeconfig, err)
 	}
-	vars, flavors, lookup, err := o.values(ctx)
+	reals, err := o.reals(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("install check: %w", err)
 	}
 	return install.Check(ctx, rel, install.Options{
-		Config:          cfg,
-		FlavorVariables: flavors,
-		Lookup:          lookup,
-		DryRunOnly:      o.DryRunOnly,
-		Force:           o.Force,
+		Config:     cfg,
+		Values:     reals,
+		DryRunOnly: o.DryRunOnly,
+		Force:      o.Force,
 		CertManager: func(ctx context.Context) (*release.Provider, error) {
 			return CertManager(ctx, o.ClusterctlConfig, o.Sources)
 		},
 		KubernetesVersion: o.KubernetesVersion,
-		Variables:         vars,
+		Variables:         o.Variables,
 		Log:               o.Log,
 	})
 }
 
-// values are the real values of the options: Variables over the values
-// files for every flavor, the files of one flavor by flavor name, and,
-// unless NoLookup, clusterctl's own variables client on ClusterctlConfig
-// (the environment, then the config file's variables).
-func (o InstallCheckOptions) values(ctx context.Context) (map[string]string, map[string]map[string]string, func(string) (string, bool), error) {
-	vars, flavors, err := readValues(o.Variables, o.ValuesFiles)
+// reals are the real values of the options, for the install check and the
+// upgrade rehearsal alike: Variables over the values files (read by
+// values.ReadFiles) and, unless NoLookup, clusterctl's own variables client
+// on ClusterctlConfig (the environment, then the config file's variables).
+func (o InstallCheckOptions) reals(ctx context.Context) (values.Real, error) {
+	reals, err := values.ReadFiles(o.Variables, o.ValuesFiles)
 	if err != nil || o.NoLookup {
-		return vars, flavors, nil, err
+		return reals, err
 	}
 	cc, err := config.New(ctx, o.ClusterctlConfig)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read clusterctl config %s: %w", o.ClusterctlConfig, err)
+		return values.Real{}, fmt.Errorf("read clusterctl config %s: %w", o.ClusterctlConfig, err)
 	}
-	return vars, flavors, func(name string) (string, bool) {
+	reals.Lookup = func(name string) (string, bool) {
 		v, err := cc.Variables().Get(name)
 		return v, err == nil
-	}, nil
-}
-
-// readValues reads the values files: those for every flavor merged under
-// vars (which win), those of one flavor by flavor name.
-func readValues(vars map[string]string, files []string) (map[string]string, map[string]map[string]string, error) {
-	all := map[string]string{}
-	flavors := map[string]map[string]string{}
-	for _, arg := range files {
-		flavor, path, ok := strings.Cut(arg, "=")
-		if !ok || strings.ContainsAny(flavor, `/\`) {
-			flavor, path = "", arg
-		} else if flavor == "" {
-			return nil, nil, fmt.Errorf("values file %q: the flavor before = is empty: give FILE, or FLAVOR=FILE (default=FILE for cluster-template.yaml)", arg)
-		}
-		vals, err := readValuesFile(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		if flavor == "" {
-			maps.Copy(all, vals)
-			continue
-		}
-		if flavor == "default" {
-			flavor = ""
-		}
-		if flavors[flavor] == nil {
-			flavors[flavor] = map[string]string{}
-		}
-		maps.Copy(flavors[flavor], vals)
 	}
-	maps.Copy(all, vars)
-	for _, f := range flavors {
-		maps.Copy(f, vars) // --var wins over a flavor's file too
-	}
-	return all, flavors, nil
-}
-
-// readValuesFile reads a YAML map of variable names to scalar values.
-func readValuesFile(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("values file: %w", err)
-	}
-	var raw map[string]any
-	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("values file %s: %w: it holds a YAML map of variable names to values (NAME: value)", path, err)
-	}
-	out := map[string]string{}
-	for name, v := range raw {
-		switch t := v.(type) {
-		case string:
-			out[name] = t
-		case nil:
-			return nil, fmt.Errorf("values file %s: variable %s has no value: give one, or remove the line", path, name)
-		case map[string]any, []any:
-			// A structured value is given as clusterctl would substitute it:
-			// its YAML in flow style.
-			b, err := json.Marshal(t)
-			if err != nil {
-				return nil, fmt.Errorf("values file %s: variable %s: %w", path, name, err)
-			}
-			out[name] = string(b)
-		case float64:
-			out[name] = strconv.FormatFloat(t, 'f', -1, 64)
-		default:
-			out[name] = fmt.Sprint(t)
-		}
-	}
-	return out, nil
+	return reals, nil
 }
 
 // CertManager reads the cert-manager release clusterctl would install with

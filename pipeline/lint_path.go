@@ -93,6 +93,9 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 		}
 		if v != "" {
 			fmt.Fprintf(o.Log, "lint: no --version: linting as %s (%s)\n", v, from)
+			if w := nextVersionTagged(ctx, o.Path, v, from); w != "" {
+				sayWarnings(o.Log, "", []string{w})
+			}
 		}
 		version = v
 	}
@@ -102,7 +105,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 	}
 	// What the render found (kustomize's deprecation notices, once each,
 	// among them) is said as build says it.
-	sayWarnings(o.Log, b.Result.Warnings)
+	sayBuild(o.Log, "", b.Result)
 	if len(o.Against) > 0 {
 		return o.lintRelease(ctx, b.Result.Release, LintOptions(b, o.Disabled))
 	}

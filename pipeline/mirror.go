@@ -7,12 +7,10 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	"github.com/capirepo/capirepo/provider"
@@ -20,6 +18,7 @@ import (
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // MirrorOptions say what one mirror run copies, from where, to where.
@@ -259,8 +258,12 @@ func selectProviders(cfg config.Client, requests []string, all bool) ([]*Mirrore
 		if !ok {
 			return nil, fmt.Errorf("provider %q is not in clusterctl's provider list nor in the providers: of the clusterctl config: use a provider label such as infrastructure-aws or cluster-api, or add the provider to the config's providers list", label)
 		}
-		if version != "" && version != "latest" && !isLatestN(version) {
-			if _, err := provider.ParseVersion(version); err != nil {
+		if version != "" {
+			w, ok := versions.ParseWant(version)
+			if !ok {
+				return nil, fmt.Errorf("%s: version %q: want vX.Y.Z, latest or latest-N", r, version)
+			}
+			if _, err := provider.ParseVersion(w.Version); !w.Latest && err != nil {
 				return nil, fmt.Errorf("%s: version %q: want vX.Y.Z, latest or latest-N", r, version)
 			}
 		}
@@ -275,15 +278,6 @@ func selectProviders(cfg config.Client, requests []string, all bool) ([]*Mirrore
 		}
 	}
 	return out, nil
-}
-
-func isLatestN(v string) bool {
-	n, ok := strings.CutPrefix(v, "latest-")
-	if !ok {
-		return false
-	}
-	i, err := strconv.Atoi(n)
-	return err == nil && i >= 0
 }
 
 // source returns the reader of a provider URL (a GitHub release, a GitLab
@@ -430,34 +424,19 @@ func (m *mirror) resolveProvider(ctx context.Context, p *MirroredProvider) error
 		if want == "" {
 			want = p.urlVersion
 		}
-		versions, err := m.resolve(ctx, p, want)
+		vs, err := m.resolve(ctx, p, want)
 		if err != nil {
 			return err
 		}
-		m.logf("%s: %s resolves to %s", p.Label, want, strings.Join(versions, ", "))
-		for _, v := range versions {
+		m.logf("%s: %s resolves to %s", p.Label, want, strings.Join(vs, ", "))
+		for _, v := range vs {
 			if !slices.Contains(p.resolved, v) {
 				p.resolved = append(p.resolved, v)
 			}
 		}
 	}
-	slices.SortFunc(p.resolved, compareVersions)
+	slices.SortFunc(p.resolved, versions.Compare)
 	return nil
-}
-
-// compareVersions orders semantic versions, oldest first.
-func compareVersions(a, b string) int {
-	av, aerr := version.ParseSemantic(a)
-	bv, berr := version.ParseSemantic(b)
-	switch {
-	case aerr != nil || berr != nil:
-		return strings.Compare(a, b)
-	case av.LessThan(bv):
-		return -1
-	case bv.LessThan(av):
-		return 1
-	}
-	return 0
 }
 
 // provider mirrors the resolved versions of one provider, oldest first.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // certManager mirrors cert-manager's manifest at the version clusterctl
@@ -69,14 +69,14 @@ func (m *mirror) siteConfig() (string, error) {
 }
 
 // clusterctlConfig is the clusterctl config for the air-gapped site: every
-// mirrored provider at its newest mirrored version (a GitLab repository has
-// no version list, so the URL names one; the others are installed as
-// name:version), cert-manager, and the image overrides.
+// mirrored provider at its latest mirrored version (newestVersion; a GitLab
+// repository has no version list, so the URL names one; the others are
+// installed as name:version), cert-manager, and the image overrides.
 func (m *mirror) clusterctlConfig() string {
 	var c publish.ClusterctlConfig
 	var b strings.Builder
 	b.WriteString("# clusterctl config for the mirror " + m.o.To.URL + ", written by capirepo mirror.\n")
-	b.WriteString("# Each provider URL names its newest mirrored version; install another mirrored\n# version as NAME:VERSION (clusterctl init --infrastructure aws:v2.5.1).\n")
+	b.WriteString("# Each provider URL names the mirrored version clusterctl's latest would pick; install\n# another mirrored version as NAME:VERSION (clusterctl init --infrastructure aws:v2.5.1).\n")
 	for _, p := range m.sum.Providers {
 		if len(p.Versions) == 0 {
 			continue
@@ -103,24 +103,18 @@ func (m *mirror) clusterctlConfig() string {
 	return b.String() + c.YAML()
 }
 
-// operatorTarget is a target cluster-api-operator reads (publish/oci): it
-// gives the Provider resources that install a release from it.
-type operatorTarget interface {
-	Resources(rel *release.Release, namespace string) ([]operator.Resource, error)
-}
-
 // operatorResources are the cluster-api-operator Provider resources that
-// install every mirrored provider at its newest mirrored version from a
+// install every mirrored provider at its latest mirrored version from a
 // target clusterctl cannot read, as publish oci prints them, headed by what
 // the site can and cannot do with the mirror.
 func (m *mirror) operatorResources() (string, error) {
-	t, ok := m.o.Target.(operatorTarget)
+	t, ok := m.o.Target.(publish.Operator)
 	if !ok {
 		return "", nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# cluster-api-operator Provider resources for the mirror %s, written by capirepo mirror.\n", m.o.To.URL)
-	fmt.Fprintf(&b, "# %s, so it cannot install from this mirror: apply these where\n# cluster-api-operator runs. Each installs its provider's newest mirrored version\n# (set spec.version to install another).\n", m.reach.Why)
+	fmt.Fprintf(&b, "# %s, so it cannot install from this mirror: apply these where\n# cluster-api-operator runs. Each installs the mirrored version clusterctl's\n# latest would pick (set spec.version to install another).\n", m.reach.Why)
 	for _, p := range m.sum.Providers {
 		if len(p.Versions) == 0 {
 			continue
@@ -155,34 +149,38 @@ func (m *mirror) operatorResources() (string, error) {
 	return b.String(), nil
 }
 
+// newestVersion is the mirrored version clusterctl installs for latest
+// (versions.Newest: the newest release, else the newest pre-release).
 func newestVersion(vs []*MirroredVersion) *MirroredVersion {
-	return slices.MaxFunc(vs, func(a, b *MirroredVersion) int { return compareVersions(a.Version, b.Version) })
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.Version
+	}
+	newest := versions.Newest(names)
+	return vs[slices.IndexFunc(vs, func(v *MirroredVersion) bool { return v.Version == newest })]
 }
 
-// verify reads every mirrored version back through clusterctl's repository
-// client, as capirepo verify does; a target clusterctl cannot read (an OCI
-// registry) is read back through its Source by its reader's rules (the
-// operator's), and what that reader gets goes through clusterctl's client
-// from memory.
+// verify reads every mirrored version back as release reads a target back
+// (readBack): through clusterctl's repository client by the mirror's
+// provider URLs; a target clusterctl cannot read (an OCI registry) through
+// its Source by its reader's rules (the operator's), and what that reader
+// gets through clusterctl's client from memory. cert-manager is read back
+// as clusterctl reads it.
 func (m *mirror) verify(ctx context.Context) error {
-	if m.reach.ProviderURL == nil {
-		return m.readBack(ctx)
-	}
-	var repos []verify.Repo
+	var vs []readBackVersion
 	for _, p := range m.sum.Providers {
 		for _, v := range p.Versions {
-			repos = append(repos, verify.Repo{ID: p.id, URL: v.URL, Version: v.Version, Files: v.files})
+			vs = append(vs, readBackVersion{Ref: p.ref(v.Version), Files: v.files})
 		}
 	}
-	var errs []error
-	if len(repos) > 0 {
-		rep, err := verify.Repository(ctx, repos, verify.Options{Variables: m.o.Variables, HTTPClient: m.o.TargetOptions.HTTPClient})
-		if rep != nil {
-			m.sum.Verified = len(rep.Providers)
-			_ = rep.WriteText(m.o.Log)
-		}
-		errs = append(errs, err)
+	rep, bySource, err := readBack(ctx, m.o.Target, m.o.To.URL, vs, verify.Options{Variables: m.o.Variables, HTTPClient: m.o.TargetOptions.HTTPClient}, m.o.Log)
+	if rep != nil {
+		m.sum.Verified = len(rep.Providers)
 	}
+	if err == nil && bySource {
+		m.logf("%d provider versions read back from %s %s", len(vs), m.o.To.URL, readBackWay(m.reach))
+	}
+	errs := []error{err}
 	if cm := m.sum.CertManager; cm != nil {
 		errs = append(errs, m.verifyCertManager(ctx, cm))
 	}
@@ -215,31 +213,4 @@ func (m *mirror) verifyCertManager(ctx context.Context, cm *MirroredVersion) err
 	}
 	m.logf("cert-manager %s read back through clusterctl from %s", cm.Version, cm.URL)
 	return nil
-}
-
-// readBack reads every mirrored version back through the target's Source
-// and hands it to clusterctl's client.
-func (m *mirror) readBack(ctx context.Context) error {
-	var got []*release.Provider
-	for _, p := range m.sum.Providers {
-		for _, v := range p.Versions {
-			rp, err := publish.Read(ctx, m.o.Target, p.ref(v.Version))
-			if err != nil {
-				return fmt.Errorf("read back %s %s from %s: %w", p.Label, v.Version, m.o.To.URL, err)
-			}
-			got = append(got, rp)
-		}
-	}
-	if len(got) == 0 {
-		return nil
-	}
-	rep, err := verify.Providers(ctx, got, m.o.To.URL, verify.Options{Variables: m.o.Variables})
-	if rep != nil {
-		m.sum.Verified = len(rep.Providers)
-		_ = rep.WriteText(m.o.Log)
-	}
-	if err == nil {
-		m.logf("%d provider versions read back from %s by %s's rules, then through clusterctl", len(got), m.o.To.URL, m.reach.Reader)
-	}
-	return err
 }

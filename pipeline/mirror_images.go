@@ -1,22 +1,18 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
-	"github.com/drone/envsubst/v2"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/capirepo/capirepo/image"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/sign"
+	"github.com/capirepo/capirepo/release"
 )
 
 // MirroredImage is one image copied (or found already there) at the mirror.
@@ -29,55 +25,12 @@ type MirroredImage struct {
 	Copied   bool   `json:"copied"`
 	// Referrers counts the referrers (signatures, SBOMs) copied with it.
 	Referrers int `json:"referrers,omitempty"`
-}
-
-// ComponentImages lists the images a components file runs, as `clusterctl
-// init list-images` does (util.InspectImages): the containers and init
-// containers of every Deployment and DaemonSet. An image written with
-// ${VAR:=default} takes its default, as clusterctl would without the variable set.
-func ComponentImages(data []byte) ([]string, error) {
-	type container struct {
-		Image string `json:"image"`
-	}
-	var doc struct {
-		Kind string `json:"kind"`
-		Spec struct {
-			Template struct {
-				Spec struct {
-					Containers     []container `json:"containers"`
-					InitContainers []container `json:"initContainers"`
-				} `json:"spec"`
-			} `json:"template"`
-		} `json:"spec"`
-	}
-	var out []string
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		doc.Kind, doc.Spec.Template.Spec.Containers, doc.Spec.Template.Spec.InitContainers = "", nil, nil
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if doc.Kind != "Deployment" && doc.Kind != "DaemonSet" {
-			continue
-		}
-		for _, c := range slices.Concat(doc.Spec.Template.Spec.Containers, doc.Spec.Template.Spec.InitContainers) {
-			img := c.Image
-			if strings.Contains(img, "${") {
-				var err error
-				if img, err = envsubst.Eval(img, func(string) string { return "" }); err != nil {
-					return nil, fmt.Errorf("image %q: %w", c.Image, err)
-				}
-			}
-			if img != "" && !slices.Contains(out, img) {
-				out = append(out, img)
-			}
-		}
-	}
-	return out, nil
+	// Clusterctl says `clusterctl init list-images` lists the image and
+	// the site config's images: override points it at the copy
+	// (release.ClusterctlReads: a Deployment's or DaemonSet's container);
+	// when false, UsedBy names the containers that still pull Source.
+	Clusterctl bool     `json:"clusterctl"`
+	UsedBy     []string `json:"usedBy,omitempty"`
 }
 
 // imagePlan maps every source image to its place under Images:
@@ -87,19 +40,39 @@ func ComponentImages(data []byte) ([]string, error) {
 // images of one provider with the same last path element would land in the
 // same repository: that is refused, naming both.
 func (m *mirror) imagePlan(ctx context.Context) ([]*MirroredImage, error) {
-	byKey := map[string][]string{}
-	var keys []string
-	add := func(key string, components []byte) error {
-		imgs, err := ComponentImages(components)
+	type planned struct {
+		image      string
+		clusterctl bool
+		usedBy     []string // containers clusterctl does not read
+	}
+	byKey := map[string][]*planned{}
+	var keys, unset []string
+	add := func(key, file string, components []byte) error {
+		uses, err := release.ComponentImages(key, file, components)
 		if err != nil {
-			return fmt.Errorf("%s: list images: %w", key, err)
+			return fmt.Errorf("list images: %w", err)
 		}
 		if _, ok := byKey[key]; !ok {
 			keys = append(keys, key)
 		}
-		for _, i := range imgs {
-			if !slices.Contains(byKey[key], i) {
-				byKey[key] = append(byKey[key], i)
+		for _, u := range uses {
+			img := u.Pulls
+			if img == "" {
+				if w := fmt.Sprintf("%s (%s %s: %s container %s)", u.Image, key, file, u.Object, u.Container); !slices.Contains(unset, w) {
+					unset = append(unset, w)
+				}
+				continue
+			}
+			i := slices.IndexFunc(byKey[key], func(p *planned) bool { return p.image == img })
+			if i < 0 {
+				byKey[key] = append(byKey[key], &planned{image: img})
+				i = len(byKey[key]) - 1
+			}
+			p := byKey[key][i]
+			if u.Clusterctl {
+				p.clusterctl = true
+			} else if w := u.Object + " container " + u.Container; !slices.Contains(p.usedBy, w) {
+				p.usedBy = append(p.usedBy, w)
 			}
 		}
 		return nil
@@ -114,22 +87,28 @@ func (m *mirror) imagePlan(ctx context.Context) ([]*MirroredImage, error) {
 					return nil, fmt.Errorf("%s %s: read the mirrored components for their images: %w", p.Label, v.Version, err)
 				}
 			}
-			if err := add(p.Label, rp.Components().Data); err != nil {
+			c := rp.Components()
+			if err := add(p.Label, c.Name, c.Data); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if m.certManagerComponents != nil {
-		if err := add(provider.CertManager.Name, m.certManagerComponents); err != nil {
+		if err := add(provider.CertManager.Name, "cert-manager.yaml", m.certManagerComponents); err != nil {
 			return nil, err
 		}
+	}
+	if len(unset) > 0 {
+		m.sum.Warnings = append(m.sum.Warnings, fmt.Sprintf("%s not copied: a variable without a default names it, which the site sets when it installs; copy that image yourself:\n  %s",
+			text.Plural(len(unset), "image was", "images were"), strings.Join(unset, "\n  ")))
 	}
 	base := strings.TrimSuffix(m.o.Images, "/")
 	var out []*MirroredImage
 	var clashes []string
 	for _, key := range keys {
 		repoOf := map[string]string{} // last path element -> source repository
-		for _, src := range byKey[key] {
+		for _, p := range byKey[key] {
+			src := p.image
 			ref, err := name.ParseReference(src)
 			if err != nil {
 				return nil, fmt.Errorf("%s: image %q: %w", key, src, err)
@@ -147,7 +126,11 @@ func (m *mirror) imagePlan(ctx context.Context) ([]*MirroredImage, error) {
 			} else {
 				dst += ":" + ref.Identifier()
 			}
-			out = append(out, &MirroredImage{Provider: key, Source: src, Copy: dst})
+			mi := &MirroredImage{Provider: key, Source: src, Copy: dst, Clusterctl: p.clusterctl}
+			if !p.clusterctl {
+				mi.UsedBy = p.usedBy
+			}
+			out = append(out, mi)
 		}
 	}
 	if len(clashes) > 0 {
@@ -156,16 +139,20 @@ func (m *mirror) imagePlan(ctx context.Context) ([]*MirroredImage, error) {
 	return out, nil
 }
 
-// images copies every image of the mirrored components, Concurrency at a time.
+// images copies every image the mirrored components run (release.Images:
+// every pod-bearing kind), Concurrency at a time, and says which of them
+// clusterctl neither lists nor points at the mirror.
 func (m *mirror) images(ctx context.Context) error {
 	plan, err := m.imagePlan(ctx)
 	if err != nil {
 		return err
 	}
 	m.sum.Images = make([]MirroredImage, len(plan))
-	return boundedEach(ctx, len(plan), m.o.Concurrency, func(i int) error {
+	err = boundedEach(ctx, len(plan), m.o.Concurrency, func(i int) error {
 		img := plan[i]
-		if err := copyImage(ctx, img, m.o.ImageOptions); err != nil {
+		c, err := image.Copy(ctx, img.Source, img.Copy, m.o.ImageOptions...)
+		img.Digest, img.Copied, img.Referrers = c.Digest, c.Copied, c.Referrers
+		if err != nil {
 			return fmt.Errorf("image %s of %s to %s: %w", img.Source, img.Provider, img.Copy, err)
 		}
 		m.sum.Images[i] = *img
@@ -174,61 +161,28 @@ func (m *mirror) images(ctx context.Context) error {
 		}
 		return nil
 	})
-}
-
-// copyImage copies one image or multi-platform index (every platform), by
-// digest: the manifest bytes are kept, so the copy has the source's digest.
-// Nothing is written when the target already holds that digest.
-func copyImage(ctx context.Context, img *MirroredImage, opts []remote.Option) error {
-	src, err := name.ParseReference(img.Source)
 	if err != nil {
 		return err
 	}
-	dst, err := name.ParseReference(img.Copy)
-	if err != nil {
-		return err
-	}
-	opts = append(slices.Clone(opts), remote.WithContext(ctx))
-	desc, err := remote.Get(src, opts...)
-	if err != nil {
-		return fmt.Errorf("read source: %w", err)
-	}
-	img.Digest = desc.Digest.String()
-	if have, err := remote.Head(dst, opts...); err == nil && have.Digest == desc.Digest {
-		return copyReferrers(ctx, src, dst, desc.Digest.String(), img, opts)
-	}
-	switch {
-	case desc.MediaType.IsIndex():
-		idx, err := desc.ImageIndex()
-		if err != nil {
-			return err
-		}
-		err = remote.WriteIndex(dst, idx, opts...)
-		if err != nil {
-			return err
-		}
-	case desc.MediaType.IsImage():
-		i, err := desc.Image()
-		if err != nil {
-			return err
-		}
-		if err := remote.Write(dst, i, opts...); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("media type %s is neither an image nor an index", desc.MediaType)
-	}
-	img.Copied = true
-	return copyReferrers(ctx, src, dst, desc.Digest.String(), img, opts)
-}
-
-// copyReferrers copies the image's signatures, SBOMs and other referrers
-// with it.
-func copyReferrers(ctx context.Context, src, dst name.Reference, digest string, img *MirroredImage, opts []remote.Option) error {
-	n, err := sign.CopyReferrers(ctx, src.Context().Digest(digest), dst.Context(), opts...)
-	img.Referrers += n
-	if err != nil {
-		return fmt.Errorf("copy its referrers: %w", err)
+	if w := unlisted(m.sum.Images); w != "" {
+		m.sum.Warnings = append(m.sum.Warnings, w)
 	}
 	return nil
+}
+
+// unlisted says which copied images `clusterctl init list-images` does not
+// list: clusterctl reads the images of Deployments and DaemonSets only, so
+// its images: override leaves these pulling from upstream.
+func unlisted(imgs []MirroredImage) string {
+	var lines []string
+	for _, i := range imgs {
+		if !i.Clusterctl {
+			lines = append(lines, fmt.Sprintf("%s (%s: %s) copied to %s", i.Source, i.Provider, strings.Join(i.UsedBy, ", "), i.Copy))
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s that `clusterctl init list-images` does not list: clusterctl reads and rewrites the images of Deployments and DaemonSets only, so the site config's images: override leaves these containers pulling from upstream; point the nodes' container runtime at the mirror for them (a registry mirror), or patch the objects after install:\n  %s",
+		text.Plural(len(lines), "image was copied", "images were copied"), strings.Join(lines, "\n  "))
 }

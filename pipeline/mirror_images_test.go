@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -14,10 +15,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/verify"
 )
 
 func newRegistry(t *testing.T) string {
@@ -160,49 +165,140 @@ func TestMirror_ImagesWithTheSameNameInOneProviderAreRefused(t *testing.T) {
 	}
 }
 
-func TestComponentImages_AsClusterctlListImages(t *testing.T) {
-	data := []byte(`apiVersion: v1
-kind: ConfigMap
-metadata: {name: x}
-data:
-  image: not/an/image:1
----
+// workloadsYAML adds a StatefulSet, a Job and a CronJob (with an init
+// container and an image with a defaulted variable) to the example's
+// components: images clusterctl init list-images does not list.
+const workloadsYAML = `---
 apiVersion: apps/v1
-kind: Deployment
-metadata: {name: d}
-spec:
-  template:
-    spec:
-      initContainers:
-      - {name: i, image: "registry.example/init:1"}
-      containers:
-      - {name: m, image: "${MANAGER_IMAGE:=registry.example/capi/manager:v1}"}
-      - {name: s, image: "registry.example/sidecar@sha256:0123456789012345678901234567890123456789012345678901234567890123"}
----
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: ds}
+kind: StatefulSet
+metadata: {name: capi-example-store, namespace: capi-example-system}
 spec:
   template:
     spec:
       containers:
-      - {name: a, image: "registry.example/init:1"}
+      - {name: store, image: "%[1]s/example/store:v1"}
 ---
 apiVersion: batch/v1
 kind: Job
-metadata: {name: j}
+metadata: {name: capi-example-migrate, namespace: capi-example-system}
 spec:
   template:
     spec:
       containers:
-      - {name: j, image: "registry.example/job:1"}
-`)
-	got, err := pipeline.ComponentImages(data)
+      - {name: migrate, image: "${MIGRATE_IMAGE:=%[1]s/example/migrate:v1}"}
+      - {name: site, image: "${SITE_IMAGE}"}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: capi-example-gc, namespace: capi-example-system}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          initContainers:
+          - {name: wait, image: "%[1]s/example/wait:v1"}
+          containers:
+          - {name: gc, image: "%[1]s/example/gc:v1"}
+`
+
+// pushPlatforms pushes an index of one image per platform, as verify
+// --images wants them.
+func pushPlatforms(t *testing.T, ref string, platforms ...string) {
+	t.Helper()
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, p := range platforms {
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := v1.ParsePlatform(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: pl}})
+	}
+	r, _ := name.ParseReference(ref)
+	if err := remote.WriteIndex(r, idx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMirrorAndVerify_TheSameImagesOfEveryWorkload: a release whose
+// components run a StatefulSet, a Job and a CronJob besides the manager:
+// verify --images checks and mirror --images copies the same images, and
+// mirror says which of them clusterctl does not list (issue 43).
+func TestMirrorAndVerify_TheSameImagesOfEveryWorkload(t *testing.T) {
+	ctx := context.Background()
+	src, dst := newRegistry(t), newRegistry(t)
+	manager := src + "/capirepo/capi-example-controller:v0.2.1"
+	want := []string{manager}
+	for _, n := range []string{"store", "migrate", "wait", "gc"} {
+		want = append(want, src+"/example/"+n+":v1")
+	}
+	for _, ref := range want {
+		pushPlatforms(t, ref, "linux/amd64", "linux/arm64")
+	}
+	slices.Sort(want)
+
+	u := newUpstream(t, map[string]string{"example": manager + " " + fmt.Sprintf(workloadsYAML, src)})
+	var logb bytes.Buffer
+	repo := t.TempDir()
+	o := u.options(t, "file://"+repo, &logb, "infrastructure-example:v0.2.1")
+	o.Images, o.CertManager = dst+"/mirror", false
+	sum, err := pipeline.Mirror(ctx, o)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, logb.String())
+	}
+	var copied, unlisted []string
+	for _, i := range sum.Images {
+		copied = append(copied, i.Source)
+		if !i.Clusterctl {
+			unlisted = append(unlisted, i.Source)
+		}
+		if _, err := remote.Head(mustRef(t, i.Copy)); err != nil {
+			t.Errorf("%s is not at the mirror: %v", i.Copy, err)
+		}
+	}
+	slices.Sort(copied)
+	if diff := cmp.Diff(want, copied); diff != "" {
+		t.Errorf("mirror copied (-every image the components run +got):\n%s", diff)
+	}
+	slices.Sort(unlisted)
+	if diff := cmp.Diff(slices.DeleteFunc(slices.Clone(want), func(s string) bool { return s == manager }), unlisted); diff != "" {
+		t.Errorf("images said not listed by clusterctl (-want +got):\n%s", diff)
+	}
+	if w := strings.Join(sum.Warnings, "\n"); !strings.Contains(w, "1 image was not copied: a variable without a default names it, which the site sets when it installs; copy that image yourself:\n  ${SITE_IMAGE} (infrastructure-example infrastructure-components.yaml: Job capi-example-system/capi-example-migrate container site)") ||
+		!strings.Contains(w, "4 images were copied that `clusterctl init list-images` does not list") ||
+		!strings.Contains(w, src+"/example/store:v1 (infrastructure-example: StatefulSet capi-example-system/capi-example-store container store) copied to "+dst+"/mirror/infrastructure-example/store:v1") {
+		t.Errorf("warnings:\n%s", w)
+	}
+
+	rep, err := pipeline.Verify(ctx, pipeline.VerifyOptions{Path: repo, Version: "v0.2.1", Images: true})
+	if err != nil {
+		t.Fatalf("verify --images: %v", err)
+	}
+	var checked []string
+	for _, i := range rep.Images.Images {
+		if i.Status == verify.ImageSkipped && i.Image == "${SITE_IMAGE}" {
+			continue // the site's own image, named by a variable
+		}
+		checked = append(checked, i.Image)
+		if i.Status != verify.ImageOK {
+			t.Errorf("verify: %s %s (%s)", i.Image, i.Status, i.Detail)
+		}
+	}
+	slices.Sort(checked)
+	if diff := cmp.Diff(copied, checked); diff != "" {
+		t.Errorf("verify --images checked (-mirror copied +verify checked):\n%s", diff)
+	}
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	t.Helper()
+	r, err := name.ParseReference(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"registry.example/capi/manager:v1", "registry.example/sidecar@sha256:0123456789012345678901234567890123456789012345678901234567890123", "registry.example/init:1"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("images (-want +got):\n%s", diff)
-	}
+	return r
 }

@@ -64,7 +64,10 @@ func upstreamRelease(t *testing.T, tag string, metadata []byte, image string) []
 			if image != "" {
 				img, extra, _ := strings.Cut(image, " ")
 				s = strings.ReplaceAll(s, "ghcr.io/capirepo/capi-example-controller:"+tag, img)
-				if extra != "" {
+				switch {
+				case strings.HasPrefix(extra, "---"): // more objects, as they are
+					s += extra
+				case extra != "":
 					s += fmt.Sprintf(daemonSetYAML, extra)
 				}
 			}

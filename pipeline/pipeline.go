@@ -10,11 +10,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/diff"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -52,8 +53,8 @@ type ReleaseOptions struct {
 	// Sign, when set, signs the release after it is written (pipeline/sign.go).
 	Sign *SignOptions
 	// InstallCheck, when set, applies the release to a Kubernetes API
-	// server (install.Check) after the dist folder is written and before
-	// anything is published.
+	// server (install.Check) after the dist folder is written and read
+	// back, before anything is published.
 	InstallCheck *InstallCheckOptions
 	// Rehearse, when set, rehearses the upgrade from the release the
 	// upgrade step compared with to this one on a scratch cluster
@@ -64,6 +65,11 @@ type ReleaseOptions struct {
 	// ConfigOut, when set, is the file the clusterctl config of the first
 	// target clusterctl reads is written to (atomically) after publishing.
 	ConfigOut string
+
+	// NotesUpgrade appends to the release notes of every target that has
+	// them (publish.Noted) an "Upgrading from ..." section made from the
+	// upgrade step's comparison (notes.go).
+	NotesUpgrade bool
 
 	// Variables are clusterctl config values for reading targets back
 	// (github-token, gitlab-access-token). They are never printed.
@@ -104,12 +110,16 @@ type ReleaseSummary struct {
 	Waived   []contract.WaivedFinding `json:"waived"`
 	// Signed is what the sign step signed, once it ran.
 	Signed *SignSummary `json:"signed,omitempty"`
-	// Targets are the targets of Published, in its order: who reads each
-	// and, for the operator's, its Provider resources.
-	Targets []PublishedTarget `json:"-"`
-	// ReadBack is the dist folder as read back from disk after a run that
-	// published to a target the operator reads; nil otherwise.
-	ReadBack *release.Release `json:"-"`
+	// Targets are what was published to each target, in the order of
+	// Published: who reads each and, for the operator's, its Provider
+	// resources.
+	Targets []*Published `json:"-"`
+	// Upgrade is what the upgrade step found the upgrade from each release
+	// it compared with changes for users, once it ran.
+	Upgrade []diff.Changes `json:"upgrade,omitempty"`
+	// UpgradeNotes is the section NotesUpgrade appends to the release notes
+	// (in a dry run: would append).
+	UpgradeNotes string `json:"upgradeNotes,omitempty"`
 	// Next says what a maintainer does next: what a dry run would have
 	// published where, or the clusterctl init line that tries the release.
 	Next []string `json:"next,omitempty"`
@@ -117,36 +127,20 @@ type ReleaseSummary struct {
 	Error string `json:"error,omitempty"`
 }
 
-// PublishedTarget is what a caller prints of a target a release was
-// published to, besides its publish.Summary.
-type PublishedTarget struct {
-	// Reader names who reads the target instead of clusterctl (the
-	// operator, for an OCI registry); "" when clusterctl reads it, and its
-	// providers: entry is the result.
-	Reader string
-	// Operator is set for a target the operator installs from (an OCI
-	// registry): its result is Resources, not a providers: entry.
-	Operator bool
-	// Resources are the operator's Provider resources that install the
-	// release from the target (in the default namespaces), for a target
-	// that makes them (an OCI registry in the operator's layout), once
-	// every step passed.
-	Resources []operator.Resource
-	// resources makes them, from the read-back.
-	resources func(*release.Release, string) ([]operator.Resource, error)
-}
-
 // Release is `capirepo release`. It opens the targets (not in a dry run), then
 // runs the steps in this order and stops at the first failure: build (with
 // the binaries and image the build options ask for), lint, upgrade (the
 // release before this one at the first target that has one, against this
 // one, unless SkipUpgradeCheck), images (unless SkipImageCheck), write the
-// dist folder, install check (with InstallCheck), sign (with Sign), then
-// for each target publish (signing an OCI artifact by its digest once
-// pushed) and verify it read back; a dry run or a run without targets
-// verifies the dist folder instead. The summary lists every step, those
-// after a failure as not run; the error names the failed step. A nil
-// summary means nothing ran: a target could not be opened.
+// dist folder, verify dist (clusterctl's client reads the dist back, so a
+// release it cannot read is never published), install check (with
+// InstallCheck), upgrade rehearsal (with Rehearse: from the release the
+// upgrade step compared with), sign (with Sign), then for each target
+// publish (signing what a target pushed: publishTo, as capirepo publish
+// does) and verify it read back. A dry run runs every step but publishing.
+// The summary lists every step, those after a failure as not run; the
+// error names the failed step. A nil summary means nothing ran: a target
+// could not be opened.
 func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -171,10 +165,10 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 			opened[i] = t
 		}
 	}
-	r := &run{o: o, sum: &ReleaseSummary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
+	r := &run{o: o, opened: opened, sum: &ReleaseSummary{DryRun: o.DryRun, Version: o.Build.Version, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}}
 	steps := []step{{"build", r.build}, {"lint", r.lint},
 		{"upgrade", func(ctx context.Context) (string, bool, error) { return r.upgrade(ctx, opened) }},
-		{"images", r.images}, {"write", r.write}}
+		{"images", r.images}, {"write", r.write}, {"verify dist", r.verifyDist}}
 	if o.InstallCheck != nil {
 		steps = append(steps, step{"install check", r.installCheck})
 	}
@@ -191,49 +185,25 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 				if o.DryRun {
 					return "dry run: nothing published", true, nil
 				}
+				r.upgradeNotes(opened[i])
+				var d string
 				var err error
-				if ps, err = r.publish(ctx, opened[i]); err != nil {
-					return "", false, err
-				}
-				d := fmt.Sprintf("%s: %d %s (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), ps.Verb(), humanBytes(ps.BytesUploaded),
-					len(ps.Skipped), len(ps.Replaced))
-				if ps.Draft {
-					d += "; left a draft"
-				}
-				if n := len(ps.Warnings); n > 0 {
-					d += fmt.Sprintf("; %d warnings", n)
-				}
-				if o.Sign != nil { // an OCI artifact is signed once pushed: by its digest
-					sd, err := r.signPublished(ctx, opened[i], ps)
-					if err != nil {
-						return "", false, err
-					}
-					if sd != "" {
-						d += "; " + sd
-					}
-				}
-				return d, false, nil
+				ps, d, err = r.publish(ctx, opened[i])
+				return d, false, err
 			}},
 			step{"verify " + loc.URL, func(ctx context.Context) (string, bool, error) {
 				if o.DryRun {
-					return "dry run: verified with the dist step below", true, nil
+					return "dry run: the dist was read back before", true, nil
 				}
-				d, err := r.verifyTarget(ctx, loc, opened[i], ps)
-				return d, false, err
+				return r.verifyTarget(ctx, loc, opened[i], ps)
 			}})
 	}
-	if o.DryRun || len(o.Targets) == 0 {
-		steps = append(steps, step{"verify dist", func(ctx context.Context) (string, bool, error) {
-			d, err := r.verifyDist(ctx, "")
-			return d, false, err
-		}})
-	}
 	err := runSteps(ctx, o.Progress, steps, &r.sum.Steps)
-	if err == nil {
-		err = r.resources()
+	if err == nil && o.DryRun {
+		r.upgradeNotes(nil) // what the notes would get, for the summary
 	}
 	if err == nil {
-		err = r.next()
+		err = r.finish(ctx)
 	}
 	if err != nil {
 		r.sum.Error = err.Error()
@@ -241,28 +211,16 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	return r.sum, err
 }
 
-// resources reads the dist folder back and makes the Provider resources of
-// every target the operator reads, which install what was published.
-func (r *run) resources() error {
-	for i := range r.sum.Targets {
-		t := &r.sum.Targets[i]
-		if t.resources == nil {
-			continue
-		}
-		if r.sum.ReadBack == nil {
-			rel, err := release.Load(r.o.Build.Out, r.sum.Version)
-			if err != nil {
-				return err
-			}
-			r.sum.ReadBack = rel
-		}
-		res, err := t.resources(r.sum.ReadBack, "")
-		if err != nil {
+// finish makes what a maintainer gets once every step passed: the
+// operator's Provider resources of each target it installs from, and what
+// to do next (next.go).
+func (r *run) finish(ctx context.Context) error {
+	for _, p := range r.sum.Targets {
+		if err := p.resources(""); err != nil {
 			return err
 		}
-		t.Resources = res
 	}
-	return nil
+	return r.next(ctx)
 }
 
 // step is one named step: it returns a detail for the summary, whether it
@@ -314,9 +272,12 @@ func firstLine(s string) string {
 
 // run holds what the steps of one Release hand on to each other.
 type run struct {
-	o   ReleaseOptions
-	sum *ReleaseSummary
-	b   *Built
+	o      ReleaseOptions
+	opened []publish.Target // nil in a dry run
+	sum    *ReleaseSummary
+	b      *Built
+	// notesMade says the upgrade section of the notes is made (notes.go).
+	notesMade bool
 	// old is the release the upgrade step compared with (the first, with
 	// Against), which the upgrade rehearsal upgrades from.
 	old *release.Release
@@ -346,9 +307,7 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 		}
 	}
 	writeColumns(r.o.Log, "  ", rows)
-	for _, w := range b.Result.Warnings {
-		fmt.Fprintf(r.o.Log, "  warning: %s\n", w)
-	}
+	sayBuild(r.o.Log, "  ", b.Result)
 	d := fmt.Sprintf("%s, %s (%s)", text.Plural(len(rel.Providers), "provider", "providers"), text.Plural(files, "file", "files"), humanBytes(int64(size)))
 	if n := len(b.Artifacts.Binaries); n > 0 {
 		d += fmt.Sprintf("; %d binaries", n)
@@ -375,10 +334,6 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 	if r.o.SkipImageCheck {
 		return "--skip-image-check: not checked", true, nil
 	}
-	uses, err := verify.ReleaseImages(r.b.Result.Release)
-	if err != nil {
-		return "", false, err
-	}
 	platforms := r.o.Build.Platforms
 	if len(platforms) == 0 && r.b.Config != nil && len(r.b.Config.Providers) > 0 {
 		platforms = r.b.Config.Providers[0].Build.Platforms
@@ -387,7 +342,7 @@ func (r *run) images(ctx context.Context) (string, bool, error) {
 	if opts == nil {
 		opts = publish.RegistryOptions(publish.Registry{Keychain: r.o.Build.Keychain})
 	}
-	rep, err := verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms, Remote: opts, Report: r.imageStatusesReported()})
+	rep, err := checkImages(ctx, r.b.Result.Release, verify.ImagesOptions{Platforms: platforms, Remote: opts, Report: r.imageStatusesReported()})
 	if rep != nil {
 		_ = rep.WriteText(r.o.Log)
 	}
@@ -412,44 +367,35 @@ func (r *run) write(ctx context.Context) (string, bool, error) {
 	return "dist in " + out, false, nil
 }
 
-// publish publishes the release to t and lists what was uploaded, unless
-// the publisher reported each upload as it made it, so it is listed once.
-func (r *run) publish(ctx context.Context, t publish.Target) (*publish.Summary, error) {
-	ps, err := t.Publish(ctx, r.b.Result.Release)
+// publish publishes the release to t through publishTo, as capirepo
+// publish does (what t pushed is signed once pushed), and says what it did.
+func (r *run) publish(ctx context.Context, t publish.Target) (*publish.Summary, string, error) {
+	var signer *sign.Signer
+	if r.o.Sign != nil {
+		signer = r.o.Sign.Signer
+	}
+	p, err := publishTo(ctx, t, r.b.Result.Release, signer, r.created(), r.o.Log)
+	if p != nil {
+		r.sum.Published = append(r.sum.Published, p.Summary)
+		r.sum.Targets = append(r.sum.Targets, p)
+		r.addSigned(p.Signed)
+	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	r.sum.Published = append(r.sum.Published, ps)
-	pt := PublishedTarget{Reader: t.Clusterctl().Reader}
-	if m, ok := t.(interface {
-		Resources(*release.Release, string) ([]operator.Resource, error)
-	}); ok {
-		pt.Operator, pt.resources = true, m.Resources
+	ps := p.Summary
+	d := fmt.Sprintf("%s: %d %s (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), ps.Verb(), humanBytes(ps.BytesUploaded),
+		len(ps.Skipped), len(ps.Replaced))
+	if ps.Draft {
+		d += "; left a draft"
 	}
-	r.sum.Targets = append(r.sum.Targets, pt)
-	if ps.Logged {
-		return ps, nil
+	if n := len(ps.Warnings); n > 0 {
+		d += fmt.Sprintf("; %d warnings", n)
 	}
-	// A summary names a file as NAME or, for a target holding several
-	// providers, LABEL/NAME.
-	sizes := map[string]int{}
-	for _, pr := range r.b.Result.Release.Providers {
-		for _, f := range pr.Assets() {
-			sizes[f.Name] = len(f.Data)
-			sizes[pr.Label()+"/"+f.Name] = len(f.Data)
-		}
+	if n := len(p.Signed); n > 0 {
+		d += fmt.Sprintf("; %s signed as %s", text.Plural(n, "artifact", "artifacts"), signer.Identity())
 	}
-	var rows [][2]string
-	for _, n := range ps.Uploaded {
-		size, ok := sizes[n]
-		if !ok { // made by the publisher, e.g. provenance.intoto.json
-			rows = append(rows, [2]string{ps.Verb() + " " + n, ""})
-			continue
-		}
-		rows = append(rows, [2]string{ps.Verb() + " " + n, humanBytes(int64(size))})
-	}
-	writeColumns(r.o.Log, "  ", rows)
-	return ps, nil
+	return ps, d, nil
 }
 
 // writeColumns writes name-size rows with the sizes right-aligned in one
@@ -464,54 +410,45 @@ func writeColumns(w io.Writer, indent string, rows [][2]string) {
 	}
 }
 
-// verifyTarget reads a published target back the way its readers will:
-// through clusterctl by its provider URLs; or, for a target another reader
-// reads (an OCI registry: cluster-api-operator), through the target's Source
-// by that reader's rules, then through clusterctl from memory. Where nobody
-// can read what was published (a draft, GitHub Enterprise, a GitLab host
-// clusterctl refuses), the dist folder is verified instead, and the detail
-// says why.
-func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.Target, ps *publish.Summary) (string, error) {
-	version := r.b.Result.Release.Version
-	if ps != nil && ps.Draft {
-		return r.verifyDist(ctx, "the release is a draft, which clusterctl cannot read until a person publishes it: verified the built dist instead")
+// verifyTarget reads a published target back the way its readers will
+// (readBack): through clusterctl by its provider URLs, or through the
+// target's Source, checked against what was built, then through clusterctl
+// from memory. A draft nobody can read yet is not read back: the dist was,
+// before anything was published.
+func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.Target, ps *publish.Summary) (string, bool, error) {
+	if ps.Draft {
+		return "the release is a draft, which clusterctl cannot read until a person publishes it: the dist was read back before publishing", true, nil
 	}
-	reach := t.Clusterctl()
-	switch {
-	case reach.ProviderURL == nil && reach.Reader != "":
-		return r.readBack(ctx, loc, t, reach.Reader)
-	case reach.ProviderURL == nil:
-		return r.verifyDist(ctx, reach.Why+": verified the built dist instead")
-	}
-	var repos []verify.Repo
-	for _, p := range r.b.Result.Release.Providers {
-		ref := publish.Ref{ID: p.ID, Version: version, Components: p.ComponentsFile}
-		repo := verify.Repo{ID: p.ID, URL: reach.ProviderURL(ref), Version: version}
+	rel := r.b.Result.Release
+	var vs []readBackVersion
+	for _, p := range rel.Providers {
+		v := readBackVersion{Ref: publish.Ref{ID: p.ID, Version: rel.Version, Components: p.ComponentsFile}, Built: p}
 		for _, f := range p.Files {
-			repo.Files = append(repo.Files, f.Name)
+			v.Files = append(v.Files, f.Name)
 		}
-		repos = append(repos, repo)
+		vs = append(vs, v)
 	}
-	rep, err := verify.Repository(ctx, repos, verify.Options{Version: version, Variables: r.o.Variables, HTTPClient: r.o.TargetOptions.HTTPClient})
+	rep, bySource, err := readBack(ctx, t, loc.URL, vs, verify.Options{Variables: r.o.Variables, HTTPClient: r.o.TargetOptions.HTTPClient}, r.o.Log)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	_ = rep.WriteText(r.o.Log)
-	return fmt.Sprintf("%s read back from %s through clusterctl", text.Plural(len(rep.Providers), "provider", "providers"), ps.URL), nil
+	provs := text.Plural(len(rep.Providers), "provider", "providers")
+	if bySource {
+		return fmt.Sprintf("%s read back from %s %s", provs, loc.URL, readBackWay(t.Clusterctl())), false, nil
+	}
+	return fmt.Sprintf("%s read back from %s through clusterctl", provs, ps.URL), false, nil
 }
 
-// verifyDist reads the dist folder back through clusterctl; why, when set,
-// says why the dist was verified instead of a target.
-func (r *run) verifyDist(ctx context.Context, why string) (string, error) {
+// verifyDist reads the dist folder back through clusterctl's client before
+// anything is published: a release clusterctl cannot read stops here.
+func (r *run) verifyDist(ctx context.Context) (string, bool, error) {
 	out := r.o.Build.Out
 	rep, err := verify.Dir(ctx, out, verify.Options{Version: r.b.Result.Release.Version})
+	if rep != nil {
+		_ = rep.WriteText(r.o.Log)
+	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	_ = rep.WriteText(r.o.Log)
-	d := fmt.Sprintf("%s in %s read back through clusterctl", text.Plural(len(rep.Providers), "provider", "providers"), out)
-	if why != "" {
-		d = why + "; " + d
-	}
-	return d, nil
+	return fmt.Sprintf("%s in %s read back through clusterctl", text.Plural(len(rep.Providers), "provider", "providers"), out), false, nil
 }

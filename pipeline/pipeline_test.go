@@ -105,7 +105,7 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish github://example/provider=skipped\nverify github://example/provider=skipped\nverify dist=ok\n"
+	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish github://example/provider=skipped\nverify github://example/provider=skipped\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -114,7 +114,7 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 			t.Errorf("dry run did not build %s: %v", f, err)
 		}
 	}
-	for _, line := range []string{"[1/8] build\n", "[8/8] verify dist: ok", "infrastructure-components.yaml"} {
+	for _, line := range []string{"[1/8] build\n", "[6/8] verify dist: ok", "infrastructure-components.yaml"} {
 		if !strings.Contains(log.String(), line) {
 			t.Errorf("progress lacks %q", line)
 		}
@@ -132,7 +132,7 @@ func TestRun_FileTargetPublishesAndVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish file://" + root + "=ok\nverify file://" + root + "=ok\n"
+	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish file://" + root + "=ok\nverify file://" + root + "=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -164,21 +164,21 @@ func TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone(t *testing.T) {
 		written []string
 	}{{
 		name: "first of two targets fails", targets: []string{a, b}, fail: a,
-		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
 		wantErr: "publish " + a + ": upload refused",
 	}, {
 		name: "second target fails after the first is verified", targets: []string{a, b}, fail: b,
-		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
 		wantErr: "publish " + b + ": upload refused", written: []string{a},
 	}, {
 		// The upgrade step reads the target first and stops the run
 		// before anything is written.
 		name: "a real target with a file in the way", targets: []string{"file://" + blocker, b},
-		want:    "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\nverify dist=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
 		wantErr: "upgrade: file://" + blocker + ": ",
 	}, {
 		name: "build fails", version: "1.0", targets: []string{a},
-		want:    "build=failed\nlint=not run\nupgrade=not run\nimages=not run\nwrite=not run\npublish " + a + "=not run\nverify " + a + "=not run\n",
+		want:    "build=failed\nlint=not run\nupgrade=not run\nimages=not run\nwrite=not run\nverify dist=not run\npublish " + a + "=not run\nverify " + a + "=not run\n",
 		wantErr: "build: ",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -284,8 +284,8 @@ func TestRun_GitHubVerifiesThroughClusterctl(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	if d := sum.Steps[6].Detail; sum.Steps[6].Status != pipeline.StatusOK || !strings.Contains(d, "read back from https://github.com/example/provider-pipeline-through-clusterctl") {
-		t.Errorf("verify step %+v", sum.Steps[6])
+	if d := sum.Steps[7].Detail; sum.Steps[7].Status != pipeline.StatusOK || !strings.Contains(d, "read back from https://github.com/example/provider-pipeline-through-clusterctl") {
+		t.Errorf("verify step %+v", sum.Steps[7])
 	}
 	if strings.Contains(log.String(), ghToken) {
 		t.Error("the token was logged")

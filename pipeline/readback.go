@@ -4,39 +4,73 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
 
-// readBack reads every provider of the release back from a target through
-// its Source (an OCI registry: by the operator's rules), checks that the
-// files are the ones built, and hands them to clusterctl's client as verify
-// does for a local tree.
-func (r *run) readBack(ctx context.Context, loc targets.Location, rd publish.Source, reader string) (string, error) {
-	rel := r.b.Result.Release
-	var got []*release.Provider
-	for _, p := range rel.Providers {
-		rp, err := publish.Read(ctx, rd, publish.Ref{ID: p.ID, Version: p.Version, Components: p.ComponentsFile})
-		if err != nil {
-			return "", fmt.Errorf("read back %s %s: %w", p.Label(), p.Version, err)
+// readBackVersion is one provider version read back from a target.
+type readBackVersion struct {
+	Ref publish.Ref
+	// Files name the files clusterctl reads of it (verify.Repo.Files).
+	Files []string
+	// Built, when set, is the provider as it was built: every file read
+	// back through the target's Source must be one of its files, byte for
+	// byte.
+	Built *release.Provider
+}
+
+// readBack reads provider versions back from a target the way its readers
+// will: through clusterctl's client by the target's provider URLs; or, for
+// a target clusterctl cannot read by URL (an OCI registry, which
+// cluster-api-operator reads; a GitHub Enterprise server), through the
+// target's Source by the rules it follows, then through clusterctl's client
+// from memory. It writes what was read to log; bySource says which way it
+// read. The release's verify steps and mirror read back here.
+func readBack(ctx context.Context, t publish.Target, url string, vs []readBackVersion, o verify.Options, log io.Writer) (rep *verify.Report, bySource bool, err error) {
+	if len(vs) == 0 {
+		return nil, false, nil
+	}
+	reach := t.Clusterctl()
+	if reach.ProviderURL != nil {
+		repos := make([]verify.Repo, len(vs))
+		for i, v := range vs {
+			repos[i] = verify.Repo{ID: v.Ref.ID, URL: reach.ProviderURL(v.Ref), Version: v.Ref.Version, Files: v.Files}
 		}
-		for _, f := range rp.Files {
-			want, ok := p.File(f.Name)
-			if !ok || !bytes.Equal(want.Data, f.Data) {
-				return "", fmt.Errorf("read back %s %s: %s is not the file that was built", p.Label(), p.Version, f.Name)
+		rep, err := verify.Repository(ctx, repos, o)
+		if rep != nil {
+			_ = rep.WriteText(log)
+		}
+		return rep, false, err
+	}
+	var got []*release.Provider
+	for _, v := range vs {
+		rp, err := publish.Read(ctx, t, v.Ref)
+		if err != nil {
+			return nil, true, fmt.Errorf("read back %s %s from %s: %w", v.Ref.ID.Label(), v.Ref.Version, url, err)
+		}
+		if v.Built != nil {
+			for _, f := range rp.Files {
+				if want, ok := v.Built.File(f.Name); !ok || !bytes.Equal(want.Data, f.Data) {
+					return nil, true, fmt.Errorf("read back %s %s from %s: %s is not the file that was built", v.Ref.ID.Label(), v.Ref.Version, url, f.Name)
+				}
 			}
 		}
 		got = append(got, rp)
 	}
-	rep, err := verify.Providers(ctx, got, loc.URL, verify.Options{Variables: r.o.Variables})
+	rep, err = verify.Providers(ctx, got, url, o)
 	if rep != nil {
-		_ = rep.WriteText(r.o.Log)
+		_ = rep.WriteText(log)
 	}
-	if err != nil {
-		return "", err
+	return rep, true, err
+}
+
+// readBackWay says how readBack read a target it read through its Source.
+func readBackWay(reach publish.Reach) string {
+	if reach.Reader != "" {
+		return "by " + reach.Reader + "'s rules, then through clusterctl"
 	}
-	return fmt.Sprintf("%d providers read back from %s by %s's rules, then through clusterctl", len(rep.Providers), loc.URL, reader), nil
+	return "through the target (" + reach.Why + "), then through clusterctl from memory"
 }

@@ -28,11 +28,11 @@ func TestRun_OCITargetPublishesAndReadsBackByTheOperatorsRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, logs.String())
 	}
-	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish oci://" + host + "/capi=ok\nverify oci://" + host + "/capi=ok\n"
+	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish oci://" + host + "/capi=ok\nverify oci://" + host + "/capi=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s\n%s", diff, logs.String())
 	}
-	if d := sum.Steps[6].Detail; !strings.Contains(d, "by the operator's rules, then through clusterctl") {
+	if d := sum.Steps[7].Detail; !strings.Contains(d, "by the operator's rules, then through clusterctl") {
 		t.Errorf("verify detail %q", d)
 	}
 	ref := "http://" + host + "/capi/infrastructure-example:v0.1.0"

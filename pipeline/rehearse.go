@@ -42,7 +42,7 @@ type RehearseOptions struct {
 // Rehearse rehearses the upgrade from old to rel on the scratch cluster of
 // the options, core Cluster API read from Core.
 func Rehearse(ctx context.Context, old, rel *release.Release, o RehearseOptions) (*rehearse.Report, error) {
-	vars, flavors, lookup, err := o.values(ctx)
+	reals, err := o.reals(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("upgrade rehearsal: %w", err)
 	}
@@ -54,7 +54,7 @@ func Rehearse(ctx context.Context, old, rel *release.Release, o RehearseOptions)
 		}
 	}
 	ro := rehearse.Options{Kubeconfig: o.Kubeconfig, Old: old, New: rel, Core: core, KubernetesVersion: o.KubernetesVersion,
-		Variables: vars, FlavorVariables: flavors, Lookup: lookup, Log: o.Log}
+		Values: reals, Log: o.Log}
 	if o.WithCertManager {
 		ro.CertManager = func(ctx context.Context) (*release.Provider, error) {
 			return CertManager(ctx, o.ClusterctlConfig, o.Sources)

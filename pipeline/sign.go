@@ -51,10 +51,7 @@ func (r *run) sign(ctx context.Context) (string, bool, error) {
 		return "dry run: nothing signed (a signature is recorded in the transparency log for good)", true, nil
 	}
 	rel := r.b.Result.Release
-	source := o.Source
-	if source == "" {
-		source = r.buildSource(ctx)
-	}
+	source := r.signSource(ctx)
 	fmt.Fprintf(r.o.Log, "  signing as %s\n", signerName(o.Signer))
 	signed, err := sign.SignRelease(ctx, o.Signer, rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: source, Log: r.o.Log})
 	if err != nil {
@@ -76,24 +73,6 @@ func (r *run) sign(ctx context.Context) (string, bool, error) {
 		d += "; image " + ref.String()
 	}
 	return d, false, nil
-}
-
-// signPublished signs the OCI artifacts a target published (publish
-// oci): a signature referrer of each artifact's digest. Other targets'
-// files carry their bundles: it says nothing for them.
-func (r *run) signPublished(ctx context.Context, t publish.Target, ps *publish.Summary) (string, error) {
-	sigs, err := SignPublished(ctx, r.o.Sign.Signer, t, ps, r.created(), r.o.Log)
-	r.addSigned(sigs)
-	if err != nil || sigs == nil {
-		return "", err
-	}
-	return fmt.Sprintf("%s signed as %s", text.Plural(len(sigs), "artifact", "artifacts"), r.o.Sign.Signer.Identity()), nil
-}
-
-// Registry is a target that holds OCI artifacts, which are signed as
-// referrers after they are published.
-type Registry interface {
-	Published(ctx context.Context, sum *publish.Summary) ([]name.Digest, []remote.Option, error)
 }
 
 func (r *run) signImages(ctx context.Context, refs []name.Digest, opts []remote.Option) error {
@@ -138,6 +117,15 @@ func signerName(s *sign.Signer) string {
 		return id.String()
 	}
 	return "the identity of the OIDC token (keyless)"
+}
+
+// signSource is the repository the provenance the sign step makes names:
+// SignOptions.Source, else the build's source (buildSource).
+func (r *run) signSource(ctx context.Context) string {
+	if s := r.o.Sign.Source; s != "" {
+		return s
+	}
+	return r.buildSource(ctx)
 }
 
 // buildSource is the repository a run's release comes from: the build's
@@ -254,9 +242,10 @@ type SignDistOptions struct {
 	// Signer makes the signer once the release is read and the images are
 	// resolved, so a wrong dist or image fails before a token is asked for.
 	Signer sign.SignerOptions
-	// Provenance and Source are as for SignOptions; Source is required.
-	Provenance bool
-	Source     string
+	// Provenance and Source are as for SignOptions; SourceHint says how a
+	// user names Source (sign.ReleaseOptions.SourceHint).
+	Provenance         bool
+	Source, SourceHint string
 	// Created stamps the image signatures; zero means now.
 	Created time.Time
 	// Keychain gives the registries' credentials (nil: anonymous);
@@ -320,8 +309,13 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rep.Files, err = sign.SignRelease(ctx, signer, rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: o.Source}); err != nil {
+	if rep.Files, err = sign.SignRelease(ctx, signer, rel, sign.ReleaseOptions{Provenance: o.Provenance, Source: o.Source, SourceHint: o.SourceHint}); err != nil {
 		return nil, err
+	}
+	for _, f := range rep.Files {
+		if f.Warning != "" {
+			fmt.Fprintf(o.Log, "warning: %s\n", f.Warning)
+		}
 	}
 	if err := release.WriteContext(ctx, o.Dir, rel, release.WriteOptions{Progress: o.Log}); err != nil {
 		return nil, fmt.Errorf("write the bundles into %s: %w", o.Dir, err)
@@ -330,20 +324,4 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 		return nil, err
 	}
 	return rep, nil
-}
-
-// SignPublished signs the OCI artifacts a target published (publish oci,
-// release's oci:// targets): a signature referrer of each artifact's
-// digest, said in log. Other targets' files carry their bundles: it signs
-// nothing for them.
-func SignPublished(ctx context.Context, s *sign.Signer, t publish.Target, ps *publish.Summary, created time.Time, log io.Writer) (map[string]*sign.Signature, error) {
-	reg, ok := t.(Registry)
-	if !ok || ps == nil {
-		return nil, nil
-	}
-	refs, opts, err := reg.Published(ctx, ps)
-	if err != nil {
-		return nil, err
-	}
-	return SignImages(ctx, s, refs, created, log, opts...)
 }

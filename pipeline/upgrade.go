@@ -150,6 +150,7 @@ func (r *run) upgradeAgainst(ctx context.Context) (string, bool, error) {
 // fails on an error.
 func (r *run) compare(old *release.Release, hist []contract.Finding, against string) (contract.Report, error) {
 	res := diff.Compare(old, r.b.Result.Release)
+	r.sum.Upgrade = append(r.sum.Upgrade, res.Changes)
 	for _, n := range res.Notes {
 		fmt.Fprintf(r.o.Log, "  %s\n", n)
 	}

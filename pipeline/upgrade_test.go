@@ -106,7 +106,7 @@ func TestRun_UpgradeStep(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "upgrade: 1 error, 0 warnings against v0.1.0 at "+root) {
 			t.Fatalf("error %v, want an UpgradeError\n%s", err, logs.String())
 		}
-		if st := statuses(sum); !strings.Contains(st, "upgrade=failed\nimages=not run\nwrite=not run\npublish "+root+"=not run\n") {
+		if st := statuses(sum); !strings.Contains(st, "upgrade=failed\nimages=not run\nwrite=not run\nverify dist=not run\npublish "+root+"=not run\n") {
 			t.Errorf("steps:\n%s", st)
 		}
 		if len(sum.Findings) != 1 || sum.Findings[0].Rule != contract.RuleUpgradeSeries || sum.Findings[0].File != "infrastructure-test/v0.2.0/metadata.yaml" {
@@ -406,7 +406,7 @@ func TestRun_RehearsalStepUpgradesFromTheReleaseTheUpgradeStepRead(t *testing.T)
 	if err == nil || !strings.Contains(err.Error(), "upgrade rehearsal: v0.1.0 holds no core Cluster API") {
 		t.Fatalf("want the rehearsal from v0.1.0 to ask for core, got %v\n%s", err, logs.String())
 	}
-	if st := statuses(sum); !strings.Contains(st, "upgrade=ok\nimages=skipped\nwrite=ok\nupgrade rehearsal=failed\n") {
+	if st := statuses(sum); !strings.Contains(st, "upgrade=ok\nimages=skipped\nwrite=ok\nverify dist=ok\nupgrade rehearsal=failed\n") {
 		t.Errorf("steps:\n%s", st)
 	}
 

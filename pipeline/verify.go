@@ -17,6 +17,7 @@ import (
 	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
+	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -34,9 +35,17 @@ type VerifyOptions struct {
 	// Version is the version to verify; "" means every version of a DIR
 	// clusterctl reads (release.ScanTree).
 	Version string
-	// KubernetesVersion and Variables are as for verify.Options.
+	// KubernetesVersion and Variables are as for verify.Options: Variables
+	// (--var NAME=VALUE, and the tokens) are real values for every file.
 	KubernetesVersion string
 	Variables         map[string]string
+	// ValuesFiles are files of real values for the read-back, as FILE
+	// (every flavor) or FLAVOR=FILE (one flavor's template), read by
+	// values.ReadFiles as the install check reads them; Variables win.
+	// Only these and Variables are real values there: the environment and
+	// the clusterctl config are not asked, so what verify reads does not
+	// depend on the shell it runs in.
+	ValuesFiles []string
 
 	// Images asks the registries for every image a DIR's components run,
 	// for every Platforms.
@@ -98,8 +107,12 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 		o.Log = io.Discard
 	}
 	opts := verify.Options{Version: o.Version, KubernetesVersion: o.KubernetesVersion, Variables: o.Variables}
+	reals, err := values.ReadFiles(o.Variables, o.ValuesFiles)
+	if err != nil {
+		return nil, err
+	}
+	opts.Values = reals
 	rep := &VerifyReport{}
-	var err error
 	switch {
 	case o.ConfigMaps != "" && o.Path == "":
 		if o.Signatures != nil {
@@ -138,7 +151,15 @@ func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts ve
 	}
 	serr := f.checkSums(o.Version, o.Log)
 	rep.Read, err = verifyDirVersions(ctx, o.Log, f, opts)
-	err = errors.Join(serr, err)
+	err = errors.Join(f.unreadable, serr, err)
+	if f.unreadable != nil {
+		// The other checks read the tree as a release, which refuses those
+		// folders by the same words.
+		if o.Images || o.Signatures != nil || o.Install != nil {
+			fmt.Fprintf(o.Log, "%s holds version folders capirepo cannot read: the images, signature and install checks did not run\n", o.Path)
+		}
+		return err
+	}
 	if o.Images {
 		var ierr error
 		rep.Images, ierr = o.verifyImages(ctx, f)
@@ -209,15 +230,18 @@ func (o VerifyOptions) verifyImages(ctx context.Context, f *folder) (*verify.Ima
 // CheckImages asks the registries for every image rel's components run,
 // for every platform, with kc's credentials (nil: anonymous).
 func CheckImages(ctx context.Context, rel *release.Release, platforms []string, kc authn.Keychain) (*verify.ImagesReport, error) {
-	uses, err := verify.ReleaseImages(rel)
+	return checkImages(ctx, rel, verify.ImagesOptions{Platforms: platforms, Remote: publish.RegistryOptions(publish.Registry{Keychain: kc})})
+}
+
+// checkImages is the one image check of verify --images, release's images
+// step and publish --images: every image rel's components run, asked of its
+// registry as o says.
+func checkImages(ctx context.Context, rel *release.Release, o verify.ImagesOptions) (*verify.ImagesReport, error) {
+	uses, err := rel.Images()
 	if err != nil {
 		return nil, err
 	}
-	if kc == nil {
-		kc = authn.NewMultiKeychain() // anonymous
-	}
-	return verify.Images(ctx, uses, verify.ImagesOptions{Platforms: platforms,
-		Remote: publish.RegistryOptions(publish.Registry{Keychain: kc})})
+	return verify.Images(ctx, uses, o)
 }
 
 // verifyDirVersions verifies every version of f (or opts.Version): a
@@ -235,7 +259,7 @@ func verifyDirVersions(ctx context.Context, log io.Writer, f *folder, opts verif
 		versions = f.Versions() // every version, not only the newest
 	}
 	if len(versions) > 1 {
-		fmt.Fprintf(log, "verifying %d versions: %s\n", len(versions), strings.Join(versions, ", "))
+		fmt.Fprintf(log, "verifying %d versions: %s (clusterctl's latest: %s)\n", len(versions), strings.Join(versions, ", "), f.latestSaid())
 	}
 	all := &verify.Report{}
 	var failed []string

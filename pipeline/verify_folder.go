@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,16 +39,22 @@ func FolderPath(arg string) (string, error) {
 // read into memory and handed to clusterctl from there.
 type folder struct {
 	path string
-	// versions are the version folders clusterctl reads of a tree, every
-	// one readable by capirepo; nil for a flat folder.
-	versions []release.VersionFolder
+	// versions are the version folders clusterctl reads of a tree that
+	// capirepo can read, all every one it reads; nil for a flat folder.
+	versions, all []release.VersionFolder
+	// unreadable says which version folders clusterctl reads besides and
+	// capirepo cannot (a name without the v, a link), each by name: no
+	// check looks at them, so verify fails on them; nil when none.
+	unreadable error
 	// flat is a flat folder's release.
 	flat *release.Release
 }
 
 // openFolder finds what a DIR holds. A version folder clusterctl would read
-// and capirepo cannot (a name without the v, a link) is an error by name:
-// no check would have looked at it.
+// and capirepo cannot (a name without the v, a link) is kept as an error by
+// name (unreadable): the others are still verified, and clusterctl's
+// latest is said with every folder it lists in view. A tree of such
+// folders alone is an error.
 func openFolder(path, version string, log io.Writer) (*folder, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -60,12 +67,12 @@ func openFolder(path, version string, log io.Writer) (*folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := release.Unreadable(tree); err != nil {
-		return nil, err
-	}
-	f := &folder{path: path, versions: tree}
-	if len(tree) > 0 {
+	f := &folder{path: path, versions: release.Readable(tree), all: tree, unreadable: release.Unreadable(tree)}
+	if len(f.versions) > 0 {
 		return f, nil
+	}
+	if f.unreadable != nil {
+		return nil, f.unreadable
 	}
 	rel, notes, err := release.Read(path, release.ReadOptions{Version: version, Doing: "verifying"})
 	if err != nil {
@@ -104,12 +111,45 @@ func (f *folder) dirs(version string) []string {
 	return out
 }
 
-// Release reads the release of version (the newest for "") for the images
+// Newest is the newest version of a tree as clusterctl orders them
+// (release.Newest: the newest release, else the newest pre-release); a
+// flat folder's one version.
+func (f *folder) Newest() string {
+	if f.flat != nil {
+		return f.flat.Version
+	}
+	return release.Newest(f.versions)
+}
+
+// latestSaid says each provider's latest in a tree as clusterctl's local
+// repository picks it, every folder it lists in view (those capirepo
+// cannot read too: where the choice reaches one, clusterctl fails): "v0.2.0"
+// for one provider, "cluster-api v1.14.2, infrastructure-x v0.2.0" for
+// several.
+func (f *folder) latestSaid() string {
+	byLabel := map[string][]release.VersionFolder{}
+	for _, v := range f.all {
+		byLabel[v.ID.Label()] = append(byLabel[v.ID.Label()], v)
+	}
+	var out []string
+	for _, l := range slices.Sorted(maps.Keys(byLabel)) {
+		v, err := release.Latest(byLabel[l])
+		if err != nil {
+			v = "none, it fails: " + firstLine(err.Error())
+		}
+		if len(byLabel) > 1 {
+			v = l + " " + v
+		}
+		out = append(out, v)
+	}
+	return strings.Join(out, ", ")
+}
+
+// Release reads the release of version (Newest for "") for the images
 // and install checks.
 func (f *folder) Release(version string) (*release.Release, error) {
 	if version == "" {
-		vs := f.Versions()
-		version = vs[len(vs)-1]
+		version = f.Newest()
 	}
 	if f.flat != nil {
 		if version != f.flat.Version {

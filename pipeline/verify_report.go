@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/capirepo/capirepo/install"
+	"github.com/capirepo/capirepo/internal/markdown"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/configmap"
 	"github.com/capirepo/capirepo/rehearse"
@@ -129,7 +131,7 @@ func (o VerifyOptions) verifyDirSignatures(ctx context.Context, f *folder) (*Sig
 		files, err := release.ReadFolder(f.path)
 		if err == nil {
 			var c *sign.Checked
-			if c, err = sign.VerifyFiles(v, f.path, files, sign.VerifyFilesOptions{}); c != nil {
+			if c, err = sign.VerifyFiles(v, f.path, files, sign.VerifyFilesOptions{Version: o.Version}); c != nil {
 				rep.Folders = append(rep.Folders, c)
 			}
 		}
@@ -144,7 +146,7 @@ func (o VerifyOptions) verifyDirSignatures(ctx context.Context, f *folder) (*Sig
 		if err != nil {
 			return rep, errors.Join(append(errs, err)...)
 		}
-		uses, err := verify.ReleaseImages(rel)
+		uses, err := rel.Images()
 		if err != nil {
 			return rep, errors.Join(append(errs, err)...)
 		}
@@ -207,4 +209,73 @@ func verifyConfigMaps(ctx context.Context, file string, opts verify.Options) (*v
 	}
 	opts.Version = ""
 	return verify.Providers(ctx, provs, file, opts)
+}
+
+// WriteMarkdown prints the report for a CI job summary: what clusterctl's
+// client read (each provider with its contract, components, flavors and
+// ClusterClasses), the images checked, the signatures, the install check's
+// accepted, refused and not checked objects (every refusal by file, object
+// and field), and the error when Verify failed.
+func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
+	if r == nil {
+		return nil
+	}
+	verdict := "clusterctl reads it"
+	if r.err != nil {
+		verdict = "failed"
+	}
+	m := &markdown.Writer{W: w}
+	m.Printf("## capirepo verify: %s\n\n", verdict)
+	if r.read() {
+		rows := [][]string{}
+		for _, p := range r.Read.Providers {
+			flavors := make([]string, len(p.Flavors))
+			for i, f := range p.Flavors {
+				flavors[i] = markdown.Code(cmp.Or(f.Name, "(default)"))
+			}
+			classes := make([]string, len(p.ClusterClasses))
+			for i, c := range p.ClusterClasses {
+				classes[i] = markdown.Code(c.Name)
+			}
+			if !p.TemplatesListed {
+				flavors = []string{"not listed"}
+			}
+			rows = append(rows, []string{markdown.Code(p.Label), markdown.Text(p.Version), markdown.Text(p.Contract),
+				fmt.Sprintf("%s: %d objects", markdown.Code(p.ComponentsFile), p.Objects), strings.Join(flavors, ", "), strings.Join(classes, ", ")})
+		}
+		m.Do(func(w io.Writer) error {
+			return markdown.Table(w, []string{"provider", "version", "contract", "components", "flavors", "ClusterClasses"}, rows)
+		})
+	}
+	if r.Images != nil {
+		m.Printf("### Images\n\n%d in the registry for %s; %d missing, %d not readable without credentials, %d named by variables (not checked)\n\n",
+			r.Images.Count(verify.ImageOK), markdown.Text(strings.Join(r.Images.Platforms, ", ")), r.Images.Count(verify.ImageMissing),
+			r.Images.Count(verify.ImageUnreadable), r.Images.Count(verify.ImageSkipped))
+		var rows [][]string
+		for _, i := range r.Images.Images {
+			if i.Status != verify.ImageOK {
+				rows = append(rows, []string{markdown.Code(i.Image), markdown.Text(i.Status), markdown.Text(i.Detail)})
+			}
+		}
+		if len(rows) > 0 {
+			m.Do(func(w io.Writer) error { return markdown.Table(w, []string{"image", "status", "detail"}, rows) })
+		}
+	}
+	if r.Signatures != nil {
+		m.Printf("### Signatures\n\nAccepted signer: %s\n\n", markdown.Text(r.Signatures.Verifier))
+		for _, c := range r.Signatures.Folders {
+			m.Printf("- %s: %d files match the signed checksums.txt\n", markdown.Code(c.Dir), c.Files)
+		}
+		for _, ref := range sortedNames(r.Signatures.Images) {
+			m.Printf("- %s: %d signatures\n", markdown.Code(ref), len(r.Signatures.Images[ref]))
+		}
+		m.Printf("\n")
+	}
+	if r.Install != nil {
+		m.Do(r.Install.WriteMarkdown)
+	}
+	if r.err != nil {
+		m.Printf("```text\n%s\n```\n\n", strings.ReplaceAll(r.err.Error(), "```", "'''"))
+	}
+	return m.Err
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"text/template"
 )
@@ -37,7 +38,12 @@ type Spec struct {
 	ComponentsFile string `json:"componentsFile,omitempty"`
 	Metadata       string `json:"metadata,omitempty"`
 	Image          *Image `json:"image,omitempty"`
-	Build          Build  `json:"build,omitempty"`
+	// Images give Deployments (or containers) images of their own, where
+	// one provider runs several managers from several images (Sidero's
+	// caps- and sidero-controller-manager, both written with the image
+	// placeholder controller). Not with Image.
+	Images []DeploymentImage `json:"images,omitempty"`
+	Build  Build             `json:"build,omitempty"`
 	// Components lists more components files of the provider, each rendered
 	// from its own kustomization (e.g. config/supervisor ->
 	// infrastructure-components-supervisor.yaml), beside ComponentsFile.
@@ -113,6 +119,20 @@ type Image struct {
 	PullPolicy string `json:"pullPolicy,omitempty" enum:"Always,IfNotPresent,Never"`
 }
 
+// DeploymentImage is the release image of one Deployment's containers:
+// the containers that run the image of its manager container (or of its one
+// container), or the one Container names.
+type DeploymentImage struct {
+	// Deployment is the Deployment's name in the release (namePrefix
+	// applied), e.g. caps-controller-manager.
+	Deployment string `json:"deployment"`
+	// Container narrows the image to one container of the Deployment.
+	Container string `json:"container,omitempty"`
+	// Image's fields are as in Spec.Image; Name selects, among the
+	// Deployment's containers, those whose image it names.
+	Image
+}
+
 // TagFor returns the tag the release image gets for version: NewTag, else
 // the Tag template, else the version.
 func (i Image) TagFor(version string) (string, error) {
@@ -165,6 +185,32 @@ type Waiver struct {
 
 // ID returns the provider's name and type from its label.
 func (s Spec) ID() (ID, error) { return ParseLabel(s.Name) }
+
+// Paths are the files and folders of the tree the spec names, slash
+// separated and relative to the tree, sorted, each once: the kustomizations,
+// metadata.yaml, the patch files and the templates' folders and files. A
+// named path is read wherever it lies, e.g. a release asset a before:
+// command builds into bin/ or _out/, folders a walk of the tree's sources
+// skips as build output.
+func (s Spec) Paths() []string {
+	out := []string{s.Kustomize, s.Metadata}
+	for _, c := range s.Components {
+		out = append(out, c.Kustomize)
+	}
+	for _, p := range s.Patches {
+		out = append(out, p.Path)
+	}
+	if t := s.Templates; t != nil && !t.None {
+		out = append(out, t.Dir)
+		out = append(out, t.Flavors...)
+		for _, src := range t.Files {
+			out = append(out, src)
+		}
+	}
+	out = slices.DeleteFunc(out, func(p string) bool { return p == "" })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // Defaults for a conventional provider tree.
 const (

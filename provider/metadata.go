@@ -151,5 +151,39 @@ func CheckCovers(file string, m *Metadata, v *semver.Version) error {
 		}
 	}
 	return fmt.Errorf("%s: no release series covers version v%s; add to releaseSeries:\n  - major: %d\n    minor: %d\n    contract: %s",
-		file, v, v.Major(), v.Minor(), Contracts[0])
+		file, v, v.Major(), v.Minor(), SuggestContract(m))
+}
+
+// NewestSeries returns the release series of m with the highest
+// major.minor, nil when m lists none.
+func NewestSeries(m *Metadata) *clusterctlv1.ReleaseSeries {
+	var newest *clusterctlv1.ReleaseSeries
+	for i, rs := range m.ReleaseSeries {
+		if newest == nil || rs.Major > newest.Major || (rs.Major == newest.Major && rs.Minor > newest.Minor) {
+			newest = &m.ReleaseSeries[i]
+		}
+	}
+	return newest
+}
+
+// SuggestContract is the contract to name in the release series a tree
+// lacks for its version, the one answer every "add a release series" fix
+// gives: the contract the tree itself uses, so that the fix does not move a
+// tree to another contract behind its maintainer's back. That is the
+// contract of its newest release series, when clusterctl accepts it; else
+// the newest accepted contract its CRDs are labelled for (labelled: the
+// <contract> of their cluster.x-k8s.io/<contract> labels); else the newest
+// contract clusterctl accepts (a tree with neither).
+func SuggestContract(m *Metadata, labelled ...string) string {
+	if m != nil {
+		if rs := NewestSeries(m); rs != nil && slices.Contains(Contracts, rs.Contract) {
+			return rs.Contract
+		}
+	}
+	for _, c := range Contracts {
+		if slices.Contains(labelled, c) {
+			return c
+		}
+	}
+	return Contracts[0]
 }

@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
@@ -112,6 +115,49 @@ func CheckName(name string) error {
 		}
 	}
 	return nil
+}
+
+// Characters a published file name may hold on every target: GitHub's REST
+// API renames a release asset whose name holds any other (a space, '+',
+// '~', ':', '(' ... become '.' or '-'), and GitLab's generic packages refuse
+// a file name with other characters than these and '+'.
+const (
+	githubNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+	gitlabNameChars = githubNameChars + "+"
+)
+
+// CheckFlavorName checks a flavor: the <flavor> of the
+// cluster-template-<flavor>.yaml that clusterctl generate cluster --flavor
+// fetches. clusterctl takes any name it can build that file name of
+// (v1.24.10-crs, pre-v1.33, Ubuntu_22.04); refused is only what clusterctl
+// or a target cannot carry: no name, a path separator or "..", a file name
+// too long for a file system (the dist folder, file:// targets), and the
+// characters GitHub renames or GitLab refuses, each said with its target.
+func CheckFlavorName(flavor string) error {
+	if flavor == "" {
+		return errors.New("flavor name is empty: cluster-template.yaml is the default flavor, and clusterctl cannot ask for cluster-template-.yaml")
+	}
+	if err := CheckFileName("flavor name", flavor); err != nil {
+		return err
+	}
+	file := "cluster-template-" + flavor + ".yaml"
+	if len(file) > 255 {
+		return fmt.Errorf("flavor name %q makes a file name of %d bytes: file systems take at most 255 (the dist folder, file:// targets)", flavor, len(file))
+	}
+	var bad []string
+	for _, r := range flavor {
+		if !strings.ContainsRune(githubNameChars, r) && !slices.Contains(bad, strconv.QuoteRune(r)) {
+			bad = append(bad, strconv.QuoteRune(r))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	which := "GitHub renames a release asset whose name holds it (its REST API turns it into '.' or '-'), so clusterctl does not find " + file + " there"
+	if strings.ContainsFunc(flavor, func(r rune) bool { return !strings.ContainsRune(gitlabNameChars, r) }) {
+		which += ", and GitLab's generic packages refuse the file name"
+	}
+	return fmt.Errorf("flavor name %q holds %s: %s; use letters, digits, '.', '-' and '_'", flavor, strings.Join(bad, ", "), which)
 }
 
 // CheckFileName checks a name that becomes one path element of a release:

@@ -320,6 +320,41 @@ providers:
 			wantErr: `providers[0].image.pullPolicy: "IfNeeded" is not one of Always, IfNotPresent, Never`,
 		},
 		{
+			name: "an image per Deployment (Sidero)",
+			files: map[string]string{"capirepo.yaml": `providers:
+- name: infrastructure-sidero
+  images:
+  - {deployment: caps-controller-manager, newName: ghcr.io/siderolabs/caps-controller-manager}
+  - {deployment: sidero-controller-manager, container: manager, name: controller, newName: ghcr.io/siderolabs/sidero-controller-manager, tag: "{{ .VersionNoV }}", pullPolicy: IfNotPresent}
+`},
+			want: []Spec{{Name: "infrastructure-sidero", Kustomize: "config/default", ComponentsFile: "infrastructure-components.yaml", Metadata: "metadata.yaml",
+				Images: []DeploymentImage{
+					{Deployment: "caps-controller-manager", Image: Image{NewName: "ghcr.io/siderolabs/caps-controller-manager"}},
+					{Deployment: "sidero-controller-manager", Container: "manager", Image: Image{Name: "controller", NewName: "ghcr.io/siderolabs/sidero-controller-manager", Tag: "{{ .VersionNoV }}", PullPolicy: "IfNotPresent"}},
+				},
+				Build: Build{Main: ".", Platforms: DefaultPlatforms}}},
+		},
+		{
+			name:    "image and images",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  image: {newName: r/x}\n  images: [{deployment: x-controller-manager, newName: r/y}]\n"},
+			wantErr: "providers[0].image: set with images: images gives each Deployment its image",
+		},
+		{
+			name:    "images entry without a Deployment",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  images: [{newName: r/y}]\n"},
+			wantErr: "providers[0].images[0].deployment: empty",
+		},
+		{
+			name:    "images entry twice for one Deployment",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  images: [{deployment: d, newName: r/y}, {deployment: d, newName: r/z}]\n"},
+			wantErr: "providers[0].images[1]: Deployment d is already given an image by images[0]",
+		},
+		{
+			name:    "images entry with a bad pull policy",
+			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  images: [{deployment: d, pullPolicy: Sometimes}]\n"},
+			wantErr: `providers[0].images[0].pullPolicy: "Sometimes" is not one of`,
+		},
+		{
 			name:    "patch file missing",
 			files:   map[string]string{"capirepo.yaml": "providers:\n- name: infrastructure-x\n  patches: [{path: hack/p.yaml}]\n"},
 			wantErr: "providers[0].patches[0].path: hack/p.yaml is not a file",
@@ -373,5 +408,38 @@ providers:
 				t.Errorf("providers (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCheckFlavorName: a flavor clusterctl can fetch and every target can
+// carry is taken, whatever its case, dots or underscores (issue 45.7);
+// what is refused says why, and which target when it is a target's rule.
+func TestCheckFlavorName(t *testing.T) {
+	for _, c := range []struct{ flavor, wantErr string }{
+		{"v1.24.10-crs", ""},
+		{"pre-v1.33", ""},
+		{"v1.26.11-tkgv2.5.0-crs", ""},
+		{"Ubuntu_22.04", ""},
+		{"ha", ""},
+		{"", "flavor name is empty"},
+		{"a/b", `must not contain '/'`},
+		{"a..b", "or '..'"},
+		{"tab\there", "control character"},
+		{strings.Repeat("x", 240), "file systems take at most 255"},
+		{"my flavor", `holds ' ': GitHub renames a release asset whose name holds it (its REST API turns it into '.' or '-'), so clusterctl does not find cluster-template-my flavor.yaml there, and GitLab's generic packages refuse the file name; use letters, digits, '.', '-' and '_'`},
+		{"k3s+calico", `holds '+': GitHub renames`},
+		{"a(b):c", `holds '(', ')', ':'`},
+	} {
+		err := CheckFlavorName(c.flavor)
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%q: %v, want it taken", c.flavor, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%q: err = %v, want %q", c.flavor, err, c.wantErr)
+		}
+	}
+	// '+' is GitHub's rule only: GitLab's generic packages take it.
+	if err := CheckFlavorName("k3s+calico"); err == nil || strings.Contains(err.Error(), "GitLab") {
+		t.Errorf("k3s+calico: %v, want GitHub's rule alone", err)
 	}
 }

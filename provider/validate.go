@@ -99,18 +99,27 @@ var PullPolicies = []string{"Always", "IfNotPresent", "Never"}
 // validateExtras checks image, components and patches of one provider.
 func (s *Spec) validateExtras(dir string, field func(string) string) error {
 	if img := s.Image; img != nil {
-		if img.NewTag != "" && img.Tag != "" {
-			return fmt.Errorf("%s: newTag and tag are both set: keep tag (a template such as \"{{ .VersionNoV }}\") or newTag (a literal), not both", field("image"))
+		if err := img.validate(func(n string) string { return field("image" + n) }); err != nil {
+			return err
 		}
-		if img.Digest != "" && (img.NewTag != "" || img.Tag != "") {
-			return fmt.Errorf("%s: digest and a tag are both set: an image is pinned by one of them", field("image"))
+		if len(s.Images) > 0 {
+			return fmt.Errorf("%s: set with images: images gives each Deployment its image; move image's fields into its entries", field("image"))
 		}
-		if _, err := img.TagFor("v0.0.0"); err != nil {
-			return fmt.Errorf("%s: %w", field("image.tag"), err)
+	}
+	seen := map[[2]string]int{}
+	for i, img := range s.Images {
+		f := func(n string) string { return field(fmt.Sprintf("images[%d]%s", i, n)) }
+		if img.Deployment == "" {
+			return fmt.Errorf("%s: empty: name the Deployment as the release names it (namePrefix applied), e.g. caps-controller-manager", f(".deployment"))
 		}
-		if img.PullPolicy != "" && !slices.Contains(PullPolicies, img.PullPolicy) {
-			return fmt.Errorf("%s: %q is not one of %s", field("image.pullPolicy"), img.PullPolicy, strings.Join(PullPolicies, ", "))
+		if err := img.validate(f); err != nil {
+			return err
 		}
+		key := [2]string{img.Deployment, img.Container}
+		if j, ok := seen[key]; ok {
+			return fmt.Errorf("%s: Deployment %s%s is already given an image by images[%d]", f(""), img.Deployment, containerSuffix(img.Container), j)
+		}
+		seen[key] = i
 	}
 	files := map[string]bool{s.ComponentsFile: true}
 	for i, c := range s.Components {
@@ -156,4 +165,28 @@ func (s *Spec) validateExtras(dir string, field func(string) string) error {
 func isFile(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// validate checks an image's fields; field names one of them (".tag").
+func (img Image) validate(field func(string) string) error {
+	if img.NewTag != "" && img.Tag != "" {
+		return fmt.Errorf("%s: newTag and tag are both set: keep tag (a template such as \"{{ .VersionNoV }}\") or newTag (a literal), not both", field(""))
+	}
+	if img.Digest != "" && (img.NewTag != "" || img.Tag != "") {
+		return fmt.Errorf("%s: digest and a tag are both set: an image is pinned by one of them", field(""))
+	}
+	if _, err := img.TagFor("v0.0.0"); err != nil {
+		return fmt.Errorf("%s: %w", field(".tag"), err)
+	}
+	if img.PullPolicy != "" && !slices.Contains(PullPolicies, img.PullPolicy) {
+		return fmt.Errorf("%s: %q is not one of %s", field(".pullPolicy"), img.PullPolicy, strings.Join(PullPolicies, ", "))
+	}
+	return nil
+}
+
+func containerSuffix(c string) string {
+	if c == "" {
+		return ""
+	}
+	return " container " + c
 }

@@ -54,11 +54,7 @@ func NextVersion(dir string, s Spec) (version, from string, err error) {
 		if err != nil {
 			return "", "", err
 		}
-		for i, rs := range md.ReleaseSeries {
-			if newest == nil || rs.Major > newest.Major || (rs.Major == newest.Major && rs.Minor > newest.Minor) {
-				newest = &md.ReleaseSeries[i]
-			}
-		}
+		newest = NewestSeries(md)
 	}
 	if s.NextVersion != "" {
 		sv, err := ParseVersion(s.NextVersion)

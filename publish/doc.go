@@ -2,7 +2,11 @@
 // releases are published to and read from (Target: a Publisher and a
 // Source, and how clusterctl reads it), and what clusterctl reads of a
 // provider version is chosen here, once for every backend (Files, Read; and
-// ReleaseFiles, ReadRelease for what a copy of the release holds).
+// ReleaseFiles, ReadRelease for what a copy of the release holds). Which
+// version is the newest, and which came before, is package versions'
+// answer; Repository hands it a Source's versions.
+// A target's optional abilities are one-method interfaces (Planner,
+// Signable, Operator, Drafting, Noted, Flat) that callers find with a type check.
 // The backends are one folder each: github/ (a GitHub release), gitlab/
 // (GitLab generic packages), local/ (the semver folder tree of a file://
 // URL), oci/ (artifacts cluster-api-operator reads), configmap/ (a file of
@@ -41,8 +45,19 @@
 //     Wrap ErrNotFound for a provider, version or file that is not there.
 //     - Clusterctl() says how clusterctl reads it: Reach.ProviderURL (the
 //     URL for a clusterctl config), or Why it cannot and which Reader
-//     reads the target instead; verify and mirror read it back that way.
-//     Implement Flat if one release per version holds every provider.
+//     reads the target instead; verify, release and mirror read it back
+//     that way (pipeline's readBack).
+//     - What else it can do is one of the optional interfaces, each asserted
+//     with var _ publish.X = (*Target)(nil): Planner (the files Publish
+//     would write, for a dry run's count: implement it whenever the target
+//     adds files of its own or names them its own way), Signable (its
+//     pushed artifacts are signed where they are, by digest), Operator
+//     (cluster-api-operator installs from it: its Provider resources),
+//     Drafting (it may leave a release a draft nobody reads yet), Noted
+//     (its release carries notes: a section can be appended), Flat (one
+//     release per version holds every provider). pipeline asks for these
+//     with a type check; a caller never asks for a concrete type or a URL
+//     scheme.
 //     - Network calls go through Retry and the HTTP client the options
 //     hand in; credentials arrive as values, never from the process.
 //  2. publish/targets: one Backend in the table: its Scheme, the Form of

@@ -121,9 +121,9 @@ func Provenance(files []release.File, src ProvenanceSource) (release.File, error
 type ProvenanceStatement struct {
 	// Subjects are the files the statement names, in its order.
 	Subjects []ProvenanceSubject
-	// Version is nil when the statement names none.
-	Version   *string
-	Providers []string
+	// Version and Repository are nil when the statement names none.
+	Version, Repository *string
+	Providers           []string
 }
 
 // ProvenanceSubject is one file a provenance names ("" for what it lacks).
@@ -142,8 +142,9 @@ func ReadProvenance(data []byte) (ProvenanceStatement, error) {
 		Predicate struct {
 			BuildDefinition struct {
 				ExternalParameters struct {
-					Version   *string  `json:"version"`
-					Providers []string `json:"providers"`
+					Version    *string  `json:"version"`
+					Repository *string  `json:"repository"`
+					Providers  []string `json:"providers"`
 				} `json:"externalParameters"`
 			} `json:"buildDefinition"`
 		} `json:"predicate"`
@@ -152,7 +153,7 @@ func ReadProvenance(data []byte) (ProvenanceStatement, error) {
 		return ProvenanceStatement{}, err
 	}
 	ext := st.Predicate.BuildDefinition.ExternalParameters
-	out := ProvenanceStatement{Version: ext.Version, Providers: ext.Providers}
+	out := ProvenanceStatement{Version: ext.Version, Repository: ext.Repository, Providers: ext.Providers}
 	for _, s := range st.Subject {
 		out.Subjects = append(out.Subjects, ProvenanceSubject{Name: s.Name, SHA256: s.Digest["sha256"]})
 	}

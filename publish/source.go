@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // Ref names one provider version at a target, as clusterctl's provider URL
@@ -32,8 +32,10 @@ func (r Ref) String() string { return r.ID.Label() + " " + r.Version }
 // of a version (Files, Read) is chosen here, once for every backend.
 type Source interface {
 	// Versions lists the published versions of a provider (drafts, bare
-	// tags and half-written ones left out), in no particular order, each
-	// with its leading v.
+	// tags and half-written ones left out), in no particular order, as the
+	// target names them: with or without the v, as clusterctl lists them.
+	// Which is the newest, and which came before, is package versions'
+	// answer (Repository asks it).
 	Versions(ctx context.Context, id provider.ID) ([]string, error)
 	// List lists the files the target holds for one provider version with
 	// their size and sha256 (SHA256 "" when the target reports none),
@@ -46,8 +48,10 @@ type Source interface {
 }
 
 // ErrNotFound is the error a Source wraps when a provider, version or file
-// is not there.
-var ErrNotFound = errors.New("not found")
+// is not there. It is versions.ErrNotFound: a version a source does not
+// hold is passed over when the newest is chosen, as clusterctl passes
+// over it.
+var ErrNotFound = versions.ErrNotFound
 
 // Files lists the files clusterctl reads of one provider version, among
 // those the source holds: metadata.yaml, the components file (which it

@@ -1,8 +1,16 @@
 package publish
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/capirepo/capirepo/publish/operator"
+	"github.com/capirepo/capirepo/release"
 )
 
 // Target is one place releases are published to and read from: a GitHub
@@ -30,6 +38,68 @@ type Reach struct {
 	// ConfigMaps), so reading it back through the Source checks what that
 	// reader gets; "" when nobody does.
 	Reader string
+	// Overrides says the target is clusterctl's overrides folder: clusterctl
+	// reads its files in place of each provider version's own, finding the
+	// provider by its usual URL, so no providers: entry names the target.
+	Overrides bool
+}
+
+// The optional abilities of a target are the one-method interfaces below:
+// a caller asks a Target for one with a type check, never for a backend's
+// concrete type nor by the scheme of its URL. Each backend asserts the ones
+// it has (var _ publish.Signable = (*Target)(nil)).
+
+// Signable is a target whose published artifacts are signed where they are
+// (an OCI registry: a signature referrer of each artifact's digest, as
+// cosign sign writes it) instead of by bundles published beside the files.
+type Signable interface {
+	// Published returns the artifacts a summary of this target's Publish
+	// names, by digest, and the registry options (credentials, transport)
+	// that reach them.
+	Published(ctx context.Context, sum *Summary) ([]name.Digest, []remote.Option, error)
+}
+
+// Operator is a target cluster-api-operator installs from (an OCI registry
+// in the operator's layout): it makes the operator's Provider resources
+// that install a release from it.
+type Operator interface {
+	// Resources are the Provider resources that install rel from the
+	// target, in namespace (each provider's own when ""); none when the
+	// operator cannot read what the target holds.
+	Resources(rel *release.Release, namespace string) ([]operator.Resource, error)
+}
+
+// Drafting is a target that may leave what it publishes a draft, which no
+// reader sees until a person publishes it (a GitHub release).
+type Drafting interface {
+	// Draft says whether Publish leaves the release a draft.
+	Draft() bool
+}
+
+// Planner is a target that says, before anything is written, which files
+// its Publish writes for a release, as its Summary names them (a dry run's
+// count); the files it adds itself (an unsigned provenance) included.
+type Planner interface {
+	Planned(rel *release.Release) ([]string, error)
+}
+
+// Noted is a target whose release carries notes people read before they
+// upgrade (a GitHub release, a GitLab Release).
+type Noted interface {
+	// AddNotes appends a Markdown section to the notes its next Publish
+	// writes, after the maintainer's and generated ones, and says whether
+	// the target writes notes at all (a GitLab target without a Release
+	// does not).
+	AddNotes(section string) bool
+}
+
+// AppendNotes is release notes with section after them, a blank line
+// between (Noted targets join what they are given so).
+func AppendNotes(notes, section string) string {
+	if notes == "" {
+		return section
+	}
+	return strings.TrimRight(notes, "\n") + "\n\n" + section
 }
 
 // Flat is implemented by a target that holds one flat set of files per

@@ -5,22 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/version"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client"
-	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
 	"github.com/go-logr/logr"
 
 	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/kubeapi"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // Options say what a rehearsal upgrades and where.
@@ -43,13 +44,14 @@ type Options struct {
 	// says what to install: nothing is fetched.
 	CertManager func(ctx context.Context) (*release.Provider, error)
 
-	// KubernetesVersion, Variables, FlavorVariables and Lookup give the
-	// variables of the components and templates their values, as for the
-	// install check (install.Options): real values, else its stand-ins.
+	// KubernetesVersion is KUBERNETES_VERSION for Old's templates; "" is
+	// values.KubernetesVersion.
 	KubernetesVersion string
-	Variables         map[string]string
-	FlavorVariables   map[string]map[string]string
-	Lookup            func(name string) (string, bool)
+	// Values are the real values of the components' and templates'
+	// variables (--var, --values, a Lookup of the environment and the
+	// clusterctl config); a variable without one gets package values'
+	// stand-in, as in the install check.
+	Values values.Real
 
 	// Log hears what is created and removed and clusterctl's own log; nil
 	// discards it.
@@ -176,15 +178,15 @@ func layout(old, new, core *release.Release) (*plan, error) {
 	if old == nil || new == nil || len(old.Providers) == 0 || len(new.Providers) == 0 {
 		return nil, errors.New("upgrade rehearsal: an old and a new release are needed")
 	}
-	ov, err := version.ParseSemantic(old.Version)
-	if err != nil {
-		return nil, fmt.Errorf("upgrade rehearsal: old version %q: %w", old.Version, err)
+	ov, ok := versions.Parse(old.Version)
+	if !ok {
+		return nil, fmt.Errorf("upgrade rehearsal: old version %q is no semantic version clusterctl takes", old.Version)
 	}
-	nv, err := version.ParseSemantic(new.Version)
-	if err != nil {
-		return nil, fmt.Errorf("upgrade rehearsal: new version %q: %w", new.Version, err)
+	nv, ok := versions.Parse(new.Version)
+	if !ok {
+		return nil, fmt.Errorf("upgrade rehearsal: new version %q is no semantic version clusterctl takes", new.Version)
 	}
-	if !ov.LessThan(nv) {
+	if !ov.Less(nv) {
 		return nil, fmt.Errorf("upgrade rehearsal: %s is not below %s: clusterctl upgrades only to a newer version", old.Version, new.Version)
 	}
 	l := &plan{}
@@ -369,12 +371,12 @@ type templateValues struct {
 }
 
 // values asks the install check for the values of the components'
-// variables (Core's, Old's and New's: clusterctl's config holds one value
-// per name, Old's first) and for the objects of Old's templates, each file
-// in a namespace of its own.
+// variables (Core's and Old's) and for the objects of Old's templates,
+// each file in a namespace of its own; New's components file gets values
+// for the variables Old's lack (clusterctl's config holds one value per
+// name, Old's first).
 func (r *rehearsal) values(ctx context.Context) (*templateValues, error) {
-	iopts := install.Options{Config: r.c.Config, KubernetesVersion: r.o.KubernetesVersion, Variables: r.o.Variables,
-		FlavorVariables: r.o.FlavorVariables, Lookup: r.o.Lookup}
+	iopts := install.Options{Config: r.c.Config, KubernetesVersion: r.o.KubernetesVersion, Values: r.o.Values}
 	n := 0
 	ns := func(string, string) string {
 		n++
@@ -386,23 +388,15 @@ func (r *rehearsal) values(ctx context.Context) (*templateValues, error) {
 		return nil, fmt.Errorf("upgrade rehearsal: %w", err)
 	}
 	out := &templateValues{components: map[string]string{}}
-	add := func(files []*install.File) {
-		for _, f := range files {
-			for _, v := range f.Variables {
-				if _, ok := out.components[v.Name]; !ok {
-					out.components[v.Name] = v.Value
-				}
+	for _, f := range prep.Components {
+		for _, v := range f.Variables {
+			if _, ok := out.components[v.Name]; !ok {
+				out.components[v.Name] = v.Value
 			}
 		}
 	}
-	add(prep.Components)
-	// New's components are asked about only for variables Old's lack.
-	if r.lacking(out.components) {
-		next, err := install.Prepare(ctx, &release.Release{Version: r.o.New.Version, Providers: r.l.new}, iopts, nil)
-		if err != nil {
-			return nil, fmt.Errorf("upgrade rehearsal: %w", err)
-		}
-		add(next.Components)
+	if err := r.newValues(out.components); err != nil {
+		return nil, err
 	}
 	for _, t := range prep.Templates {
 		if slices.ContainsFunc(r.l.old, func(p *release.Provider) bool { return p.Label() == t.File.Provider }) {
@@ -412,21 +406,29 @@ func (r *rehearsal) values(ctx context.Context) (*templateValues, error) {
 	return out, nil
 }
 
-// lacking says whether a components file of New requires a variable
-// without a value among values and the options' Variables.
-func (r *rehearsal) lacking(values map[string]string) bool {
+// newValues adds to set the values of the variables New's components
+// files use that set and the real values do not give, as package values
+// chooses them (a real value, else a stand-in that fits the fields of
+// New's CRDs and the server's built-in kinds).
+func (r *rehearsal) newValues(set map[string]string) error {
+	ch := values.New(values.Options{Real: r.o.Values, OpenAPI: r.c.OpenAPI})
 	for _, p := range r.l.new {
-		vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(p.Components().Data)
-		if err != nil {
-			return true // install.Prepare says what is wrong with it
+		if f, ok := p.File(p.ComponentsFile); ok {
+			ch.LearnComponents(f.Data)
 		}
-		for name, def := range vars {
-			_, set := values[name]
-			_, given := r.o.Variables[name]
-			if def == nil && !set && !given {
-				return true
+	}
+	given := maps.Clone(set)
+	maps.Copy(given, r.o.Values.Variables)
+	for _, p := range r.l.new {
+		s, err := ch.File(p, p.ComponentsFile, given)
+		if err != nil {
+			return fmt.Errorf("upgrade rehearsal: %s %s: %w", p.Label(), p.Version, err)
+		}
+		for name, v := range s.Values {
+			if _, ok := given[name]; !ok {
+				set[name], given[name] = v, v
 			}
 		}
 	}
-	return false
+	return nil
 }

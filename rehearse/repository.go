@@ -104,7 +104,7 @@ func (r *rehearsal) configure(ctx context.Context, values map[string]string) err
 	for k, v := range values {
 		mr.Set(k, v)
 	}
-	for k, v := range r.o.Variables {
+	for k, v := range r.o.Values.Variables {
 		mr.Set(k, v)
 	}
 	cfg, err := config.New(ctx, "", config.InjectReader(mr))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // Dir returns a provider version folder below root: root/<label>/<version>.
@@ -214,24 +216,18 @@ func Load(root, version string) (*Release, error) {
 	if err != nil {
 		return nil, err
 	}
-	versions := map[string]bool{}
+	held := map[string]bool{}
 	for _, d := range dirs {
-		versions[filepath.Base(d)] = true
+		held[filepath.Base(d)] = true
 	}
 	if version == "" {
-		if len(versions) > 1 {
-			vs := make([]string, 0, len(versions))
-			for v := range versions {
-				vs = append(vs, v)
-			}
-			slices.Sort(vs)
+		vs := versions.Sorted(slices.Collect(maps.Keys(held)))
+		if len(vs) > 1 {
 			return nil, fmt.Errorf("%s holds several versions (%s): choose one with --version", root, strings.Join(vs, ", "))
 		}
-		for v := range versions {
-			version = v
-		}
+		version = vs[0]
 	}
-	if !versions[version] {
+	if !held[version] {
 		return nil, fmt.Errorf("%s holds no provider folder for version %s", root, version)
 	}
 	r := &Release{Version: version}

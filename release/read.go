@@ -24,7 +24,8 @@ const releaseLayouts = `a provider repository tree <label>/<version>/ (capirepo 
 // user.
 type ReadOptions struct {
 	// Version selects the version in a tree ("" = the newest of each
-	// provider); for a flat folder it is the release version ("" = the
+	// provider as clusterctl orders them, Newest: its newest release, else
+	// its newest pre-release); for a flat folder it is the release version ("" = the
 	// folder's name when it is one, else the manager image's tag, else none,
 	// and the lint rules that need a version are skipped).
 	Version string
@@ -86,10 +87,13 @@ func Read(root string, o ReadOptions) (rel *Release, notes []string, err error) 
 	}
 	for _, id := range ids {
 		vs := byLabel[id] // oldest first
-		i := slices.IndexFunc(vs, func(f VersionFolder) bool { return f.Version == version })
+		want := version
+		if want == "" {
+			want = Newest(vs)
+		}
+		i := slices.IndexFunc(vs, func(f VersionFolder) bool { return f.Version == want })
 		if version == "" {
-			i = len(vs) - 1
-			notes = append(notes, fmt.Sprintf("%s: %s %s, the newest version in %s (choose one with %s)", id.Label(), doing, vs[i].Version, filepath.Dir(vs[i].Dir), choose))
+			notes = append(notes, fmt.Sprintf("%s: %s %s, %s in %s (choose one with %s)", id.Label(), doing, want, newestSaid(vs, want), filepath.Dir(vs[i].Dir), choose))
 		}
 		if i < 0 {
 			continue
@@ -117,6 +121,16 @@ func Read(root string, o ReadOptions) (rel *Release, notes []string, err error) 
 		rel.Version = rel.Providers[0].Version
 	}
 	return rel, notes, nil
+}
+
+// newestSaid says which version newest is among the folders vs: the
+// newest version, or the newest release when pre-releases are newer
+// (clusterctl installs those only when asked for them).
+func newestSaid(vs []VersionFolder, newest string) string {
+	if highest := vs[len(vs)-1].Version; highest != newest {
+		return fmt.Sprintf("the newest release (%s is a pre-release, which clusterctl installs only when asked for it)", highest)
+	}
+	return "the newest version"
 }
 
 // hasAssets says whether a folder holds release assets itself.

@@ -64,6 +64,40 @@ func TestRead_TreeNoteSaysTheCallersVerbAndHowToChoose(t *testing.T) {
 	}
 }
 
+// TestRead_TreeTakesTheVersionClusterctlInstallsForLatest: lint DIR and
+// diff DIR without a version read the release clusterctl installs for
+// latest, a release before newer pre-releases, and say so; a tree of
+// pre-releases alone gives its newest.
+func TestRead_TreeTakesTheVersionClusterctlInstallsForLatest(t *testing.T) {
+	for _, tc := range []struct {
+		versions   []string
+		want, said string
+	}{
+		{[]string{"v0.1.0", "v0.2.0", "v0.3.0-rc.1", "v0.3.0-rc.2"}, "v0.2.0", "the newest release (v0.3.0-rc.2 is a pre-release, which clusterctl installs only when asked for it)"},
+		{[]string{"v0.2.0-rc.1", "v0.2.0-rc.2"}, "v0.2.0-rc.2", "the newest version"},
+		{[]string{"v0.9.0", "v0.10.0"}, "v0.10.0", "the newest version"},
+	} {
+		root := t.TempDir()
+		files := map[string]string{}
+		for _, v := range tc.versions {
+			files["infrastructure-foo/"+v+"/metadata.yaml"] = v
+			files["infrastructure-foo/"+v+"/infrastructure-components.yaml"] = v
+		}
+		writeFiles(t, root, files)
+		rel, notes, err := Read(root, ReadOptions{Doing: "linting"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "infrastructure-foo: linting " + tc.want + ", " + tc.said + " in " + filepath.Join(root, "infrastructure-foo") + " (choose one with --version)"
+		if diff := cmp.Diff([]string{want}, notes); diff != "" {
+			t.Errorf("%v: notes (-want +got):\n%s", tc.versions, diff)
+		}
+		if rel.Version != tc.want || string(rel.Providers[0].Components().Data) != tc.want {
+			t.Errorf("%v: read %s, want %s", tc.versions, rel.Version, tc.want)
+		}
+	}
+}
+
 func TestRead_FlatFolderTakesLabelAndVersionFromTheObjects(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	writeFiles(t, dir, map[string]string{

@@ -130,6 +130,30 @@ func IsClusterClass(name string) bool {
 	return strings.HasPrefix(name, clusterClassPrefix) && strings.HasSuffix(name, ".yaml")
 }
 
+// FlavorOf returns the flavor a file name holds: cluster-template.yaml is
+// the default flavor "", cluster-template-<flavor>.yaml is <flavor>.
+func FlavorOf(file string) (string, bool) {
+	if file == templatePrefix+".yaml" {
+		return "", true
+	}
+	name, ok := strings.CutPrefix(file, templatePrefix+"-")
+	if !ok {
+		return "", false
+	}
+	name, ok = strings.CutSuffix(name, ".yaml")
+	return name, ok && name != ""
+}
+
+// ClassOf returns the ClusterClass name of a clusterclass-<name>.yaml file.
+func ClassOf(file string) (string, bool) {
+	name, ok := strings.CutPrefix(file, clusterClassPrefix)
+	if !ok {
+		return "", false
+	}
+	name, ok = strings.CutSuffix(name, ".yaml")
+	return name, ok && name != ""
+}
+
 // Attach adds or replaces a file published after checksums.txt (see
 // Attached), keeping Attached sorted.
 func (p *Provider) Attach(name string, data []byte) error {
@@ -261,6 +285,19 @@ func (r *Release) FlatListed() ([]File, error) {
 	}
 	slices.SortFunc(out, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	return append(out, File{Name: ChecksumsFile, Data: Checksums(out)}), nil
+}
+
+// Clone copies the release and its providers, so files can be added to the
+// copy without changing r (the files' bytes are shared: nothing edits them
+// in place).
+func (r *Release) Clone() *Release {
+	out := &Release{Version: r.Version, Attached: slices.Clone(r.Attached)}
+	for _, p := range r.Providers {
+		c := *p
+		c.Files, c.Attached = slices.Clone(p.Files), slices.Clone(p.Attached)
+		out.Providers = append(out.Providers, &c)
+	}
+	return out
 }
 
 // Provider returns the provider with the given label.

@@ -86,6 +86,45 @@ func TestVerifyDir_RefusesASignedOlderReleaseRenamedNewer(t *testing.T) {
 	}
 }
 
+// TestVerifyDir_RefusesARenamedReleaseWithoutItsProvenance: a signed
+// v0.1.0 renamed v0.2.0 with its provenance and the provenance's bundle
+// deleted leaves nothing signed that names a version (checksums.txt names
+// files only), so it is refused unless the verifier is told to accept a
+// release without a provenance; then it passes, as nothing can tell it
+// from v0.2.0.
+func TestVerifyDir_RefusesARenamedReleaseWithoutItsProvenance(t *testing.T) {
+	ss := signtest.New(t)
+	rel := oneProvider(t, "v0.1.0")
+	if _, err := sign.SignRelease(context.Background(), keylessSigner(t, ss, identity), rel, sign.ReleaseOptions{Provenance: true}); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := release.Write(root, rel); err != nil {
+		t.Fatal(err)
+	}
+	old, renamed := filepath.Join(root, "infrastructure-acme", "v0.1.0"), filepath.Join(root, "infrastructure-acme", "v0.2.0")
+	if err := os.Rename(old, renamed); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{release.ProvenanceFile, sign.BundleName(release.ProvenanceFile)} {
+		if err := os.Remove(filepath.Join(renamed, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := sign.VerifyDir(verifier(t, ss), root, "")
+	want := "infrastructure-acme/v0.2.0: no provenance.intoto.json"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--allow-missing-provenance") {
+		t.Fatalf("err = %v\nwant it to contain %q and name --allow-missing-provenance", err, want)
+	}
+	allowing, err := sign.NewVerifier(sign.VerifyOptions{Identity: identity, Issuer: signtest.GitHubIssuer, TrustedRoot: ss.TrustedRoot(t), AllowMissingProvenance: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sign.VerifyDir(allowing, root, ""); err != nil {
+		t.Errorf("refused though a missing provenance is allowed: %v", err)
+	}
+}
+
 // TestSignRelease_SignsTheProvenanceItFindsAsItIs: a release that holds a
 // provenance (a publisher's, subjects in its own order, naming the
 // repository) gets it signed byte for byte, not made again; one that holds

@@ -23,6 +23,10 @@ type ReleaseOptions struct {
 	Provenance bool
 	// Source is the repository the provenance names.
 	Source string
+	// SourceHint says how a user names the repository, for the warning on
+	// a provenance made without one (the caller's words: "pass --source
+	// URL"); "" says it generally.
+	SourceHint string
 	// Log hears of each signature: what, by whom, where it was logged.
 	Log io.Writer
 }
@@ -38,6 +42,9 @@ type Signed struct {
 	// the release held none); a file found is signed as it is, never made
 	// again.
 	Made bool `json:"made,omitempty"`
+	// Warning says what a user should know of the file signed: a
+	// provenance that names no repository, or another one than Source.
+	Warning string `json:"warning,omitempty"`
 	*Signature
 }
 
@@ -65,6 +72,22 @@ func (s Signed) Note() string {
 // that hold no checksums.txt of capirepo's (a mirrored release) are left as
 // they are.
 func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o ReleaseOptions) ([]Signed, error) {
+	return signRelease(ctx, s.SignBlob, rel, o)
+}
+
+// Plan returns a copy of rel holding what SignRelease would attach to it,
+// without signing anything (a dry run's count of what is published): the
+// provenance it would make, as it would make it (its bytes depend only on
+// the files), and each bundle, empty (a bundle exists only once signed).
+func Plan(rel *release.Release, o ReleaseOptions) (*release.Release, error) {
+	c := rel.Clone()
+	o.Log = nil // what it would do is said by the caller
+	_, err := signRelease(context.Background(), func(context.Context, []byte) (*Signature, error) { return &Signature{}, nil }, c, o)
+	return c, err
+}
+
+// signRelease is SignRelease with the signing of one blob given.
+func signRelease(ctx context.Context, signBlob func(context.Context, []byte) (*Signature, error), rel *release.Release, o ReleaseOptions) ([]Signed, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -72,7 +95,7 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 	signSet := func(dir string, labels []string, listed []release.File, found func(string) (release.File, bool), attach func(string, []byte) error) error {
 		sums := listed[len(listed)-1]
 		todo := []release.File{sums}
-		made := false
+		made, warning := false, ""
 		if pf, ok := found(release.ProvenanceFile); ok {
 			byName := map[string]release.File{}
 			for _, f := range listed {
@@ -83,6 +106,7 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 			}
 			fmt.Fprintf(o.Log, "  signing %s as found\n", path.Join(dir, pf.Name))
 			todo = append(todo, pf)
+			warning = foundSourceWarning(path.Join(dir, pf.Name), pf.Data, o.Source)
 		} else if o.Provenance {
 			pf, err := publish.Provenance(listed, publish.ProvenanceSource{Repository: o.Source, Version: rel.Version, Providers: labels})
 			if err != nil {
@@ -93,9 +117,22 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 			}
 			fmt.Fprintf(o.Log, "  wrote %s (the release held none)\n", path.Join(dir, pf.Name))
 			todo, made = append(todo, pf), true
+			if o.Source == "" {
+				hint := o.SourceHint
+				if hint == "" {
+					hint = "give the repository the release is built from"
+				}
+				warning = fmt.Sprintf("%s names no repository (\"repository\": \"\"): none was given and none was found (no CI repository, no git origin remote); users cannot tell from it where the release comes from: %s",
+					path.Join(dir, pf.Name), hint)
+			}
+		} else {
+			fmt.Fprintf(o.Log, "  %s: no %s: nothing signed names version %s, so verify --signatures refuses it unless --allow-missing-provenance\n", dir, release.ProvenanceFile, rel.Version)
+		}
+		if warning != "" {
+			fmt.Fprintf(o.Log, "  warning: %s\n", warning)
 		}
 		for _, f := range todo {
-			sig, err := s.SignBlob(ctx, f.Data)
+			sig, err := signBlob(ctx, f.Data)
 			if err != nil {
 				return fmt.Errorf("sign %s/%s: %w", dir, f.Name, err)
 			}
@@ -103,6 +140,9 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 				return err
 			}
 			sd := Signed{File: path.Join(dir, f.Name), Bundle: BundleName(f.Name), Made: made && f.Name == release.ProvenanceFile, Signature: sig}
+			if f.Name == release.ProvenanceFile {
+				sd.Warning = warning
+			}
 			out = append(out, sd)
 			fmt.Fprintf(o.Log, "  signed %s %s\n", sd.File, sig)
 		}
@@ -152,6 +192,25 @@ func SignRelease(ctx context.Context, s *Signer, rel *release.Release, o Release
 	return out, nil
 }
 
+// foundSourceWarning says when the source given is not what a provenance
+// found names: the provenance is signed as it is, so the source is not
+// used, and a user who gave it should know.
+func foundSourceWarning(file string, data []byte, source string) string {
+	if source == "" {
+		return ""
+	}
+	st, err := publish.ReadProvenance(data)
+	if err != nil || st.Repository != nil && *st.Repository == source {
+		return ""
+	}
+	named := "no repository"
+	if st.Repository != nil && *st.Repository != "" {
+		named = "repository " + *st.Repository
+	}
+	return fmt.Sprintf("%s names %s, not %s: a provenance found is signed as it is, never made again, so %s is not used; remove the provenance to have one made naming it",
+		file, named, source, source)
+}
+
 // Checked is what VerifyFiles found in one set of files.
 type Checked struct {
 	// Dir names the set: <label>/<version>, flat/<version>, or a URL.
@@ -170,8 +229,9 @@ type VerifyFilesOptions struct {
 	Partial bool
 	// Version is the version the files are read as (the folder's name, the
 	// tag): a signed provenance of another version is refused, so a signed
-	// older release cannot pass for a newer one (a rollback). "" checks
-	// nothing.
+	// older release cannot pass for a newer one (a rollback), and so is a
+	// set without a provenance unless the verifier accepts one
+	// (VerifyOptions.AllowMissingProvenance). "" checks nothing.
 	Version string
 	// Provider is the label the files are read as: a signed provenance
 	// that names its providers must name it. "" checks nothing (a flat set).
@@ -237,7 +297,12 @@ func VerifyFiles(v *Verifier, dir string, files []release.File, o VerifyFilesOpt
 			}
 		}
 	}
-	if pf, ok := byName[release.ProvenanceFile]; ok {
+	pf, ok := byName[release.ProvenanceFile]
+	switch {
+	case !ok && o.Version != "" && !v.allowNoProvenance:
+		errs = append(errs, fmt.Errorf("%s: no %s: the signed %s names files, not a version, so nothing signed tells these files from another release's put under %s (a rollback); capirepo sign writes and signs one unless --provenance=false: sign the release again, or pass --allow-missing-provenance to accept a release whose version nothing signed names",
+			dir, release.ProvenanceFile, release.ChecksumsFile, o.Version))
+	case ok:
 		if err := verifyOne(pf); err != nil {
 			errs = append(errs, err)
 		} else if err := checkProvenance(pf.Data, byName, o); err != nil {

@@ -34,6 +34,13 @@ type VerifyOptions struct {
 	// RequireLog refuses a key's signature that has no transparency-log
 	// entry (an identity's always needs one).
 	RequireLog bool
+	// AllowMissingProvenance accepts a signed release that holds no
+	// provenance.intoto.json. Its signed checksums.txt names files, not a
+	// version, so nothing signed then tells it from another release put
+	// under its name (a rollback); capirepo sign writes and signs a
+	// provenance unless told not to, so a release without one is refused by
+	// default.
+	AllowMissingProvenance bool
 }
 
 // Verifier checks bundles for one key or identity.
@@ -45,10 +52,21 @@ type Verifier struct {
 	key string
 	// logs names the trusted logs by their ID (hex), for the entries printed.
 	logs map[string]string
+	// allowNoProvenance is VerifyOptions.AllowMissingProvenance.
+	allowNoProvenance bool
 }
 
 // NewVerifier checks the options and makes the verifier.
 func NewVerifier(o VerifyOptions) (*Verifier, error) {
+	v, err := newVerifier(o)
+	if err != nil {
+		return nil, err
+	}
+	v.allowNoProvenance = o.AllowMissingProvenance
+	return v, nil
+}
+
+func newVerifier(o VerifyOptions) (*Verifier, error) {
 	hasID := o.Identity != "" || o.IdentityRegexp != "" || o.Issuer != "" || o.IssuerRegexp != ""
 	switch {
 	case len(o.Key) > 0 && hasID:

@@ -200,6 +200,11 @@ func (c *collector) mapped() error {
 	sort.Strings(names)
 	for _, name := range names {
 		src := c.path(c.t.Files[name])
+		if isReleaseName(name) {
+			if err := checkName(name); err != nil {
+				return fmt.Errorf("templates.files[%s]: %w; publish it under another name", name, err)
+			}
+		}
 		var data []byte
 		var err error
 		switch {

@@ -77,8 +77,14 @@ func TestFlavorFile(t *testing.T) {
 		{folder: "cluster-template-powervs", file: "cluster-template-powervs.yaml"},
 		{folder: "clusterclass-quick", file: "clusterclass-quick.yaml", class: true},
 		{folder: "ubuntu-ha", file: "cluster-template-ubuntu-ha.yaml"},
-		{folder: "My Flavor", wantErr: `flavor folder "My Flavor" publishes cluster-template-My Flavor.yaml: flavor name "My Flavor": must be lower-case letters, digits and inner dashes; rename the folder (e.g. "my-flavor"), or leave it out with templates.exclude`},
-		{folder: "x_y", wantErr: `(e.g. "x-y")`},
+		// Names clusterctl takes and every target carries (issue 45.7):
+		// Cloud Director's flavors after Kubernetes versions, metal-stack's.
+		{folder: "v1.24.10-crs", file: "cluster-template-v1.24.10-crs.yaml"},
+		{folder: "pre-v1.33", file: "cluster-template-pre-v1.33.yaml"},
+		{folder: "Ubuntu_22.04", file: "cluster-template-Ubuntu_22.04.yaml"},
+		{folder: "My Flavor", wantErr: `flavor folder "My Flavor" publishes cluster-template-My Flavor.yaml: flavor name "My Flavor" holds ' ': GitHub renames a release asset whose name holds it (its REST API turns it into '.' or '-'), so clusterctl does not find cluster-template-My Flavor.yaml there, and GitLab's generic packages refuse the file name; use letters, digits, '.', '-' and '_'; rename the folder (e.g. "My-Flavor"), or leave it out with templates.exclude`},
+		{folder: "v1+k3s", wantErr: `flavor name "v1+k3s" holds '+': GitHub renames a release asset whose name holds it (its REST API turns it into '.' or '-'), so clusterctl does not find cluster-template-v1+k3s.yaml there; use`},
+		{folder: "1.2~rc", wantErr: `holds '~': GitHub renames`},
 	}
 	for _, tt := range tests {
 		file, class, err := flavorFile(tt.folder)

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/capirepo/capirepo/provider"
 )
 
 // flavor is one kustomization to render.
@@ -39,12 +41,12 @@ func flavorFile(name string) (file string, class bool, err error) {
 	return file, class, nil
 }
 
-var notNameChars = regexp.MustCompile(`[^a-z0-9]+`)
+var notNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // suggestName turns a folder name into one the flavor-name rule accepts.
 func suggestName(name string) string {
-	s := strings.Trim(notNameChars.ReplaceAllString(strings.ToLower(name), "-"), "-")
-	if s == "" {
+	s := strings.Trim(notNameChars.ReplaceAllString(name, "-"), "-.")
+	if s == "" || provider.CheckFlavorName(s) != nil {
 		return "my-flavor"
 	}
 	return s

@@ -52,23 +52,23 @@ func TemplateName(flavor string) string {
 
 func isReleaseName(name string) bool { return release.IsTemplate(name) }
 
-// checkName checks the flavor or class part of a template file name.
+// checkName checks the flavor or class part of a template file name: a
+// flavor as provider.CheckFlavorName does, a class as a ClusterClass name
+// (clusterctl fetches clusterclass-<class>.yaml by a ClusterClass's name).
 func checkName(file string) error {
 	base := strings.TrimSuffix(file, ".yaml")
-	var what, part string
 	switch {
 	case base == TemplatePrefix:
 		return nil
 	case strings.HasPrefix(base, TemplatePrefix+"-"):
-		what, part = "flavor name", strings.TrimPrefix(base, TemplatePrefix+"-")
-	default:
-		what, part = "ClusterClass name", strings.TrimPrefix(base, ClusterClassPrefix)
+		return provider.CheckFlavorName(strings.TrimPrefix(base, TemplatePrefix+"-"))
 	}
-	if err := provider.CheckFileName(what, part); err != nil {
+	part := strings.TrimPrefix(base, ClusterClassPrefix)
+	if err := provider.CheckFileName("ClusterClass name", part); err != nil {
 		return err
 	}
 	if err := provider.CheckName(part); err != nil {
-		return fmt.Errorf("%s %q: must be lower-case letters, digits and inner dashes", what, part)
+		return fmt.Errorf("ClusterClass name %q: must be lower-case letters, digits and inner dashes", part)
 	}
 	return nil
 }

@@ -15,7 +15,8 @@ import (
 // Dir verifies a dist folder or a local repository tree, root/<label>/<version>/,
 // through file:// URLs. root may also be one <label>/<version> folder. Every
 // provider folder holding the version is read: opts.Version, or else the
-// newest version in the tree.
+// newest as clusterctl orders versions (release.Newest: the newest release,
+// else the newest pre-release).
 func Dir(ctx context.Context, root string, opts Options) (*Report, error) {
 	targets, err := DirRepos(root, opts.Version)
 	if err != nil {
@@ -62,8 +63,7 @@ func DirRepos(root, version string) ([]Repo, error) {
 		versions[f.ID.Label()] = append(versions[f.ID.Label()], f.Version)
 	}
 	if version == "" {
-		all := release.Versions(tree)
-		version = all[len(all)-1]
+		version = release.Newest(tree)
 	}
 	var targets []Repo
 	for _, id := range ids {

@@ -18,10 +18,17 @@
 // Reading a repository never talks to a management cluster and needs no
 // kubeconfig: the ClusterClass merge that clusterctl does during `generate
 // cluster` is replayed offline, as if the management cluster had none of the
-// classes.
+// classes but those the release ships only inside another flavor, which its
+// users apply first (values.Topology): a flavor needing one is read as after
+// that flavor, and the report names both (TemplateReport.After).
 //
 // The install check, which applies a release to a real API server, is
 // package install; it opens clusterctl sessions with NewSession.
+//
+// Every file's variables get the values package values chooses for the
+// bytes clusterctl fetched (real values in Options, else stand-ins: a class
+// the release ships for a topology Cluster's class, empty for a YAML
+// fragment alone on its line); the report marks the stand-ins.
 //
 // Configuration is held in clusterctl's in-memory config reader, so neither a
 // clusterctl.yaml nor the process environment supplies variables, and the

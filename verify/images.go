@@ -15,8 +15,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
 
 	"github.com/capirepo/capirepo/release"
 )
@@ -24,19 +22,6 @@ import (
 // DefaultPlatforms are the platforms images are checked for when the
 // provider names none (the default of build.platforms).
 var DefaultPlatforms = []string{"linux/amd64", "linux/arm64"}
-
-// ImageUse is one container of a components object and the image it runs.
-type ImageUse struct {
-	Provider  string `json:"provider"`
-	File      string `json:"file"`
-	Object    string `json:"object"` // Kind namespace/name
-	Container string `json:"container"`
-	Image     string `json:"image"`
-}
-
-func (u ImageUse) String() string {
-	return fmt.Sprintf("%s %s: %s container %s: %s", u.Provider, u.File, u.Object, u.Container, u.Image)
-}
 
 // Image check statuses.
 const (
@@ -51,10 +36,10 @@ const (
 
 // ImageResult is what the registry said about one image.
 type ImageResult struct {
-	Image  string     `json:"image"`
-	Status string     `json:"status"`
-	Detail string     `json:"detail,omitempty"`
-	Uses   []ImageUse `json:"uses"`
+	Image  string             `json:"image"`
+	Status string             `json:"status"`
+	Detail string             `json:"detail,omitempty"`
+	Uses   []release.ImageUse `json:"uses"`
 	// Platforms are the platforms found (of those checked).
 	Platforms []string `json:"platforms,omitempty"`
 }
@@ -133,70 +118,12 @@ func (e *ImagesError) Error() string {
 	return strings.Join(parts, "\n")
 }
 
-// ReleaseImages lists the containers of every workload in the components
-// files of a release (Deployments, DaemonSets, StatefulSets, ReplicaSets,
-// Jobs, CronJobs and Pods; init containers included).
-func ReleaseImages(rel *release.Release) ([]ImageUse, error) {
-	var out []ImageUse
-	for _, p := range rel.Providers {
-		f, ok := p.File(p.ComponentsFile)
-		if !ok {
-			return nil, fmt.Errorf("%s %s: no components file %s", p.Label(), p.Version, p.ComponentsFile)
-		}
-		uses, err := ComponentImages(p.Label(), p.ComponentsFile, f.Data)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, uses...)
-	}
-	return out, nil
-}
-
-// ComponentImages lists the containers of the workloads in one components YAML.
-func ComponentImages(label, file string, data []byte) ([]ImageUse, error) {
-	objs, err := utilyaml.ToUnstructured(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", label, file, err)
-	}
-	var out []ImageUse
-	for _, o := range objs {
-		var podSpec []string
-		switch o.GetKind() {
-		case "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job":
-			podSpec = []string{"spec", "template", "spec"}
-		case "CronJob":
-			podSpec = []string{"spec", "jobTemplate", "spec", "template", "spec"}
-		case "Pod":
-			podSpec = []string{"spec"}
-		default:
-			continue
-		}
-		obj := o.GetKind() + " " + o.GetName()
-		if ns := o.GetNamespace(); ns != "" {
-			obj = o.GetKind() + " " + ns + "/" + o.GetName()
-		}
-		for _, field := range []string{"initContainers", "containers"} {
-			cs, _, _ := unstructured.NestedSlice(o.Object, append(slices.Clone(podSpec), field)...)
-			for _, c := range cs {
-				m, _ := c.(map[string]any)
-				img, _ := m["image"].(string)
-				cname, _ := m["name"].(string)
-				if img == "" {
-					continue
-				}
-				out = append(out, ImageUse{Provider: label, File: file, Object: obj, Container: cname, Image: img})
-			}
-		}
-	}
-	return out, nil
-}
-
 // Images asks the registry for every image the uses name, once per image,
 // for every platform: a HEAD for the reference, the index for its
 // platforms, a HEAD for each platform's manifest. The error names every
 // missing image with the objects and containers that use it; images the
 // registry does not let us read are reported, not failed.
-func Images(ctx context.Context, uses []ImageUse, o ImagesOptions) (*ImagesReport, error) {
+func Images(ctx context.Context, uses []release.ImageUse, o ImagesOptions) (*ImagesReport, error) {
 	if o.Platforms == nil {
 		o.Platforms = DefaultPlatforms
 	}
@@ -217,10 +144,16 @@ func Images(ctx context.Context, uses []ImageUse, o ImagesOptions) (*ImagesRepor
 	rep := &ImagesReport{Platforms: o.Platforms}
 	byImage := map[string]*ImageResult{}
 	for _, u := range uses {
-		r := byImage[u.Image]
+		// What the container pulls without the variables set; an image
+		// whose variable has no default is checked as written (skipped).
+		img := u.Pulls
+		if img == "" {
+			img = u.Image
+		}
+		r := byImage[img]
 		if r == nil {
-			r = &ImageResult{Image: u.Image}
-			byImage[u.Image] = r
+			r = &ImageResult{Image: img}
+			byImage[img] = r
 			rep.Images = append(rep.Images, r)
 		}
 		r.Uses = append(r.Uses, u)
@@ -272,7 +205,7 @@ func Images(ctx context.Context, uses []ImageUse, o ImagesOptions) (*ImagesRepor
 
 func checkImage(ctx context.Context, r *ImageResult, want []v1.Platform, opts []remote.Option) {
 	if strings.Contains(r.Image, "${") {
-		r.Status, r.Detail = ImageSkipped, "the reference holds variables, set when clusterctl installs"
+		r.Status, r.Detail = ImageSkipped, "the reference holds variables without a default, set when clusterctl installs"
 		return
 	}
 	ref, err := name.ParseReference(r.Image)

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -123,12 +124,14 @@ spec:
             image: ` + host + `/private/manager:v1.0.0
           - name: templated
             image: ${CAPX_JOB_IMAGE}
+          - name: defaulted
+            image: ${CAPX_MANAGER_IMAGE:=` + host + `/capx/manager:v1.0.0}
 `
-	uses, err := verify.ComponentImages("infrastructure-capx", "infrastructure-components.yaml", []byte(components))
+	uses, err := release.ComponentImages("infrastructure-capx", "infrastructure-components.yaml", []byte(components))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(uses) != 6 || uses[0].Object != "Deployment capx-system/capx-controller-manager" || uses[0].Container != "init" {
+	if len(uses) != 7 || uses[0].Object != "Deployment capx-system/capx-controller-manager" || uses[0].Container != "init" {
 		t.Fatalf("uses = %+v", uses)
 	}
 	rep, err := verify.Images(context.Background(), uses, verify.ImagesOptions{})
@@ -142,7 +145,7 @@ spec:
 		"capx/not-promoted:v1.0.0": "missing: not found in the registry",
 		"capx/single:v1.0.0":       "missing: no image for linux/arm64",
 		"private/manager:v1.0.0":   "unreadable: the registry refused to show it (401): private, or not there; set registry credentials (docker config) to check it",
-		"${CAPX_JOB_IMAGE}":        "skipped: the reference holds variables, set when clusterctl installs",
+		"${CAPX_JOB_IMAGE}":        "skipped: the reference holds variables without a default, set when clusterctl installs",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
@@ -176,7 +179,7 @@ func TestImages_AnUnreachableRegistryIsNotMissing(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	down := strings.TrimPrefix(closed.URL, "http://")
 	closed.Close() // nothing listens there now: connection refused
-	uses := []verify.ImageUse{
+	uses := []release.ImageUse{
 		{Provider: "infrastructure-capx", File: "infrastructure-components.yaml", Object: "Deployment capx-system/m", Container: "manager", Image: down + "/capx/manager:v1.0.0"},
 		{Provider: "infrastructure-capx", File: "infrastructure-components.yaml", Object: "Deployment capx-system/m", Container: "sidecar", Image: host + "/capx/not-promoted:v1.0.0"},
 	}

@@ -52,6 +52,48 @@ type TemplateReport struct {
 	Variables []Variable `json:"variables,omitempty"`
 	// ClusterClasses are the classes merged into a flavor, as namespace/name.
 	ClusterClasses []string `json:"clusterClasses,omitempty"`
+	// After are the classes a flavor's topology Clusters name that the
+	// release ships only inside other flavors: the flavor works once one of
+	// those was applied (clusterctl fetches no clusterclass file for a class
+	// the management cluster has), and fails before. Read as against such a
+	// cluster; a warning in the text.
+	After []ClassFlavor `json:"after,omitempty"`
+}
+
+// ClassFlavor is a class a topology flavor needs, and the flavors that ship it.
+type ClassFlavor struct {
+	// Class is the class as clusterctl names it, namespace/name.
+	Class string `json:"class"`
+	// As is the class as the template writes it: a name, or one holding
+	// variables (${CLUSTER_CLASS_NAME}).
+	As string `json:"as"`
+	// Flavors ship it, each in the file of Files at the same index; applying
+	// one of them first puts the class in the management cluster.
+	Flavors []string `json:"flavors"`
+	Files   []string `json:"files"`
+}
+
+// warning says that the flavor needs another applied first, naming both.
+func (c ClassFlavor) warning(flavor, file string) string {
+	var them []string
+	for i, f := range c.Files {
+		them = append(them, fmt.Sprintf("%s (%s)", flavorName(c.Flavors[i]), f))
+	}
+	which := "flavor " + them[0]
+	if len(them) > 1 {
+		which = "one of the flavors " + strings.Join(them, ", ")
+	}
+	_, name, _ := strings.Cut(c.Class, "/")
+	return fmt.Sprintf("flavor %s (%s) needs %s applied first: the release ships ClusterClass %s only there, and clusterctl generate cluster fetches %s%s%s for a class the management cluster does not have yet, and fails without it",
+		flavorName(flavor), file, which, c.As, clusterClassPrefix, name, yamlSuffix)
+}
+
+// flavorName names a flavor for people: the default flavor is "(default)".
+func flavorName(flavor string) string {
+	if flavor == "" {
+		return "(default)"
+	}
+	return flavor
 }
 
 // Variable is one ${NAME} of a file, as clusterctl lists it.
@@ -99,7 +141,17 @@ func (r *Report) WriteText(w io.Writer) error {
 			if len(t.ClusterClasses) > 0 {
 				fmt.Fprintf(&b, ", with ClusterClass %s", strings.Join(t.ClusterClasses, ", "))
 			}
+			for _, c := range t.After {
+				flavors := make([]string, len(c.Flavors))
+				for i, f := range c.Flavors {
+					flavors[i] = flavorName(f)
+				}
+				fmt.Fprintf(&b, ", after flavor %s (ClusterClass %s)", strings.Join(flavors, " or "), c.Class)
+			}
 			b.WriteString("\n")
+			for _, c := range t.After {
+				fmt.Fprintf(&b, "    warning: %s\n", c.warning(t.Name, t.File))
+			}
 			templateVars = append(templateVars, fileVariables{"flavor " + name, t.Variables})
 		}
 		for _, t := range p.ClusterClasses {

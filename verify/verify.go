@@ -15,6 +15,8 @@ import (
 
 	"github.com/capirepo/capirepo/internal/fsafe"
 	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,12 +50,16 @@ type Repo struct {
 type Options struct {
 	// Version picks the version Dir verifies; "" takes the newest in the tree.
 	Version string
-	// KubernetesVersion is KUBERNETES_VERSION; "" means KubernetesVersion.
+	// KubernetesVersion is KUBERNETES_VERSION; "" means values.KubernetesVersion.
 	KubernetesVersion string
 	// Variables are clusterctl config values set before anything is read:
 	// real values for template or components variables (they win over the
-	// fixed values and placeholders), and github-token / gitlab-access-token.
+	// fixed values and stand-ins), and github-token / gitlab-access-token.
 	Variables map[string]string
+	// Values are real values for one flavor's template and a Lookup where
+	// clusterctl would find values (package values); a variable without a
+	// real value gets the stand-in package values chooses for the file.
+	Values values.Real
 	// HTTPClient gives clusterctl's reads over HTTP their waits: those of a
 	// client publish.NewHTTPClient made (--timeout); nil means publish's
 	// defaults. Credentials go only to the provider URLs' hosts either way.
@@ -76,7 +82,7 @@ func Repository(ctx context.Context, targets []Repo, opts Options) (*Report, err
 		return nil, errors.New("verify: no provider repository to read")
 	}
 	if opts.KubernetesVersion == "" {
-		opts.KubernetesVersion = KubernetesVersion
+		opts.KubernetesVersion = values.KubernetesVersion
 	}
 	// An empty overrides folder, so files a user keeps under
 	// ~/.config/cluster-api/overrides never stand in for the repository's.
@@ -90,7 +96,7 @@ func Repository(ctx context.Context, targets []Repo, opts Options) (*Report, err
 	var errs []error
 	throughCapirepoTransport(targets, opts.HTTPClient, func() {
 		for _, t := range targets {
-			v := &targetVerifier{t: t, opts: opts, overrides: overrides}
+			v := &targetVerifier{t: t, opts: opts, overrides: overrides, vals: newChooser(opts)}
 			rep.Providers = append(rep.Providers, v.run(ctx))
 			errs = append(errs, v.errs...)
 		}
@@ -99,7 +105,13 @@ func Repository(ctx context.Context, targets []Repo, opts Options) (*Report, err
 }
 
 type targetVerifier struct {
-	t         Repo
+	t Repo
+	// vals chooses every file's values; it learns the release's CRDs and
+	// ClusterClasses as they are read.
+	vals *values.Chooser
+	// topo says which flavor ships the class a topology flavor needs
+	// applied first (package values), from the files learn read.
+	topo      *values.Topology
 	opts      Options
 	overrides string
 	version   string
@@ -116,15 +128,28 @@ func (v *targetVerifier) fail(file string, err error) {
 	v.errs = append(v.errs, fmt.Errorf("%s %s: %s: %w", v.t.ID.Label(), v.version, file, err))
 }
 
+// newChooser is package values' chooser for one target: the caller's real
+// values, the config values among them too.
+func newChooser(opts Options) *values.Chooser {
+	r := opts.Values
+	r.Variables = maps.Clone(opts.Variables)
+	if r.Variables == nil {
+		r.Variables = map[string]string{}
+	}
+	maps.Copy(r.Variables, opts.Values.Variables)
+	return values.New(values.Options{Real: r})
+}
+
 // Session is one clusterctl config with its variables and a repository
 // client on it. Each flavor gets its own, as each `clusterctl generate
-// cluster` run does, so one flavor's placeholders never hide another's
+// cluster` run does, so one flavor's stand-ins never hide another's
 // defaults. The install check (package install) processes components and
 // templates through one as verify does.
 type Session struct {
 	reader *config.MemoryReader
-	vals   *values
+	vals   *sessionValues
 	repo   repository.Client
+	rec    *recorder
 }
 
 // NewSession opens a clusterctl config in memory for the provider t, with
@@ -140,7 +165,7 @@ func NewSession(ctx context.Context, t Repo, opts Options, overrides string) (*S
 		return nil, err
 	}
 	r.Set("overridesFolder", overrides)
-	vals := newValues(opts.KubernetesVersion, opts.Variables)
+	vals := newSessionValues(opts.KubernetesVersion, opts.Variables)
 	for k, val := range vals.set {
 		r.Set(k, val)
 	}
@@ -152,11 +177,12 @@ func NewSession(ctx context.Context, t Repo, opts Options, overrides string) (*S
 	if err != nil {
 		return nil, err
 	}
-	repo, err := repository.New(ctx, p, cfg)
+	rec := &recorder{Processor: yamlprocessor.NewSimpleProcessor()}
+	repo, err := repository.New(ctx, p, cfg, repository.InjectYamlProcessor(rec))
 	if err != nil {
 		return nil, err
 	}
-	return &Session{reader: r, vals: vals, repo: repo}, nil
+	return &Session{reader: r, vals: vals, repo: repo, rec: rec}, nil
 }
 
 func (v *targetVerifier) session(ctx context.Context) (*Session, error) {
@@ -176,17 +202,51 @@ func (s *Session) Set(name, value string) {
 	s.reader.Set(name, value)
 }
 
-// SetPlaceholder sets a required variable to a stand-in value.
-func (s *Session) SetPlaceholder(name, value string) {
-	s.Set(name, value)
-	s.vals.placeholder[name] = true
+// Apply sets the values package values chose for a file: real values
+// and stand-ins.
+func (s *Session) Apply(set values.Set) {
+	for _, name := range set.Names() {
+		s.Set(name, set.Values[name])
+		s.vals.placeholder[name] = set.StandIns[name]
+	}
 }
 
-// require gives the session's required variables without a value a placeholder.
-func (s *Session) require(vars map[string]*string) {
-	for _, name := range s.vals.require(vars) {
-		s.reader.Set(name, s.vals.set[name])
+// choose lists a file's variables through clusterctl (get with
+// listVariablesOnly), then sets the values package values chooses for the
+// bytes clusterctl fetched.
+func (v *targetVerifier) choose(s *Session, file string, list func() error) error {
+	s.rec.last = nil
+	if err := list(); err != nil {
+		return err
 	}
+	set, err := v.vals.For(file, s.rec.last, s.Values())
+	if err != nil {
+		return err
+	}
+	s.Apply(set)
+	return nil
+}
+
+// learn reads every flavor and clusterclass file first, so that the
+// values chosen for a flavor know every class the release ships.
+func (v *targetVerifier) learn(ctx context.Context, s *Session, files []string) {
+	var read []release.File
+	for _, f := range files {
+		s.rec.last = nil
+		if flavor, ok := release.FlavorOf(f); ok {
+			_, _ = s.repo.Templates(v.version).Get(ctx, flavor, Namespace, true)
+		} else if class, ok := release.ClassOf(f); ok {
+			_, _ = s.repo.ClusterClasses(v.version).Get(ctx, class, Namespace, true)
+		} else {
+			continue
+		}
+		// A file clusterctl cannot fetch or list fails when it is read.
+		if s.rec.last != nil {
+			v.vals.LearnTemplate(f, s.rec.last)
+			read = append(read, release.File{Name: f, Data: s.rec.last})
+		}
+	}
+	v.topo = values.TopologyOf(read)
 }
 
 func (v *targetVerifier) run(ctx context.Context) *ProviderReport {
@@ -213,12 +273,13 @@ func (v *targetVerifier) run(ctx context.Context) *ProviderReport {
 		return v.rep
 	}
 	v.rep.TemplatesListed = listed
+	v.learn(ctx, s, files)
 	// Default flavor first, then by name (file order would put
 	// cluster-template-x.yaml before cluster-template.yaml).
 	type flavorFile struct{ file, flavor string }
 	var flavors []flavorFile
 	for _, f := range files {
-		if flavor, ok := FlavorOf(f); ok {
+		if flavor, ok := release.FlavorOf(f); ok {
 			flavors = append(flavors, flavorFile{f, flavor})
 		}
 	}
@@ -227,7 +288,7 @@ func (v *targetVerifier) run(ctx context.Context) *ProviderReport {
 		v.flavor(ctx, f.file, f.flavor)
 	}
 	for _, f := range files {
-		if name, ok := ClassOf(f); ok {
+		if name, ok := release.ClassOf(f); ok {
 			v.clusterClass(ctx, f, name)
 		}
 	}
@@ -288,12 +349,18 @@ func (v *targetVerifier) components(ctx context.Context, s *Session) {
 		v.fail(file, err)
 		return
 	}
+	v.vals.LearnComponents(raw)
 	vars, err := yamlprocessor.NewSimpleProcessor().GetVariableMap(raw)
 	if err != nil {
 		v.fail(file, err)
 		return
 	}
-	s.require(vars)
+	set, err := v.vals.For(file, raw, s.Values())
+	if err != nil {
+		v.fail(file, err)
+		return
+	}
+	s.Apply(set)
 	v.rep.Variables = s.vals.describe(vars)
 
 	c, err := cc.Get(ctx, repository.ComponentsOptions{Version: v.version, TargetNamespace: Namespace})
@@ -381,35 +448,14 @@ func (v *targetVerifier) files() ([]string, bool, error) {
 	return out, true, nil
 }
 
-// FlavorOf returns the flavor a file name holds: cluster-template.yaml is
-// the default flavor "", cluster-template-<flavor>.yaml is <flavor>.
-func FlavorOf(file string) (string, bool) {
-	if file == templatePrefix+yamlSuffix {
-		return "", true
-	}
-	name, ok := strings.CutPrefix(file, templatePrefix+"-")
-	if !ok {
-		return "", false
-	}
-	name, ok = strings.CutSuffix(name, yamlSuffix)
-	return name, ok && name != ""
-}
-
-// ClassOf returns the ClusterClass name of a clusterclass-<name>.yaml file.
-func ClassOf(file string) (string, bool) {
-	name, ok := strings.CutPrefix(file, clusterClassPrefix)
-	if !ok {
-		return "", false
-	}
-	name, ok = strings.CutSuffix(name, yamlSuffix)
-	return name, ok && name != ""
-}
-
 // flavor does what `clusterctl generate cluster --flavor F` does with a
 // repository: list the template's variables, process it into the target
 // namespace, then add the ClusterClasses its topology Clusters use
 // (client/clusterclass.go:addClusterClassIfMissing, as against a management
-// cluster that has none of them).
+// cluster that has none of them), but for a class the release ships only
+// inside another flavor that its users apply first (package values'
+// Topology): against a cluster that flavor was applied to, clusterctl
+// finds the class there and fetches nothing; the report names that flavor.
 func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
 	s, err := v.session(ctx)
 	if err != nil {
@@ -417,12 +463,10 @@ func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
 		return
 	}
 	tc := s.repo.Templates(v.version)
-	listed, err := tc.Get(ctx, flavor, Namespace, true)
-	if err != nil {
+	if err := v.choose(s, file, func() error { _, err := tc.Get(ctx, flavor, Namespace, true); return err }); err != nil {
 		v.fail(file, err)
 		return
 	}
-	s.require(listed.VariableMap())
 	tmpl, err := tc.Get(ctx, flavor, Namespace, false)
 	if err != nil {
 		v.fail(file, err)
@@ -435,12 +479,17 @@ func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
 	}
 	var classTemplates []repository.Template
 	var names []string
+	var after []ClassFlavor
 	ccc := s.repo.ClusterClasses(v.version)
 	for _, class := range classes {
+		if need, ok := v.needed(file, class.Name, s.Values()); ok {
+			after = append(after, ClassFlavor{Class: class.String(), As: need.Class, Flavors: need.Flavors(), Files: need.Files})
+			continue
+		}
 		classFile := clusterClassPrefix + class.Name + yamlSuffix
-		ct, err := ccc.Get(ctx, class.Name, class.Namespace, true)
+		var ct repository.Template
+		err := v.choose(s, classFile, func() error { _, err := ccc.Get(ctx, class.Name, class.Namespace, true); return err })
 		if err == nil {
-			s.require(ct.VariableMap())
 			ct, err = ccc.Get(ctx, class.Name, class.Namespace, false)
 		}
 		if err != nil {
@@ -467,7 +516,23 @@ func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
 		Objects:        len(merged.Objs()),
 		Variables:      s.vals.describe(merged.VariableMap()),
 		ClusterClasses: names,
+		After:          after,
 	})
+}
+
+// needed is the need of flavor file for the class clusterctl names with
+// the session's values: a class the release ships only inside another
+// flavor, named the same way (package values' Topology).
+func (v *targetVerifier) needed(file, class string, set map[string]string) (values.Need, bool) {
+	if v.topo == nil {
+		return values.Need{}, false
+	}
+	for _, n := range v.topo.Needs(file) {
+		if name, ok := n.Resolve(set); ok && name == class {
+			return n, true
+		}
+	}
+	return values.Need{}, false
 }
 
 // classesOf replays client/clusterclass.go:clusterClassNamesFromTemplate:
@@ -512,9 +577,9 @@ func (v *targetVerifier) clusterClass(ctx context.Context, file, name string) {
 		return
 	}
 	ccc := s.repo.ClusterClasses(v.version)
-	ct, err := ccc.Get(ctx, name, Namespace, true)
+	var ct repository.Template
+	err = v.choose(s, file, func() error { _, err := ccc.Get(ctx, name, Namespace, true); return err })
 	if err == nil {
-		s.require(ct.VariableMap())
 		ct, err = ccc.Get(ctx, name, Namespace, false)
 	}
 	if err != nil {

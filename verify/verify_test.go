@@ -15,6 +15,7 @@ import (
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
 )
 
 var exampleID = provider.ID{Name: "example", Type: clusterctlv1.InfrastructureProviderType}
@@ -92,19 +93,19 @@ func TestDir_GoodReleaseReportsWhatClusterctlRead(t *testing.T) {
 		},
 		Flavors: []*TemplateReport{
 			{Name: "", File: "cluster-template.yaml", Objects: 4, Variables: []Variable{
-				{Name: "CLUSTER_NAME", Required: true, Value: ClusterName},
-				{Name: "EXAMPLE_MACHINE_FLAVOR", Required: true, Value: Placeholder, Placeholder: true},
+				{Name: "CLUSTER_NAME", Required: true, Value: values.ClusterName},
+				{Name: "EXAMPLE_MACHINE_FLAVOR", Required: true, Value: "capirepo-example-machine-flavor", Placeholder: true},
 				{Name: "EXAMPLE_REGION", Default: str("local"), Value: "local"},
-				{Name: "KUBERNETES_VERSION", Required: true, Value: KubernetesVersion},
+				{Name: "KUBERNETES_VERSION", Required: true, Value: values.KubernetesVersion},
 				{Name: "NAMESPACE", Required: true, Value: Namespace},
 				{Name: "WORKER_MACHINE_COUNT", Required: true, Value: "1"},
 			}},
 			{Name: "topology", File: "cluster-template-topology.yaml", Objects: 4, ClusterClasses: []string{"capirepo-verify/example-quick-start"}, Variables: []Variable{
-				{Name: "CLUSTER_NAME", Required: true, Value: ClusterName},
+				{Name: "CLUSTER_NAME", Required: true, Value: values.ClusterName},
 				{Name: "CONTROL_PLANE_MACHINE_COUNT", Required: true, Value: "1"},
-				{Name: "EXAMPLE_MACHINE_FLAVOR", Required: true, Value: Placeholder, Placeholder: true},
+				{Name: "EXAMPLE_MACHINE_FLAVOR", Required: true, Value: "capirepo-example-machine-flavor", Placeholder: true},
 				{Name: "EXAMPLE_REGION", Default: str("local"), Value: "local"},
-				{Name: "KUBERNETES_VERSION", Required: true, Value: KubernetesVersion},
+				{Name: "KUBERNETES_VERSION", Required: true, Value: values.KubernetesVersion},
 				{Name: "NAMESPACE", Required: true, Value: Namespace},
 				{Name: "WORKER_MACHINE_COUNT", Required: true, Value: "1"},
 			}},
@@ -254,6 +255,29 @@ func TestDir_FailsWhereClusterctlFails(t *testing.T) {
 				remove(p, "clusterclass-example-quick-start.yaml")
 			},
 			want: []string{"cluster-template-topology.yaml: ClusterClass example-quick-start used by a topology Cluster: clusterclass-example-quick-start.yaml: ", `failed to read "clusterclass-example-quick-start.yaml" from provider's repository "infrastructure-example"`},
+		},
+		{
+			name: "topology template whose class ships only inline (CAPA's shape)",
+			mutate: func(t *testing.T, p *release.Provider) {
+				class, _ := p.File("clusterclass-example-quick-start.yaml")
+				topo, _ := p.File("cluster-template-topology.yaml")
+				if err := p.Add("cluster-template-topology.yaml", append(append(append([]byte{}, topo.Data...), "---\n"...), class.Data...)); err != nil {
+					t.Fatal(err)
+				}
+				remove(p, "clusterclass-example-quick-start.yaml")
+			},
+			want: []string{"cluster-template-topology.yaml: ClusterClass example-quick-start used by a topology Cluster: clusterclass-example-quick-start.yaml: "},
+		},
+		{
+			name: "topology template whose class flavor ships another class",
+			mutate: func(t *testing.T, p *release.Provider) {
+				class, _ := p.File("clusterclass-example-quick-start.yaml")
+				if err := p.Add("cluster-template-clusterclass.yaml", bytes.Replace(class.Data, []byte("name: example-quick-start\n"), []byte("name: example-other\n"), 1)); err != nil {
+					t.Fatal(err)
+				}
+				remove(p, "clusterclass-example-quick-start.yaml")
+			},
+			want: []string{"cluster-template-topology.yaml: ClusterClass example-quick-start used by a topology Cluster: clusterclass-example-quick-start.yaml: "},
 		},
 		{
 			name: "topology Cluster with a mistyped field",
@@ -421,27 +445,6 @@ func TestRepository_RejectsURLClusterctlRejects(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
 		})
-	}
-}
-
-func TestPlaceholder(t *testing.T) {
-	tests := []struct{ name, want string }{
-		{"EXAMPLE_MACHINE_FLAVOR", Placeholder},
-		{"EXAMPLE_B64ENCODED_CREDENTIALS", "Y2FwaXJlcG8tcGxhY2Vob2xkZXI="},
-		{"AWS_CONTROL_PLANE_MACHINE_COUNT", "1"},
-		{"NODE_POOL_REPLICAS", "1"},
-		{"API_SERVER_PORT", "1"},
-		{"ETCD_VERSION", KubernetesVersion},
-		{"EXP_MACHINE_POOL_ENABLED", "false"},
-		{"SSH_KEY", Placeholder},
-		{"EXAMPLE_IMAGE", "registry.invalid/capirepo/placeholder:v0.0.0"},
-		{"EXAMPLE_REGISTRY", "registry.invalid/capirepo"},
-		{"EXAMPLE_TAG", "v0.0.0"},
-	}
-	for _, tt := range tests {
-		if got := PlaceholderFor(tt.name); got != tt.want {
-			t.Errorf("PlaceholderFor(%s) = %q, want %q", tt.name, got, tt.want)
-		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/sign/signtest"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -224,9 +225,10 @@ func TestAdoptionDocs_EveryExampleRuns(t *testing.T) {
 	gitlabCI := loadYAML(t, "examples/adoption/gitlab-ci.yml")
 	example := exampleDir(t)
 	shBlocks, makeBlocks := fenced(md, "sh"), fenced(md, "make")
-	if len(shBlocks) != 4 || len(makeBlocks) != 1 {
-		t.Fatalf("docs/adoption.md has %d sh and %d make blocks; this test runs 4 and 1: teach it the new ones", len(shBlocks), len(makeBlocks))
+	if len(shBlocks) != 6 || len(makeBlocks) != 1 {
+		t.Fatalf("docs/adoption.md has %d sh and %d make blocks; this test runs 6 and 1: teach it the new ones", len(shBlocks), len(makeBlocks))
 	}
+	pullRequest := loadYAML(t, "examples/adoption/github-actions-pr.yaml")
 	const token = "ghp_adoption-docs"
 	gh := fakegh.New(t, fakegh.WithToken(token))
 	registries(t)
@@ -357,6 +359,21 @@ func TestAdoptionDocs_EveryExampleRuns(t *testing.T) {
 		if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v1.4.1" || rels[0].Body == "" || gh.Calls(fakegh.RouteGenerateNotes) != notes+1 {
 			t.Errorf("releases %+v, generate-notes called %d times", rels, gh.Calls(fakegh.RouteGenerateNotes)-notes)
 		}
+
+		// The pull-request workflow's lint, as SARIF for code scanning.
+		var lint string
+		for _, r := range stepRuns(t, "github-actions-pr.yaml", pullRequest) {
+			if strings.HasPrefix(r, "capirepo lint") {
+				lint = r
+			}
+		}
+		if squash(lint) != squash(commandLines(shBlocks[3])[0]) {
+			t.Errorf("the documented lint step differs from the workflow's:\n%s\n%s", shBlocks[3], lint)
+		}
+		calls = d.shell(lint)
+		if code, stdout, stderr := d.capirepo(calls[0]); code != 0 || !strings.Contains(stdout, `"version": "2.1.0"`) {
+			t.Errorf("the pull request's lint: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+		}
 	})
 
 	t.Run("GitLab CI", func(t *testing.T) {
@@ -382,8 +399,8 @@ func TestAdoptionDocs_EveryExampleRuns(t *testing.T) {
 				script = s.(string)
 			}
 		}
-		if squash(script) != squash(commandLines(shBlocks[3])[0]) {
-			t.Errorf("the documented job differs from the example's:\n%s\n%s", shBlocks[3], script)
+		if squash(script) != squash(commandLines(shBlocks[4])[0]) {
+			t.Errorf("the documented job differs from the example's:\n%s\n%s", shBlocks[4], script)
 		}
 		for k, v := range map[string]string{"CI_COMMIT_TAG": "v1.4.2", "CI_SERVER_HOST": "gitlab.example.com", "CI_PROJECT_PATH": "acme/provider-gitlab",
 			"CI_REGISTRY_IMAGE": "registry.gitlab.example.com/acme/provider-gitlab", "GITLAB_ACCESS_TOKEN": "glpat-adoption-docs"} {
@@ -395,6 +412,20 @@ func TestAdoptionDocs_EveryExampleRuns(t *testing.T) {
 		}
 		if gl.Count(fakegl.RouteCreateRelease) != 1 {
 			t.Errorf("%d GitLab Releases made, want 1 (--gitlab-release)", gl.Count(fakegl.RouteCreateRelease))
+		}
+
+		// The merge request job's Code Quality report.
+		lintJob := gitlabCI["capirepo-lint"].(map[string]any)
+		lint := lintJob["script"].([]any)[0].(string)
+		if squash(lint) != squash(commandLines(shBlocks[5])[0]) {
+			t.Errorf("the documented lint job differs from the example's:\n%s\n%s", shBlocks[5], lint)
+		}
+		if reports := lintJob["artifacts"].(map[string]any)["reports"].(map[string]any); reports["codequality"] != "gl-code-quality-report.json" || !strings.HasSuffix(lint, "> gl-code-quality-report.json") {
+			t.Errorf("the lint job's report is not the one it writes: %v, %s", reports, lint)
+		}
+		calls := d.shell(lint)
+		if code, stdout, stderr := d.capirepo(calls[0]); code != 0 || contract.CheckCodeQuality([]byte(stdout)) != nil {
+			t.Errorf("the merge request's lint: exit %d (%v)\nstdout: %s\nstderr: %s", code, contract.CheckCodeQuality([]byte(stdout)), stdout, stderr)
 		}
 	})
 }

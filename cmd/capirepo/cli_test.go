@@ -9,12 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/builder/buildtest"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/verify"
 )
 
 // TestCLI_ExitCodesAndStreams runs every command the way a script would and
@@ -104,14 +107,23 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "lint dist", args: []string{"lint", dist}, code: 0, stdout: []string{""}, stderr: []string{"0 errors"}},
 		{name: "lint fails", args: []string{"lint", lintFails, "--version", "v1.2.0"}, code: 1, stdout: []string{""}, stderr: []string{"\nError: lint: 1 error, 0 warnings: fix them"}},
 		{name: "lint missing", args: []string{"lint", "/nonexistent"}, code: 2, stderr: []string{"no such file or folder"}},
+		{name: "lint markdown", args: []string{"lint", dist, "-o", "markdown"}, code: 0, stdout: []string{"## capirepo lint: no errors\n"}},
+		{name: "lint fails codequality", args: []string{"lint", lintFails, "--version", "v1.2.0", "-o", "codequality"}, code: 1, json: true, stdout: []string{`"check_name": "CAPI315"`, `"severity": "critical"`}},
+		{name: "verify markdown", args: []string{"verify", dist, "-o", "markdown"}, code: 0, stdout: []string{"## capirepo verify: clusterctl reads it\n"}},
+		{name: "verify codequality", args: []string{"verify", dist, "-o", "codequality"}, code: 2, stderr: []string{`--output must be text, json or markdown, not "codequality"`}},
+		{name: "build markdown", args: []string{"build", tree, "--out", out(), "-o", "markdown"}, code: 2, stderr: []string{`--output must be text or json, not "markdown"`}},
+		{name: "release notes-upgrade without the upgrade check", args: []string{"release", example, "--dry-run", "--notes-upgrade", "--skip-upgrade-check", "x"}, code: 2, stderr: []string{"--notes-upgrade tells what the upgrade check found"}},
 		{name: "verify", args: []string{"verify", dist}, code: 0, stdout: []string{"flavor ha"}, stderr: []string{""}},
 		{name: "verify without DIR", args: []string{"verify"}, code: 2, stderr: []string{"see 'capirepo verify --help'"}},
-		{name: "verify kubeconfig without install", args: []string{"verify", dist, "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --install"}},
+		{name: "verify kubeconfig without install", args: []string{"verify", dist, "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--kubeconfig and --clusterctl-config belong to --install and --upgrade-from"}},
 		{name: "verify install without kubeconfig", args: []string{"verify", dist, "--install"}, code: 2, stderr: []string{"--install needs --kubeconfig FILE"}},
 		{name: "verify install kubeconfig missing", args: []string{"verify", dist, "--install", "--kubeconfig", "/nonexistent/kubeconfig"}, code: 2, stderr: []string{"--kubeconfig stat /nonexistent/kubeconfig: no such file"}},
 		{name: "verify install dry-run-only and force", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "--dry-run-only", "--force"}, code: 2, stderr: []string{"give one of them"}},
 		{name: "verify install var without =", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "--var", "REGION"}, code: 2, stderr: []string{`--var "REGION": give NAME=VALUE`}},
-		{name: "verify var without install", args: []string{"verify", dist, "--var", "REGION=eu"}, code: 2, stderr: []string{"--var and --values belong to --install"}},
+		{name: "verify var without install: a real value for the read-back", args: []string{"verify", dist, "--var", "REGION=eu"}, code: 0, stdout: []string{"flavor ha"}},
+		{name: "verify var without =", args: []string{"verify", dist, "--var", "REGION"}, code: 2, stderr: []string{`--var "REGION": give NAME=VALUE`}},
+		{name: "verify values file missing", args: []string{"verify", dist, "--values", "/nonexistent/values.yaml"}, code: 1, stderr: []string{"values file: open /nonexistent/values.yaml: no such file or directory"}},
+		{name: "release var without install-check", args: []string{"release", example, "--version", "v0.1.0", "--out", out(), "--dry-run", "--var", "REGION=eu"}, code: 2, stderr: []string{"--var and --values belong to --install-check"}},
 		{name: "verify install oci", args: []string{"verify", "oci://registry.example.com/p:v1.0.0", "--install", "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--install applies a DIR"}},
 		{name: "verify install no server", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig}, code: 1, stdout: []string{"flavor ha"}, stderr: []string{"install check: cannot reach the API server at https://127.0.0.1:1"}},
 		{name: "verify install no server json", args: []string{"verify", dist, "--install", "--kubeconfig", kubeconfig, "-o", "json"}, code: 1, json: true,
@@ -119,7 +131,7 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "verify upgrade-from without kubeconfig", args: []string{"verify", newDist, "--upgrade-from", oldDist}, code: 2, stderr: []string{"--upgrade-from needs --kubeconfig FILE: a scratch cluster"}},
 		{name: "verify core without upgrade-from", args: []string{"verify", newDist, "--core", oldDist}, code: 2, stderr: []string{"--core and --with-cert-manager belong to --upgrade-from"}},
 		{name: "verify upgrade-from dry-run-only", args: []string{"verify", newDist, "--upgrade-from", oldDist, "--kubeconfig", kubeconfig, "--dry-run-only"}, code: 2,
-			stderr: []string{"--dry-run-only, --force, --clusterctl-config, --var and --values belong to --install and --upgrade-from"}},
+			stderr: []string{"--dry-run-only and --force belong to --install"}},
 		{name: "verify upgrade-from missing", args: []string{"verify", newDist, "--upgrade-from", "/nonexistent", "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--upgrade-from /nonexistent: no such folder"}},
 		{name: "verify upgrade-from oci", args: []string{"verify", "oci://registry.example.com/p:v1.0.0", "--upgrade-from", oldDist, "--kubeconfig", kubeconfig}, code: 2, stderr: []string{"--upgrade-from rehearses the upgrade to a DIR"}},
 		{name: "verify upgrade-from without core", args: []string{"verify", newDist, "--upgrade-from", oldDist, "--kubeconfig", kubeconfig}, code: 1, stdout: []string{"infrastructure-test"},
@@ -150,6 +162,8 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 		{name: "diff breaks", args: []string{"diff", oldDist, brokenDist}, code: 1, stdout: []string{""},
 			stderr: []string{"CAPI701 Metadata releaseSeries", "no release series 0.1", "diff: 1 error: the upgrade from v0.1.0 to v0.2.0 breaks"}},
 		{name: "diff breaks json", args: []string{"diff", oldDist, brokenDist, "-o", "json"}, code: 1, json: true, stdout: []string{`"rule": "CAPI701"`}},
+		{name: "diff breaks codequality", args: []string{"diff", oldDist, brokenDist, "-o", "codequality"}, code: 1, json: true, stdout: []string{`"check_name": "CAPI701"`}},
+		{name: "diff breaks markdown", args: []string{"diff", oldDist, brokenDist, "-o", "markdown"}, code: 1, stdout: []string{"## capirepo diff: the upgrade from v0.1.0 to v0.2.0 breaks\n", "[CAPI701]("}},
 		{name: "diff sarif", args: []string{"diff", oldDist + "@v0.1.0", newDist, "-o", "sarif"}, code: 0, json: true, stdout: []string{`"id": "CAPI714"`}},
 		{name: "diff the release before, from a target", args: []string{"diff", repo, brokenDist}, code: 1, stderr: []string{"the release before v0.2.0 is v0.1.0", "CAPI701"}},
 		{name: "diff waived", args: []string{"diff", oldDist, brokenDist, "--disable", "CAPI701=0.1 was a preview"}, code: 0, stderr: []string{"(waived: 0.1 was a preview)"}},
@@ -184,7 +198,7 @@ func TestCLI_ExitCodesAndStreams(t *testing.T) {
 			checkStream(t, "stdout", stdout, tt.stdout)
 			checkStream(t, "stderr", stderr, tt.stderr)
 			if tt.json {
-				var v map[string]any
+				var v any // an object; a Code Quality report is an array
 				if err := json.Unmarshal([]byte(stdout), &v); err != nil {
 					t.Errorf("stdout is not one JSON document: %v\n%s", err, stdout)
 				}
@@ -220,6 +234,54 @@ func TestCLI_ConfigMissingInTreeIsNotAnError(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, nil, "build", tree, "--version", "v1.2.0", "--out", t.TempDir()); code != 0 {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestVerify_RealValuesForTheReadBack: --var and --values give the
+// read-back real values, as they give the install check (issue 44): a
+// values file for every flavor, one for the topology flavor, which wins
+// there, and --var, which wins over both; the JSON says they are no
+// stand-ins.
+func TestVerify_RealValuesForTheReadBack(t *testing.T) {
+	dist := buildExample(t)
+	dir := t.TempDir()
+	all, topo := filepath.Join(dir, "values.yaml"), filepath.Join(dir, "topology.yaml")
+	if err := os.WriteFile(all, []byte("EXAMPLE_MACHINE_FLAVOR: medium\nEXAMPLE_REGION: eu-central-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(topo, []byte("EXAMPLE_MACHINE_FLAVOR: large\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, nil, "verify", dist, "--values", all, "--values", "topology="+topo, "--var", "EXAMPLE_REGION=eu-west-1", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Providers []verify.ProviderReport `json:"providers"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || len(doc.Providers) != 1 {
+		t.Fatalf("stdout: %v\n%s", err, stdout)
+	}
+	got := map[string]string{}
+	for _, f := range doc.Providers[0].Flavors {
+		for _, v := range f.Variables {
+			if v.Name == "EXAMPLE_MACHINE_FLAVOR" || v.Name == "EXAMPLE_REGION" {
+				got[f.Name+" "+v.Name] = fmt.Sprintf("%s placeholder=%v", v.Value, v.Placeholder)
+			}
+		}
+	}
+	want := map[string]string{
+		" EXAMPLE_MACHINE_FLAVOR":            "medium placeholder=false",
+		" EXAMPLE_REGION":                    "eu-west-1 placeholder=false",
+		"ha EXAMPLE_MACHINE_FLAVOR":          "medium placeholder=false",
+		"ha EXAMPLE_REGION":                  "eu-west-1 placeholder=false",
+		"machinepool EXAMPLE_MACHINE_FLAVOR": "medium placeholder=false",
+		"machinepool EXAMPLE_REGION":         "eu-west-1 placeholder=false",
+		"topology EXAMPLE_MACHINE_FLAVOR":    "large placeholder=false",
+		"topology EXAMPLE_REGION":            "eu-west-1 placeholder=false",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values the read-back used, by flavor (-want +got):\n%s", diff)
 	}
 }
 

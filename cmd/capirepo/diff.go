@@ -51,7 +51,7 @@ series metadata.yaml no longer covers, contract changes, CRD storage versions
 and served versions dropped, CRD identity changes, schema changes that stored
 objects no longer pass, contract labels, and what users must change (the
 provider's label, namespace, new variables, ClusterClasses). The rules are
-CAPI701 ... CAPI714 in docs/lint-rules.md; docs/upgrade.md explains them.
+CAPI701 ... CAPI717 in docs/lint-rules.md; docs/upgrade.md explains them.
 
 OLD and NEW are each a folder (a <label>/<version> folder, a dist folder or
 repository tree, with --version or @VERSION to pick a version) or a published
@@ -61,9 +61,16 @@ version is the newest release there below NEW (clusterctl's order); then, and
 when several OLDs are given, the oldest release that can upgrade straight to
 NEW is named too. Tokens are read as mirror reads them, and only used if set.
 
-Findings print as lint prints them (text on stderr; -o json or -o sarif on
-stdout); capirepo.yaml's lint.disable and --disable waive them. Exit 0 when
-the upgrade is safe (warnings allowed), 1 when it is not, 2 for usage errors.`,
+Users of clusterctl generate cluster are checked too: a flavor removed or
+renamed, a variable a flavor newly needs without a default, a default that
+changed (CAPI715 ... CAPI717, warnings naming the flavor and variable).
+
+Findings print as lint prints them (text on stderr; -o json, sarif,
+codequality or markdown on stdout; -o markdown also says what the upgrade
+changes: contract, CRD versions, variables, flavors, ClusterClass
+variables, images); capirepo.yaml's lint.disable and --disable waive them.
+Exit 0 when the upgrade is safe (warnings allowed), 1 when it is not, 2 for
+usage errors.`,
 		Example: `  # The release being built against the one published before it
   capirepo build --version v2.9.0
   capirepo diff github://kubernetes-sigs/cluster-api-provider-aws dist --version v2.9.0
@@ -80,7 +87,7 @@ the upgrade is safe (warnings allowed), 1 when it is not, 2 for usage errors.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.version, "version", "", "NEW's version (a folder: which version it holds; a target: which release to read)")
-	f.StringVar(&o.oldVersion, "old-version", "", "OLD's version, for OLD without @VERSION (default: a folder's only or newest; a target's release before NEW)")
+	f.StringVar(&o.oldVersion, "old-version", "", "OLD's version, for OLD without @VERSION (default: a folder's only or newest release; a target's release before NEW)")
 	f.StringArrayVar(&o.providers, "provider", nil, "provider label to compare when OLD and NEW are both targets (repeatable)")
 	f.StringVar(&o.config, "config", "", "capirepo.yaml whose lint.disable waives findings (default: ./capirepo.yaml when there is one)")
 	f.StringArrayVar(&o.disable, "disable", nil, "waive a rule: RULE=reason (repeatable)")
@@ -131,18 +138,11 @@ func runDiff(cmd *cobra.Command, s streams, g *globalOptions, o *diffOptions, ar
 	for _, n := range sum.Notes {
 		fmt.Fprintf(s.errOut, "diff: %s\n", n)
 	}
-	if err := writeReport(s, g, sum.Report); err != nil {
+	if err := printReport(s, g, sum, s.errOut); err != nil {
 		return err
 	}
 	if n := sum.Report.Count(contract.Error); n > 0 {
-		return fmt.Errorf("diff: %d %s: %s breaks", n, map[bool]string{true: "error", false: "errors"}[n == 1], describeCompared(sum))
+		return fmt.Errorf("diff: %d %s: %s breaks", n, map[bool]string{true: "error", false: "errors"}[n == 1], sum.Describe())
 	}
 	return nil
-}
-
-func describeCompared(sum *pipeline.DiffSummary) string {
-	if len(sum.Old) == 1 {
-		return fmt.Sprintf("the upgrade from %s to %s", sum.Old[0].Version, sum.New.Version)
-	}
-	return "the upgrade to " + sum.New.Version
 }

@@ -166,7 +166,7 @@ func capirepoCalls(text string) map[string][]string {
 	// Folded YAML scalars and shell continuations carry flags on the next lines.
 	text = regexp.MustCompile(`\n\s+--`).ReplaceAllString(text, " --")
 	out := map[string][]string{}
-	for _, m := range regexp.MustCompile(`(?m)capirepo\s+(build|release|verify|publish github|publish gitlab|publish local)\b([^\n]*)`).FindAllStringSubmatch(text, -1) {
+	for _, m := range regexp.MustCompile(`(?m)capirepo\s+(build|release|verify|lint|diff|publish github|publish gitlab|publish local)\b([^\n]*)`).FindAllStringSubmatch(text, -1) {
 		for _, f := range regexp.MustCompile(`\s--([a-z-]+)`).FindAllStringSubmatch(m[2], -1) {
 			out[m[1]] = append(out[m[1]], f[1])
 		}
@@ -196,7 +196,7 @@ func TestAdoptionExamples_ParseAndUseRealFlags(t *testing.T) {
 			}
 		}
 	}
-	for _, file := range []string{"examples/adoption/goreleaser.yaml", "examples/adoption/github-actions-release.yaml", "examples/adoption/gitlab-ci.yml"} {
+	for _, file := range []string{"examples/adoption/goreleaser.yaml", "examples/adoption/github-actions-release.yaml", "examples/adoption/github-actions-pr.yaml", "examples/adoption/gitlab-ci.yml"} {
 		m := loadYAML(t, file)
 		data, _ := os.ReadFile(filepath.Join(repoRoot, file))
 		checkFlags(file, string(data))

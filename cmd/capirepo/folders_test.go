@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // copyRelease copies the release files of a version folder (not
@@ -38,8 +39,8 @@ func copyRelease(t *testing.T, src, dst string) {
 
 // TestVerify_EveryVersionClusterctlReadsIsJudged: an unsigned version
 // folder beside a signed one, named as clusterctl takes it and capirepo did
-// not (9.9.9, no v: clusterctl's local repository lists it and installs it
-// as the newest), fails verify and verify --signatures by name, as does an
+// not (9.9.9, no v: clusterctl's local repository lists it, and fails to
+// find its latest, which it asks for as v9.9.9), fails verify and verify --signatures by name, as does an
 // unsigned v9.9.9 and a link named like a version.
 func TestVerify_EveryVersionClusterctlReadsIsJudged(t *testing.T) {
 	dist, _, _, pub := signedExample(t)
@@ -48,7 +49,7 @@ func TestVerify_EveryVersionClusterctlReadsIsJudged(t *testing.T) {
 		t.Fatalf("the signed dist: exit %d: %s", code, stderr)
 	}
 	label := filepath.Join(dist, "infrastructure-example")
-	if !release.ClusterctlVersion("9.9.9") {
+	if _, ok := versions.Parse("9.9.9"); !ok {
 		t.Fatal("clusterctl's rule does not take 9.9.9: the fixture tests nothing")
 	}
 	copyRelease(t, filepath.Join(label, "v0.1.0"), filepath.Join(label, "9.9.9"))

@@ -26,29 +26,36 @@ type installFlags struct {
 	clusterctlConfig string
 	vars             []string // NAME=VALUE
 	values           []string // [FLAVOR=]FILE
+	// readBack says the command's read-back takes --var and --values too
+	// (verify), not only the check.
+	readBack bool
 }
 
 func (f *installFlags) bind(cmd *cobra.Command, name, usage string) {
 	f.name = name
 	fl := cmd.Flags()
 	fl.BoolVar(&f.on, name, false, usage)
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the API server for --"+f.users()+
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the API server for --"+f.users("and")+
 		" (its current context): a scratch cluster such as kind, where CRDs and namespaces are created for real and removed at the end")
 	fl.BoolVar(&f.dryRunOnly, "dry-run-only", false, "--"+name+" creates nothing and sends every object with dryRun=All; objects of the release's own kinds are then not checked")
 	fl.BoolVar(&f.force, "force", false, "--"+name+" on a cluster that already has the release's CRDs: replace them for the check and put them back after")
-	fl.StringVar(&f.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose cert-manager: names the cert-manager --"+f.users()+
+	fl.StringVar(&f.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose cert-manager: names the cert-manager --"+f.users("and")+
 		" "+f.verb("takes", "take")+" CRDs from, and whose variables (as the environment's) are real values for the templates (default clusterctl's own)")
-	fl.StringArrayVar(&f.vars, "var", nil, "NAME=VALUE: a real value for a variable of the templates --"+f.users()+" "+f.verb("applies", "apply")+" (repeatable; wins over the environment and --values)")
+	what := "the templates --" + f.users("and") + " " + f.verb("applies", "apply")
+	if f.readBack {
+		what = "the templates, read back and, with --" + f.users("or") + ", applied"
+	}
+	fl.StringArrayVar(&f.vars, "var", nil, "NAME=VALUE: a real value for a variable of "+what+" (repeatable; wins over the environment and --values)")
 	fl.StringArrayVar(&f.values, "values", nil, "[FLAVOR=]FILE: a YAML map of variable names to real values, for every flavor or for one (default=FILE for cluster-template.yaml); repeatable")
 }
 
-// users names the flags that use the shared flags: --install, or
-// --install and --upgrade-from.
-func (f *installFlags) users() string {
+// users names the flags that use the shared flags: install, or install
+// and (or or) upgrade-from.
+func (f *installFlags) users(conjunction string) string {
 	if f.rehearse == nil {
 		return f.name
 	}
-	return f.name + " and --" + f.rehearse.name
+	return f.name + " " + conjunction + " --" + f.rehearse.name
 }
 
 // verb is one or other, as users() names one flag or two.
@@ -59,20 +66,27 @@ func (f *installFlags) verb(one, other string) string {
 	return other
 }
 
-// validate checks the flags go together.
+// validate checks the flags go together: --kubeconfig and
+// --clusterctl-config serve the check and the rehearsal, --var and --values
+// also the read-back (readBack), --dry-run-only and --force only the check.
 func (f *installFlags) validate() error {
-	shared := f.rehearse != nil && f.rehearse.enabled()
-	if !f.on {
-		if f.dryRunOnly || f.force || !shared && (f.kubeconfig != "" || f.clusterctlConfig != "" || len(f.vars) > 0 || len(f.values) > 0) {
-			return usagef("--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --%s", f.users())
-		}
-		if !shared {
-			return nil
-		}
-	}
 	for _, v := range f.vars {
 		if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
 			return usagef("--var %q: give NAME=VALUE", v)
+		}
+	}
+	if !f.on {
+		if f.dryRunOnly || f.force {
+			return usagef("--dry-run-only and --force belong to --%s", f.name)
+		}
+		if f.rehearse == nil || !f.rehearse.enabled() {
+			if f.kubeconfig != "" || f.clusterctlConfig != "" {
+				return usagef("--kubeconfig and --clusterctl-config belong to --%s", f.users("and"))
+			}
+			if !f.readBack && (len(f.vars) > 0 || len(f.values) > 0) {
+				return usagef("--var and --values belong to --%s", f.users("and"))
+			}
+			return nil
 		}
 	}
 	if f.kubeconfig == "" && f.on {

@@ -38,6 +38,12 @@ clusterclass file. capirepo.yaml's waivers apply (--config, or the tree's).
 Rules are listed in docs/lint-rules.md. Exit 1 when an error-level finding
 remains.
 
+Findings print as text on stderr, or on stdout with -o json, sarif (GitHub
+code scanning), codequality (GitLab's Code Quality report, whose
+fingerprints stay the same from version to version) or markdown (errors
+first, long lists folded); under GitHub Actions the Markdown also goes to
+the job summary.
+
 --against OLD also checks what breaks when a management cluster upgrades
 from release OLD to this one (capirepo diff's rules, in the same report): OLD
 is a folder or a published release (github://, gitlab://, oci://, file://,
@@ -47,6 +53,9 @@ with @VERSION; without, the release there before this one).`,
 
   # A built dist folder, as SARIF for GitHub code scanning
   capirepo lint dist --version v1.4.0 -o sarif > lint.sarif
+
+  # As GitLab's Code Quality report, for the merge request widget
+  capirepo lint -o codequality > gl-code-quality-report.json
 
   # The tree, and the upgrade from the release published before it
   capirepo lint --version v1.5.0 --against github://my-org/cluster-api-provider-example
@@ -74,7 +83,7 @@ with @VERSION; without, the release there before this one).`,
 			if err != nil {
 				return err
 			}
-			if err := writeReport(s, g, rep); err != nil {
+			if err := printReport(s, g, rep, s.errOut); err != nil {
 				return err
 			}
 			if rep.HasErrors() {
@@ -95,18 +104,6 @@ with @VERSION; without, the release there before this one).`,
 }
 
 func (o *lintOptions) disabled() (map[string]string, error) { return parseDisable(o.disable) }
-
-// writeReport prints a report of findings in the --output format: text on
-// stderr, JSON or SARIF on stdout (lint and diff).
-func writeReport(s streams, g *globalOptions, rep contract.Report) error {
-	switch g.output {
-	case "json":
-		return rep.WriteJSON(s.out)
-	case "sarif":
-		return rep.WriteSARIF(s.out)
-	}
-	return rep.WriteText(s.errOut)
-}
 
 // parseDisable turns --disable RULE=reason flags into Options.Disabled.
 func parseDisable(flags []string) (map[string]string, error) {

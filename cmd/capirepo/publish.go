@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -91,66 +91,58 @@ func (c configOut) check() error {
 	return nil
 }
 
-// next writes the clusterctl config of sum to --config-out when given and
-// says what a maintainer does next in sum.Next (publish.NextSteps, as
-// release says it).
-func (c configOut) next(sum *publish.Summary) error {
-	next, err := publish.NextSteps(sum, string(c))
-	sum.Next = next
-	return err
+// publishOut says how a publish command prints its report besides the
+// summary: the header above the providers: entry, for publish local --overrides
+// the clusterctl config the init line reads, for an OCI target the
+// artifacts' --format.
+type publishOut struct {
+	configHeader     string
+	clusterctlConfig string
+	format           string
 }
 
-// publishTo opens the target at raw to publish (the credentials it needs
-// come from the environment), loads the built release, publishes it and
-// prints what was done, with upload bars on a terminal; for a target
-// clusterctl reads, the clusterctl config goes to cfg (--config-out) when
-// set and the summary says what to do next. printed, when set, prints the
-// result instead of printSummary.
-func publishTo(ctx context.Context, s streams, g *globalOptions, raw string, o targets.Options, cfg configOut, load func() (*release.Release, error),
-	printed func(t publish.Target, rel *release.Release, sum *publish.Summary) error) error {
+// runPublish publishes through pipeline.Publish, the one flow of release
+// and every publish command, with the credentials the target needs from
+// the environment and upload bars on a terminal, then prints the report.
+func runPublish(ctx context.Context, s streams, g *globalOptions, o pipeline.PublishOptions, out publishOut) error {
 	bars := newUploadBars(s, g)
 	defer bars.Close()
-	o.Publish, o.Getenv, o.Progress, o.UploadProgress = true, s.getenv, bars.streams(s).errOut, bars.hook()
-	t, err := targets.Open(ctx, raw, o)
-	if err != nil {
-		return err
-	}
-	rel, err := load()
-	if err != nil {
-		return err
-	}
-	sum, err := t.Publish(ctx, rel)
+	bs := bars.streams(s)
+	o.TargetOptions.Getenv, o.TargetOptions.Progress, o.TargetOptions.UploadProgress, o.Log = s.getenv, bs.errOut, bars.hook(), bs.errOut
+	p, err := pipeline.Publish(ctx, o)
 	bars.Close()
 	if err != nil {
 		return err
 	}
-	if printed != nil {
-		return printed(t, rel, sum)
-	}
-	if t.Clusterctl().Reader == "" {
-		if err := cfg.next(sum); err != nil {
-			return err
-		}
-	}
-	return printSummary(s, g, sum, t.Clusterctl())
+	return printPublished(s, g, p, out)
 }
 
-// printSummary writes a publish summary: JSON on stdout; or what was done
-// on stderr and the result, clusterctl's providers: entry ready to paste,
-// on stdout (unless --config-out wrote it, or another reader reads the
-// target: an OCI registry, the operator, whose resources publish oci
-// prints instead), then what to do next on stderr.
-func printSummary(s streams, g *globalOptions, sum *publish.Summary, reach publish.Reach) error {
+// printPublished writes what a publish did: JSON on stdout; or what was done
+// on stderr and the result on stdout: clusterctl's providers: entry ready to
+// paste (unless --config-out wrote it), the operator's Provider resources
+// for a target it installs from, or for clusterctl's overrides folder the
+// clusterctl init line that uses it; then what to do next on stderr.
+func printPublished(s streams, g *globalOptions, p *pipeline.Published, out publishOut) error {
+	sum := p.Summary
 	if g.output == "json" {
 		return printJSON(s.out, sum)
 	}
-	if err := sum.WriteText(s.errOut); err != nil {
+	text := *sum
+	if p.Overrides {
+		text.Providers = nil // they are not URLs to give clusterctl: see printOverrides
+	}
+	if err := text.WriteText(s.errOut); err != nil {
 		return err
 	}
-	if reach.Reader != "" {
+	switch {
+	case p.Overrides:
+		return printOverrides(s, sum, out.clusterctlConfig)
+	case p.Operator:
+		return printResources(s, p.Resources, out.format)
+	case p.Reader != "":
 		return nil
 	}
-	if err := printConfig(s.out, sum, ""); err != nil {
+	if err := printConfig(s.out, sum, out.configHeader); err != nil {
 		return err
 	}
 	writeNext(s.errOut, sum.Next)

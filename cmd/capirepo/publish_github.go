@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/targets"
-	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -79,8 +76,15 @@ a GitHub Enterprise server.`,
 			if err := o.notes.apply(&gho); err != nil {
 				return err
 			}
-			return publishTo(cmd.Context(), s, g, "github://"+owner+"/"+name,
-				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitHub: gho}, o.configOut, o.loadChecked(cmd.Context(), s), nil)
+			po := pipeline.PublishOptions{Target: "github://" + owner + "/" + name, Load: o.load, ConfigOut: string(o.configOut),
+				TargetOptions: targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitHub: gho}}
+			if o.images {
+				// Publishing a draft made before its images were promoted
+				// (release --github-draft only reports them) is when the
+				// release becomes installable: the images are checked first.
+				po.Images = &pipeline.ImageCheck{Platforms: o.platforms, Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets)}
+			}
+			return runPublish(cmd.Context(), s, g, po, publishOut{})
 		},
 	}
 	o.bind(cmd, s.errOut)
@@ -98,27 +102,4 @@ a GitHub Enterprise server.`,
 	o.configOut.bind(cmd, configOutUsage)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
-}
-
-// loadChecked loads the release and, with --images, checks that every
-// image its components run is in its registry: publishing a draft made
-// before its images were promoted (release --github-draft only reports
-// them) is when the release becomes installable, so this is where their
-// check belongs. A missing image stops the run before anything is uploaded
-// or published.
-func (o *publishGitHubOptions) loadChecked(ctx context.Context, s streams) func() (*release.Release, error) {
-	return func() (*release.Release, error) {
-		rel, err := o.load()
-		if err != nil || !o.images {
-			return rel, err
-		}
-		rep, err := pipeline.CheckImages(ctx, rel, o.platforms, redact.Keychain(authn.DefaultKeychain, s.secrets))
-		if rep != nil {
-			_ = rep.WriteText(s.errOut)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("images: %w\nnothing was uploaded or published (a draft stays a draft): publish again once the images are in their registry", err)
-		}
-		return rel, nil
-	}
 }

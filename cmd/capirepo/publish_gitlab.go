@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/gitlab"
 	"github.com/capirepo/capirepo/publish/targets"
 
@@ -61,8 +62,8 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 			}
 			// The target URL names the project; --gitlab-url is the instance.
 			u, _ := url.Parse(o.url)
-			return publishTo(cmd.Context(), s, g, "gitlab://"+u.Host+"/"+strings.Trim(o.project, "/"),
-				targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitLab: glo}, o.configOut, o.load, nil)
+			return runPublish(cmd.Context(), s, g, pipeline.PublishOptions{Target: "gitlab://" + u.Host + "/" + strings.Trim(o.project, "/"), Load: o.load,
+				ConfigOut: string(o.configOut), TargetOptions: targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitLab: glo}}, publishOut{})
 		},
 	}
 	o.bind(cmd, s.errOut)

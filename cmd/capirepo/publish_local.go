@@ -5,14 +5,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/capirepo/capirepo/publish/local"
-	"github.com/capirepo/capirepo/publish/targets"
-	"github.com/capirepo/capirepo/release"
-
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/local"
+	"github.com/capirepo/capirepo/publish/targets"
 )
 
 type publishLocalOptions struct {
@@ -82,25 +81,18 @@ follows on stderr, under next:.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			root, kind := o.root, "local"
+			root := o.root
 			if o.overrides {
 				folder, source, err := local.OverridesFolder(s.clusterctlEnv(), o.clusterctlConfig)
 				if err != nil {
 					return err
 				}
-				root, kind = folder, "overrides"
+				root = folder
 				fmt.Fprintf(s.errOut, "clusterctl overrides folder: %s (from %s)\n", folder, source)
 			}
-			return publishTo(cmd.Context(), s, g, "file://"+root, targets.Options{Replace: o.replace, LockTimeout: o.lockTimeout}, o.configOut, o.load,
-				func(_ publish.Target, _ *release.Release, sum *publish.Summary) error {
-					sum.Kind = kind
-					if !o.overrides {
-						if err := o.configOut.next(sum); err != nil {
-							return err
-						}
-					}
-					return printLocalSummary(s, g, sum, o)
-				})
+			return runPublish(cmd.Context(), s, g, pipeline.PublishOptions{Target: "file://" + root, Load: o.load, ConfigOut: string(o.configOut),
+				TargetOptions: targets.Options{Replace: o.replace, LockTimeout: o.lockTimeout, Overrides: o.overrides}},
+				publishOut{configHeader: "# clusterctl config entries (add to clusterctl.yaml, or pass it with --config):\n", clusterctlConfig: o.clusterctlConfig})
 		},
 	}
 	o.bind(cmd, s.errOut)
@@ -113,27 +105,6 @@ follows on stderr, under next:.`,
 	o.configOut.bind(cmd, configOutUsage+" (not with --overrides)")
 	bindLockTimeout(cmd, &o.lockTimeout)
 	return cmd
-}
-
-func printLocalSummary(s streams, g *globalOptions, sum *publish.Summary, o *publishLocalOptions) error {
-	if g.output == "json" {
-		return printJSON(s.out, sum)
-	}
-	text := *sum
-	if o.overrides {
-		text.Providers = nil // they are not URLs to give clusterctl: see printOverrides
-	}
-	if err := text.WriteText(s.errOut); err != nil {
-		return err
-	}
-	if o.overrides {
-		return printOverrides(s, sum, o.clusterctlConfig)
-	}
-	if err := printConfig(s.out, sum, "# clusterctl config entries (add to clusterctl.yaml, or pass it with --config):\n"); err != nil {
-		return err
-	}
-	writeNext(s.errOut, sum.Next)
-	return nil
 }
 
 // printOverrides explains what the overrides folder does, since a

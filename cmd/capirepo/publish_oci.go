@@ -11,11 +11,9 @@ import (
 
 	"github.com/capirepo/capirepo/internal/epoch"
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/publish/targets"
-	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 )
 
@@ -106,18 +104,8 @@ config and its credential helpers (docker login). They are never printed.`,
 			} else if err := o.signing.unused("sign"); err != nil {
 				return err
 			}
-			return publishTo(cmd.Context(), s, g, "oci://"+o.repo, targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), OCI: opts}, "", o.load,
-				func(t publish.Target, rel *release.Release, sum *publish.Summary) error {
-					if signer != nil {
-						if _, err := pipeline.SignPublished(cmd.Context(), signer, t, sum, opts.Meta.Created, s.errOut); err != nil {
-							return err
-						}
-					}
-					if err := printSummary(s, g, sum, t.Clusterctl()); err != nil || g.output == "json" {
-						return err
-					}
-					return printOCIResources(s, t.(*oci.Target), rel, o.namespace, o.format)
-				})
+			return runPublish(cmd.Context(), s, g, pipeline.PublishOptions{Target: "oci://" + o.repo, Load: o.load, Signer: signer, Created: opts.Meta.Created,
+				Namespace: o.namespace, TargetOptions: targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), OCI: opts}}, publishOut{format: o.format})
 		},
 	}
 	o.fromOptions.bind(cmd, s.errOut)
@@ -131,19 +119,6 @@ config and its credential helpers (docker login). They are never printed.`,
 	o.signing.bind(cmd)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
-}
-
-// printOCIResources prints the operator's Provider resources for what was
-// pushed, or says why there are none.
-func printOCIResources(s streams, p *oci.Target, rel *release.Release, namespace, format string) error {
-	if format == string(oci.FormatProposal) {
-		return printResources(s, nil, format)
-	}
-	res, err := p.Resources(rel, namespace)
-	if err != nil {
-		return err
-	}
-	return printResources(s, res, format)
 }
 
 // printResources prints Provider resources on stdout, or says why there are

@@ -61,7 +61,7 @@ func TestPublishLocal_SigningAPublishedVersionAddsWithoutReplace(t *testing.T) {
 		t.Fatalf("publish signed without --replace: exit %d: %s", code, stderr)
 	}
 	mustContain(t, "stderr", stderr, "assets: 3 added (", ", 0 replaced\n",
-		"added: infrastructure-example/checksums.txt.sigstore.json, infrastructure-example/provenance.intoto.json, infrastructure-example/provenance.intoto.json.sigstore.json\n")
+		"added: infrastructure-example/v0.1.0/checksums.txt.sigstore.json, infrastructure-example/v0.1.0/provenance.intoto.json, infrastructure-example/v0.1.0/provenance.intoto.json.sigstore.json\n")
 	if strings.Contains(stderr, "replaced:") {
 		t.Errorf("files reported replaced:\n%s", stderr)
 	}
@@ -84,7 +84,7 @@ func TestPublishLocal_SigningAPublishedVersionAddsWithoutReplace(t *testing.T) {
 		t.Errorf("a changed bundle without --replace: exit %d, stderr %s", code, stderr)
 	}
 	code, _, stderr = runCmd(t, nil, "publish", "local", dist, "--out", root, "--replace")
-	if code != 0 || !strings.Contains(stderr, "replaced: infrastructure-example/checksums.txt.sigstore.json") {
+	if code != 0 || !strings.Contains(stderr, "replaced: infrastructure-example/v0.1.0/checksums.txt.sigstore.json") {
 		t.Errorf("--replace: exit %d, stderr %s", code, stderr)
 	}
 }
@@ -202,5 +202,47 @@ func TestPublishGitLab_SigningAPublishedPackage(t *testing.T) {
 	code, _, stderr = runCmd(t, env, args...)
 	if code != 1 || !strings.Contains(stderr, "--replace") || !strings.Contains(stderr, "checksums.txt.sigstore.json") {
 		t.Errorf("a bundle by another signer without --replace: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestSign_SaysWhatTheProvenanceNames: outside CI, in a folder without a
+// git origin and without --source, the provenance sign writes names no
+// repository, and sign says so on stderr, naming --source; a provenance
+// found that names another repository than --source is signed as found,
+// and sign says --source was not used. With nothing to say, it says nothing.
+func TestSign_SaysWhatTheProvenanceNames(t *testing.T) {
+	env, _ := signingKey(t)
+	const repo, other = "https://github.com/acme/provider", "https://github.com/acme/elsewhere"
+	signed := buildExample(t)
+	if code, _, stderr := runCmd(t, env, "sign", signed, "--key", "env://COSIGN_PRIVATE_KEY", "--source", repo); code != 0 {
+		t.Fatalf("sign: exit %d: %s", code, stderr)
+	}
+	unsigned, unsigned2 := buildExample(t), buildExample(t)
+	t.Chdir(t.TempDir()) // no git origin here
+	for _, tc := range []struct {
+		name  string
+		dist  string
+		args  []string
+		wants []string // on stderr; none: no warning
+	}{
+		{"no repository", unsigned, nil,
+			[]string{"warning: infrastructure-example/v0.1.0/provenance.intoto.json names no repository (\"repository\": \"\")", ": pass --source URL\n"}},
+		{"--source", unsigned2, []string{"--source", repo}, nil},
+		{"--source other than the provenance found", signed, []string{"--source", other},
+			[]string{"warning: infrastructure-example/v0.1.0/provenance.intoto.json names repository " + repo + ", not " + other + ": a provenance found is signed as it is", other + " is not used"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, env, append([]string{"sign", tc.dist, "--key", "env://COSIGN_PRIVATE_KEY"}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if len(tc.wants) == 0 && strings.Contains(stderr+stdout, "warning") {
+				t.Errorf("a warning with nothing to say:\n%s", stderr)
+			}
+			mustContain(t, "stderr", stderr, tc.wants...)
+			if strings.Contains(stdout, "warning") {
+				t.Errorf("the warning is on stdout:\n%s", stdout)
+			}
+		})
 	}
 }

@@ -20,6 +20,8 @@ type releaseOptions struct {
 	skipImage bool
 	// skipUpgrade is why the upgrade check is skipped (--skip-upgrade-check).
 	skipUpgrade string
+	// notesUpgrade adds the upgrade section to the release notes.
+	notesUpgrade bool
 	// against are the older releases of --against, for the upgrade check.
 	against []string
 	// configOut is where the clusterctl config is written (--config-out).
@@ -60,7 +62,10 @@ public repositories), and reports a target it cannot reach without failing;
 before anything is published (see verify --install); --rehearse rehearses
 clusterctl upgrade from the release the upgrade check compared with on the
 scratch cluster of --kubeconfig, with core Cluster API from --core (see verify
---upgrade-from).
+--upgrade-from), after the install check and before signing and publishing.
+--notes-upgrade appends to the release notes (GitHub, and GitLab with
+--gitlab-release) an "Upgrading from vX.Y.Z" section made from that upgrade
+check: what changes for users, and how to verify the signatures of --sign.
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
@@ -90,6 +95,9 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 			if len(o.against) > 0 && cmd.Flags().Changed("skip-upgrade-check") {
 				return usagef("--against and --skip-upgrade-check: give one")
 			}
+			if o.notesUpgrade && cmd.Flags().Changed("skip-upgrade-check") {
+				return usagef("--notes-upgrade tells what the upgrade check found, which --skip-upgrade-check skips: give one")
+			}
 			return runRelease(cmd.Context(), s, g, o)
 		},
 	}
@@ -101,6 +109,7 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.BoolVar(&o.skipImage, "skip-image-check", false, "do not ask the registry for every image the components run (for every platform built) before publishing")
+	f.BoolVar(&o.notesUpgrade, "notes-upgrade", false, "append to the GitHub (and --gitlab-release) release notes an \"Upgrading from\" section made from the upgrade check: contract, CRD versions, variables to set, flavors, ClusterClass variables, images, how to verify the signatures")
 	f.StringVar(&o.skipUpgrade, "skip-upgrade-check", "", "do not compare with the release published before this one; the reason is printed (e.g. \"users reinstall, see the release notes\")")
 	o.notes.bind(cmd, "github-", true)
 	o.glRelease.bind(cmd, "gitlab-", false)
@@ -177,6 +186,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		SkipUpgradeCheck: o.skipUpgrade,
 		Against:          against,
 		ConfigOut:        string(o.configOut),
+		NotesUpgrade:     o.notesUpgrade,
 		InstallCheck:     o.install.options(rs, o.gitHubAPI(s), o.timeout),
 		Rehearse:         rehearse,
 		Variables:        tokenVariables(s.getenv),
@@ -187,17 +197,14 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if sum == nil { // a target could not be opened
 		return fmt.Errorf("--publish %w", err)
 	}
-	if g.output == "json" {
-		if perr := printJSON(s.out, sum); perr != nil {
-			return perr
-		}
-	} else {
-		writeSteps(s.errOut, sum.Steps)
-		// What each target holds on stderr; its providers: entry on stdout,
-		// one YAML document per target, unless --config-out wrote it.
+	if perr := printReport(s, g, sum, s.errOut); perr != nil && g.output != outputText {
+		return perr
+	}
+	if g.output == outputText {
+		// Each target's providers: entry on stdout, one YAML document per
+		// target, unless --config-out wrote it.
 		docs := 0
 		for i, p := range sum.Published {
-			_ = p.WriteDetails(s.errOut)                           // the table said its counts and URL
 			if sum.Targets[i].Reader != "" || p.ConfigFile != "" { // the operator's (printed below), or in --config-out
 				continue
 			}

@@ -77,7 +77,11 @@ func statuses(sum pipeline.ReleaseSummary) string {
 	return b.String()
 }
 
-func TestRelease_GitHubFakeCompletesAndVerifiesDist(t *testing.T) {
+// TestRelease_GitHubFakeCompletesAndReadsTheReleaseBack: clusterctl reads
+// no GitHub Enterprise server (the fake's API URL), so the release is read
+// back through the target, then through clusterctl from memory; the dist was
+// read back before anything was published.
+func TestRelease_GitHubFakeCompletesAndReadsTheReleaseBack(t *testing.T) {
 	srv := fakegh.New(t, fakegh.WithToken(ghToken))
 	srv.AddRepo("example", "provider", false)
 	out := filepath.Join(t.TempDir(), "dist")
@@ -86,12 +90,12 @@ func TestRelease_GitHubFakeCompletesAndVerifiesDist(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish github://example/provider=ok\nverify github://example/provider=ok\n"
+	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish github://example/provider=ok\nverify github://example/provider=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
-	if d := sum.Steps[len(sum.Steps)-1].Detail; !strings.Contains(d, "verified the built dist") {
-		t.Errorf("verify detail %q does not say the dist was verified instead", d)
+	if d := sum.Steps[len(sum.Steps)-1].Detail; !strings.Contains(d, "read back from github://example/provider through the target (clusterctl reads GitHub releases only from github.com") {
+		t.Errorf("verify detail %q does not say the release was read back through the target", d)
 	}
 	rels := srv.Releases("example", "provider")
 	if len(rels) != 1 || rels[0].Draft || rels[0].Tag != "v0.1.0" || len(rels[0].Assets) != 9 { // with provenance.intoto.json
@@ -114,7 +118,7 @@ func TestRelease_FailedStepExitsOneAndStillPrintsTheSummary(t *testing.T) {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
 	// The upgrade step reads the target first, and fails on the file.
-	want := "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\n"
+	want := "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\nverify dist=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
@@ -177,7 +181,7 @@ func TestRelease_GitLabFakeWithJobToken(t *testing.T) {
 	if strings.Contains(stderr, jobToken) {
 		t.Fatal("the job token was printed")
 	}
-	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\npublish gitlab://gitlab.example.com/infra/providers=ok\nverify gitlab://gitlab.example.com/infra/providers=ok\n"
+	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish gitlab://gitlab.example.com/infra/providers=ok\nverify gitlab://gitlab.example.com/infra/providers=ok\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}

@@ -44,17 +44,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 
 // globalOptions are flags every command has.
 type globalOptions struct {
-	output string
-}
-
-func (g *globalOptions) validate(sarif bool) error {
-	switch {
-	case g.output == "text", g.output == "json", g.output == "sarif" && sarif:
-		return nil
-	case sarif:
-		return usagef("--output must be text, json or sarif, not %q", g.output)
-	}
-	return usagef("--output must be text or json, not %q", g.output)
+	output outputFormat
 }
 
 // printJSON writes v as indented JSON.
@@ -83,13 +73,17 @@ URLs: release --publish, mirror --to.
 
 Results go to stdout, progress and findings to stderr (on a terminal, with
 a progress bar per upload); --output json prints a JSON document on stdout,
-also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
+also when the command fails. lint, diff, verify and release render their
+report in more formats (--output markdown; lint and diff also sarif and
+codequality, GitLab's Code Quality report) and, when GITHUB_STEP_SUMMARY is
+set (GitHub Actions), append it as Markdown to the job's summary. Exit
+codes: 0 ok, 1 failure, 2 usage error.`,
 		Example: `  capirepo build --version v1.4.0 && capirepo verify dist
   capirepo release --version v1.4.0 --publish github://my-org/cluster-api-provider-example`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := g.validate(cmd.Name() == "lint" || cmd.Name() == "diff"); err != nil {
+			if err := g.output.check(cmd.Name()); err != nil {
 				return err
 			}
 			return checkWaits(cmd)
@@ -97,7 +91,8 @@ also when the command fails. Exit codes: 0 ok, 1 failure, 2 usage error.`,
 	}
 	root.SetOut(s.out)
 	root.SetErr(s.errOut)
-	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json (lint and diff: also sarif); json and sarif are printed on stdout")
+	g.output = outputText
+	root.PersistentFlags().VarP(&g.output, "output", "o", outputHelp)
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newVersionCmd(s, g),

@@ -189,7 +189,7 @@ files with capirepo verify --signatures, or cosign verify-blob.`,
 	f := cmd.Flags()
 	f.StringVar(&o.version, "version", "", "version to sign (default: the only one in DIST)")
 	f.StringArrayVar(&o.images, "image", nil, "also sign this image or OCI artifact, REPO@sha256:... or REPO:TAG (repeatable; credentials: docker config)")
-	f.BoolVar(&o.provenance, "provenance", true, "write provenance.intoto.json (SLSA provenance v1, naming every file) and sign it too")
+	f.BoolVar(&o.provenance, "provenance", true, "write provenance.intoto.json (SLSA provenance v1, naming every file and the version) and sign it too; without it verify --signatures needs --allow-missing-provenance")
 	f.StringVar(&o.source, "source", "", "repository the provenance names (default: the CI's repository, else the current folder's git origin)")
 	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry of --image")
 	bindTimeout(cmd, &o.timeout)
@@ -217,7 +217,7 @@ func runSign(ctx context.Context, s streams, g *globalOptions, o *signOptions) e
 		source = ociSource(ctx, s.getenv, ".")
 	}
 	rep, err := pipeline.Sign(ctx, pipeline.SignDistOptions{Dir: o.dir, Version: o.version, Images: o.images, PlainHTTP: o.plainHTTP,
-		Signer: so, Provenance: o.provenance, Source: source, Created: created,
+		Signer: so, Provenance: o.provenance, Source: source, SourceHint: "pass --source URL", Created: created,
 		Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets), Transport: httpClient(s, o.timeout).Transport, Log: s.errOut})
 	if err != nil {
 		return err

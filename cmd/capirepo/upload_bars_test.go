@@ -65,7 +65,7 @@ func TestUploadBars_NothingIsDrawnWhenStderrIsNoTerminal(t *testing.T) {
 	}
 	defer devNull.Close()
 	for _, w := range []io.Writer{&bytes.Buffer{}, f, devNull} {
-		for _, output := range []string{"text", "json"} {
+		for _, output := range []outputFormat{outputText, outputJSON} {
 			if b := newUploadBars(streams{errOut: w}, &globalOptions{output: output}); b != nil {
 				b.Close()
 				t.Errorf("bars on %T with --output %s", w, output)

@@ -9,6 +9,7 @@ import (
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -31,6 +32,9 @@ pipeline's out/) the way clusterctl init and clusterctl generate
 cluster do: versions, metadata.yaml, components with and without a target
 namespace, every cluster-template flavor with its ClusterClasses, and every
 clusterclass file. Fails where clusterctl would fail, with its message.
+Required variables get stand-ins, or the real values of --var NAME=VALUE
+and --values [FLAVOR=]FILE (not the environment's), to check a flavor with
+the values you will use.
 
 oci://REGISTRY/PATH/NAME:VERSION (the reference cluster-api-operator takes,
 with --plain-http for a plain-HTTP registry) and --configmaps FILE (the
@@ -40,8 +44,11 @@ clusterctl's client the same way.
 
 Every version in DIR is verified, unless --version names one: every folder
 clusterctl reads as a version, and one it reads that capirepo cannot (a name
-without the leading v, a link) is an error. A folder without checksums.txt
-is checked as it is, and said so. The report is printed on stdout.
+without the leading v, a link) is an error (the others are still verified).
+A folder without checksums.txt is checked as it is, and said so. The report
+is printed on stdout. --images, --install and --upgrade-from check
+--version, else the newest release as clusterctl orders versions (a
+pre-release only when there is no release).
 
 --images also asks the registry for every image the components run, for
 every --platforms, and names the missing ones by object and container
@@ -82,6 +89,9 @@ holds any of it is refused. See docs/upgrade.md.`,
 
   # One version of a local repository tree, with a given Kubernetes version
   capirepo verify /srv/capi-repo --version v1.4.0 --kubernetes-version v1.33.0
+
+  # The flavors with the values you will use (a values file for one flavor too)
+  capirepo verify dist --var EXAMPLE_REGION=eu-west-1 --values values.yaml --values topology=topology.yaml
 
   # Also apply it to a kind cluster, as clusterctl init and kubectl apply would
   kind create cluster --name capirepo-check --kubeconfig kind.kubeconfig
@@ -136,7 +146,7 @@ holds any of it is refused. See docs/upgrade.md.`,
 				}
 			}
 			kc, secrets := oci.KeychainFromEnv(s.getenv)
-			o := pipeline.VerifyOptions{Path: path, ConfigMaps: configMaps, Version: version, KubernetesVersion: k8s, Variables: tokenVariables(s.getenv),
+			o := pipeline.VerifyOptions{Path: path, ConfigMaps: configMaps, Version: version, KubernetesVersion: k8s, Variables: inst.variables(s.getenv), ValuesFiles: inst.values,
 				Images: images, Platforms: platforms, Signatures: sv, Install: inst.options(s, "", of.timeout), Rehearse: ro,
 				OCI:      oci.Options{PlainHTTP: of.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: of.transport(s)},
 				Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets), Transport: of.transport(s), Secrets: s.secrets, Log: s.errOut}
@@ -150,9 +160,10 @@ holds any of it is refused. See docs/upgrade.md.`,
 	cmd.Flags().StringVar(&version, "version", "", "version to verify (default: every version in DIR)")
 	cmd.Flags().BoolVar(&images, "images", false, "also check that every image the components run is in its registry, for every --platforms")
 	cmd.Flags().StringSliceVar(&platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
-	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+verify.KubernetesVersion+")")
+	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+values.KubernetesVersion+")")
 	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
 	rf.bind(cmd, true)
+	inst.readBack = true
 	inst.bind(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
 	of.bind(cmd, false, "")
 	vf.bind(cmd, "signatures", "also check the Sigstore signatures of the files (and with --images, of the images; of an oci:// artifact): for --key or --certificate-identity")
@@ -175,12 +186,7 @@ func tokenVariables(getenv env) map[string]string {
 // printVerify prints a verify report on stdout (with the error in JSON
 // when it failed) and returns the error.
 func printVerify(s streams, g *globalOptions, rep *pipeline.VerifyReport, err error) error {
-	var werr error
-	if g.output == "json" {
-		werr = rep.WriteJSON(s.out)
-	} else {
-		werr = rep.WriteText(s.out)
-	}
+	werr := printReport(s, g, rep, s.out)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ type verifyFlags struct {
 	issuer           string
 	issuerRegexp     string
 	requireTlog      bool
+	allowNoProv      bool
 	checkSignatures  bool
 	signaturesPrefix string
 }
@@ -34,13 +35,14 @@ func (f *verifyFlags) bind(cmd *cobra.Command, what, usage string) {
 	fl.StringVar(&f.issuer, "certificate-oidc-issuer", "", "the OIDC issuer of --certificate-identity: https://token.actions.githubusercontent.com (GitHub Actions), https://gitlab.com (GitLab.com)")
 	fl.StringVar(&f.issuerRegexp, "certificate-oidc-issuer-regexp", "", "as --certificate-oidc-issuer, a regular expression")
 	fl.BoolVar(&f.requireTlog, "require-tlog", false, "with --key, refuse signatures without a transparency-log entry (keyless ones always need one)")
+	fl.BoolVar(&f.allowNoProv, "allow-missing-provenance", false, "accept a signed version without provenance.intoto.json: then nothing signed names its version, so an older signed release renamed to it passes (capirepo sign writes one unless --provenance=false)")
 	f.instanceFlags.bind(cmd, false)
 	f.signaturesPrefix = what
 }
 
 // set says whether any of the flags was given.
 func (f *verifyFlags) set() bool {
-	return f.key != "" || f.identity != "" || f.identityRegexp != "" || f.issuer != "" || f.issuerRegexp != "" || f.requireTlog || f.trustedRoot != ""
+	return f.key != "" || f.identity != "" || f.identityRegexp != "" || f.issuer != "" || f.issuerRegexp != "" || f.requireTlog || f.allowNoProv || f.trustedRoot != ""
 }
 
 // verifier makes the verifier the flags ask for: a key needs no network; an
@@ -48,11 +50,11 @@ func (f *verifyFlags) set() bool {
 func (f *verifyFlags) verifier(ctx context.Context, s streams, timeout time.Duration) (*sign.Verifier, error) {
 	if !f.checkSignatures {
 		if f.set() {
-			return nil, usagef("--key, --certificate-identity, --certificate-oidc-issuer, --require-tlog and --trusted-root go with --%s", f.signaturesPrefix)
+			return nil, usagef("--key, --certificate-identity, --certificate-oidc-issuer, --require-tlog, --allow-missing-provenance and --trusted-root go with --%s", f.signaturesPrefix)
 		}
 		return nil, nil
 	}
-	o := sign.VerifyOptions{Identity: f.identity, IdentityRegexp: f.identityRegexp, Issuer: f.issuer, IssuerRegexp: f.issuerRegexp, RequireLog: f.requireTlog}
+	o := sign.VerifyOptions{Identity: f.identity, IdentityRegexp: f.identityRegexp, Issuer: f.issuer, IssuerRegexp: f.issuerRegexp, RequireLog: f.requireTlog, AllowMissingProvenance: f.allowNoProv}
 	if f.key != "" {
 		pem, err := os.ReadFile(f.key)
 		if err != nil {

@@ -51,9 +51,12 @@ type Source struct {
 	Copied bool
 	// Locate, when set, finds an object of a rendered file in the tree: by
 	// object ID (Kind/name or Kind/namespace/name), the file and line of the
-	// document it was rendered from. It is called only for objects with a
-	// finding, so a build without findings does not pay for it.
-	Locate func(object string) (Location, bool)
+	// document it was rendered from; given the finding's field, the file
+	// that set that field's value where the render knows it (a container's
+	// image: the patch, the images: entry or the config key that set it).
+	// It is called only for objects with a finding, so a build without
+	// findings does not pay for it.
+	Locate func(object, field string) (Location, bool)
 }
 
 // Location is a line of a file of the provider tree.

@@ -1,8 +1,8 @@
 // Package kubeapi is what capirepo's checks against a real API server (the
 // install check, the upgrade rehearsal) share of talking to it: one client
-// set made from a client config with bounded requests, the REST mapping of
-// a kind that may just have been installed, the wait for deleted objects
-// to be gone, and the name of a run. It knows nothing of releases or
+// set made from a client config with bounded requests, the server's OpenAPI,
+// the REST mapping of a kind that may just have been installed, the wait
+// for deleted objects to be gone, and the name of a run. It knows nothing of releases or
 // providers.
 package kubeapi
 
@@ -21,8 +21,10 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/kube-openapi/pkg/spec3"
 )
 
 // Resources of the API server itself.
@@ -71,6 +73,12 @@ func Connect(cfg *rest.Config, userAgent string, requestTimeout time.Duration) (
 	}
 	disc := memory.NewMemCacheClient(dc)
 	return &Clients{Host: c.Host, Config: c, Raw: raw, Dyn: dyn, Disc: disc, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(disc)}, nil
+}
+
+// OpenAPI returns the server's OpenAPI v3 document of a group version: the
+// schemas of its built-in kinds, which stand-ins must fit (values.Options).
+func (c *Clients) OpenAPI(gv schema.GroupVersion) (*spec3.OpenAPI, error) {
+	return openapi3.NewRoot(c.Disc.OpenAPIV3()).GVSpec(gv)
 }
 
 // Mapping finds the resource of a kind. When waitFor is set (a CRD just

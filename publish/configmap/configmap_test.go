@@ -204,6 +204,19 @@ func TestLoad_TheOperatorsRules(t *testing.T) {
 	if got := load(r); got != "v1.4.0 # v1.2.3\n" {
 		t.Errorf("version from the name: %s", got)
 	}
+	// The highest, pre-releases included, is the operator's rule
+	// (getLatestVersion), not clusterctl's latest.
+	f.ConfigMaps[0].Metadata.Name = "v1.4.0-rc.1"
+	if got := load(r); got != "v1.4.0-rc.1 # v1.2.3\n" {
+		t.Errorf("a pre-release is the highest: %s", got)
+	}
+	// The operator asks for the highest as v<semver>: a ConfigMap of
+	// version 1.4.0 is not found by it.
+	f.ConfigMaps[0].Metadata.Name = "1.4.0"
+	if got := load(r); !strings.Contains(got, "which it asks for as v1.4.0, and no ConfigMap has that version (versions [v1.3.0, 1.4.0])") {
+		t.Errorf("the highest without the v: %s", got)
+	}
+	f.ConfigMaps[0].Metadata.Name = "v1.4.0"
 	delete(f.ConfigMaps[0].Data, KeyMetadata)
 	if got := load(r); !strings.Contains(got, "capx/v1.4.0 has no metadata") {
 		t.Errorf("no metadata: %s", got)

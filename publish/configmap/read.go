@@ -8,19 +8,20 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	versionutil "k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // Resource is an operator Provider resource that installs from ConfigMaps.
 type Resource struct {
 	ID        provider.ID
 	Namespace string
-	// Version is spec.version; "" means the newest version found.
+	// Version is spec.version; "" means the one the operator installs: the
+	// highest version found (versions.Highest).
 	Version  string
 	Selector *metav1.LabelSelector
 }
@@ -93,29 +94,31 @@ func Parse(file string, data []byte) (*File, error) {
 // version (the version label, else the ConfigMap's name, which must be
 // semver), each with data.metadata and components; any bad ConfigMap fails
 // the whole load, as it does in the operator. The version is spec.version,
-// else the newest.
+// else the highest (versions.Highest, pre-releases included), which the
+// operator asks for as v<semver>.
 func Load(f *File, r Resource) (*release.Provider, error) {
 	byVersion, err := selected(f, r)
 	if err != nil {
 		return nil, err
 	}
-	versions := slices.Collect(maps.Keys(byVersion))
-	if len(versions) == 0 {
+	vs := slices.Collect(maps.Keys(byVersion))
+	if len(vs) == 0 {
 		return nil, fmt.Errorf("%s %s/%s: no ConfigMaps found with selector %s in namespace %s (the operator reads ConfigMaps only from the Provider's namespace)",
 			r.ID.Type, r.Namespace, r.ID.Name, metav1.FormatLabelSelector(r.Selector), r.Namespace)
 	}
 	version := r.Version
 	if version == "" {
-		for _, v := range versions {
-			if version == "" || versionutil.MustParseSemantic(version).LessThan(versionutil.MustParseSemantic(v)) {
-				version = v
-			}
+		// The operator's choice, asked for as v<semver> like clusterctl's:
+		// a ConfigMap of version 0.3.0 is looked for as v0.3.0.
+		version = versions.Highest(vs)
+		if _, ok := byVersion[version]; !ok {
+			return nil, fmt.Errorf("%s %s/%s: no spec.version: the operator installs the highest version of the selected ConfigMaps, which it asks for as %s, and no ConfigMap has that version (versions [%s]): give the ConfigMap the version %s, or set spec.version",
+				r.ID.Type, r.Namespace, r.ID.Name, version, strings.Join(versions.Sorted(vs), ", "), version)
 		}
 	}
 	e, ok := byVersion[version]
 	if !ok {
-		slices.Sort(versions)
-		return nil, fmt.Errorf("%s %s/%s: spec.version %s: the selected ConfigMaps hold versions [%s]", r.ID.Type, r.Namespace, r.ID.Name, version, strings.Join(versions, ", "))
+		return nil, fmt.Errorf("%s %s/%s: spec.version %s: the selected ConfigMaps hold versions [%s]", r.ID.Type, r.Namespace, r.ID.Name, version, strings.Join(versions.Sorted(vs), ", "))
 	}
 	p := &release.Provider{ID: r.ID, Version: version, ComponentsFile: r.ID.DefaultComponentsFile()}
 	if err := p.Add(operator.MetadataFile, e.metadata); err != nil {
@@ -149,7 +152,7 @@ func selected(f *File, r Resource) (map[string]entry, error) {
 		if v, ok := cm.Metadata.Labels[LabelVersion]; ok {
 			version, from = v, "from the Label "+LabelVersion
 		}
-		if _, err := versionutil.ParseSemantic(version); err != nil {
+		if _, ok := versions.Parse(version); !ok {
 			return nil, fmt.Errorf("ConfigMap %s has invalid version:%s (%s)", id, version, from)
 		}
 		md, ok := cm.Data[KeyMetadata]
@@ -165,11 +168,12 @@ func selected(f *File, r Resource) (map[string]entry, error) {
 	return byVersion, nil
 }
 
-// versions lists the versions of the ConfigMaps a resource selects.
-func versions(f *File, r Resource) ([]string, error) {
+// listVersions lists the versions of the ConfigMaps a resource selects,
+// oldest first.
+func listVersions(f *File, r Resource) ([]string, error) {
 	byVersion, err := selected(f, r)
 	if err != nil {
 		return nil, err
 	}
-	return slices.Sorted(maps.Keys(byVersion)), nil
+	return versions.Sorted(slices.Collect(maps.Keys(byVersion))), nil
 }

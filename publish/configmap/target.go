@@ -25,7 +25,15 @@ type Target struct {
 	Namespace string
 }
 
-var _ publish.Target = (*Target)(nil)
+var (
+	_ publish.Target  = (*Target)(nil)
+	_ publish.Planner = (*Target)(nil)
+)
+
+// Planned names the one file Publish writes.
+func (t *Target) Planned(*release.Release) ([]string, error) {
+	return []string{filepath.Base(t.File)}, nil
+}
 
 // Publish renders the release and writes the file atomically; a file that
 // already holds the same bytes is left alone.
@@ -87,7 +95,7 @@ func (t *Target) Versions(_ context.Context, id provider.ID) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return versions(f, r)
+	return listVersions(f, r)
 }
 
 // load reads one version as the operator would install it.
@@ -96,7 +104,7 @@ func (t *Target) load(ref publish.Ref) (*release.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	vs, err := versions(f, r)
+	vs, err := listVersions(f, r)
 	if err != nil {
 		return nil, err
 	}

@@ -93,14 +93,24 @@ type Target struct {
 	readMu   sync.Mutex
 	versions []string
 	releases map[string]*ghRelease
+
+	// added are the sections AddNotes appends to the notes.
+	added []string
 }
 
 var (
 	_ publish.Target = (*Target)(nil)
 	_ publish.Flat   = (*Target)(nil)
+	_ publish.Noted  = (*Target)(nil)
 )
 
 // New checks the options and returns the target.
+var (
+	_ publish.Target   = (*Target)(nil)
+	_ publish.Drafting = (*Target)(nil)
+	_ publish.Planner  = (*Target)(nil)
+)
+
 func New(o Options) (*Target, error) {
 	if o.Owner == "" || o.Repo == "" || strings.ContainsAny(o.Owner+o.Repo, "/ ") {
 		return nil, fmt.Errorf("github repository %q/%q: want --repo OWNER/NAME", o.Owner, o.Repo)
@@ -202,32 +212,59 @@ type ghRelease struct {
 	assets     map[string]*gh.ReleaseAsset // nil: not known yet
 }
 
-// Publish creates or resumes the release for the tag, uploads what is
-// missing, replaces what differs (with Replace), checks every asset read
-// back, and publishes the release last unless Draft is set.
-func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
-	defer g.forget() // what was read before may have changed
+// files are the tag of the release and the assets Publish uploads: the
+// release's flat set, and the unsigned provenance with Provenance when the
+// release holds none.
+func (g *Target) files(rel *release.Release) (string, []release.File, error) {
 	files, err := rel.Flat()
 	if err != nil {
-		return nil, fmt.Errorf("github release: %w", err)
+		return "", nil, fmt.Errorf("github release: %w", err)
 	}
 	tag := g.o.Tag
 	if tag == "" {
 		tag = rel.Version
 	}
 	if tag == "" {
-		return nil, errors.New("github release: no tag: pass --tag or build the release with a version")
+		return "", nil, errors.New("github release: no tag: pass --tag or build the release with a version")
+	}
+	if g.o.Provenance {
+		if files, err = publish.AddProvenance(files, publish.ProvenanceSource{Repository: fmt.Sprintf("%s/%s/%s", g.web, g.o.Owner, g.o.Repo), Version: tag}); err != nil {
+			return "", nil, err
+		}
+	}
+	return tag, files, nil
+}
+
+// Planned names the assets Publish uploads for rel (a release published
+// before capirepo wrote provenance, and immutable, then gets none).
+func (g *Target) Planned(rel *release.Release) ([]string, error) {
+	_, files, err := g.files(rel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Name
+	}
+	return out, nil
+}
+
+// Draft says whether Publish leaves the release a draft (--draft).
+func (g *Target) Draft() bool { return g.o.Draft }
+
+// Publish creates or resumes the release for the tag, uploads what is
+// missing, replaces what differs (with Replace), checks every asset read
+// back, and publishes the release last unless Draft is set.
+func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
+	defer g.forget() // what was read before may have changed
+	tag, files, err := g.files(rel)
+	if err != nil {
+		return nil, err
 	}
 	sum := &publish.Summary{Kind: "github", Logged: true, Version: tag, Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}}
 	for _, p := range rel.Providers {
 		sum.Providers = append(sum.Providers, publish.ProviderURL{Name: p.ID.Name, Type: string(p.ID.Type),
 			URL: g.providerURL(publish.Ref{ID: p.ID, Version: tag, Components: p.ComponentsFile})})
-	}
-
-	if g.o.Provenance {
-		if files, err = publish.AddProvenance(files, publish.ProvenanceSource{Repository: fmt.Sprintf("%s/%s/%s", g.web, g.o.Owner, g.o.Repo), Version: tag}); err != nil {
-			return nil, err
-		}
 	}
 
 	r, err := g.find(ctx, tag)

@@ -31,11 +31,32 @@ func (g *Target) title(tag string) string {
 	return tag
 }
 
-// notes returns the release notes: Notes, then the generated notes.
+// AddNotes appends a section to the notes (publish.Noted): after Notes and
+// the generated notes.
+func (g *Target) AddNotes(section string) bool {
+	g.added = append(g.added, section)
+	return true
+}
+
+// notes returns the release notes: Notes, then the generated notes, then
+// the sections AddNotes appended, each after a blank line.
 func (g *Target) notes(ctx context.Context, tag string) (string, error) {
-	if !g.o.GenerateNotes {
-		return g.o.Notes, nil
+	body := g.o.Notes
+	if g.o.GenerateNotes {
+		gen, err := g.generated(ctx, tag)
+		if err != nil {
+			return "", err
+		}
+		body = publish.AppendNotes(body, gen)
 	}
+	for _, s := range g.added {
+		body = publish.AppendNotes(body, s)
+	}
+	return body, nil
+}
+
+// generated returns the notes GitHub generates for tag.
+func (g *Target) generated(ctx context.Context, tag string) (string, error) {
 	opts := &gh.GenerateNotesOptions{TagName: tag}
 	if g.o.Commitish != "" {
 		opts.TargetCommitish = gh.Ptr(g.o.Commitish)
@@ -60,10 +81,7 @@ func (g *Target) notes(ctx context.Context, tag string) (string, error) {
 		return "", g.hint(err)
 	}
 	g.progress("generated release notes for %s (%d bytes)", tag, len(n.Body))
-	if g.o.Notes == "" {
-		return n.Body, nil
-	}
-	return strings.TrimRight(g.o.Notes, "\n") + "\n\n" + n.Body, nil
+	return n.Body, nil
 }
 
 // updateMeta brings the title, notes and prerelease flag of an existing
@@ -82,7 +100,7 @@ func (g *Target) updateMeta(ctx context.Context, r *ghRelease, sum *publish.Summ
 			kept = append(kept, "title")
 		}
 	}
-	if g.o.Notes != "" || g.o.GenerateNotes {
+	if g.o.Notes != "" || g.o.GenerateNotes || len(g.added) > 0 {
 		// Generated again to compare: a resumed draft made by an earlier
 		// run holds the same notes and needs nothing.
 		body, err := g.notes(ctx, r.tag)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/github"
 )
 
@@ -181,5 +182,35 @@ func TestPublishGitHub_ResumedDraftWithGeneratedNotesIsQuiet(t *testing.T) {
 	r := e.srv.Releases(e.owner, e.repo)
 	if len(r) != 1 || r[0].Draft || !strings.Contains(r[0].Body, "Changes up to v1.4.0 (0123abc)") {
 		t.Errorf("releases = %+v", r)
+	}
+}
+
+// TestPublishGitHub_AddedNotesComeAfterTheGeneratedOnesAndRerunsKeepThem:
+// a section added through publish.Noted follows the notes file and
+// GitHub's notes; publishing the same again changes nothing and warns of
+// nothing.
+func TestPublishGitHub_AddedNotesComeAfterTheGeneratedOnesAndRerunsKeepThem(t *testing.T) {
+	e := newEnv(t, false)
+	e.srv.AddRelease(e.owner, e.repo, fakegh.Release{Tag: "v0.9.0", TargetCommitish: "old"})
+	const section = "## Upgrading from v0.9.0\n\n- Contract `v1beta2`, unchanged.\n"
+	publishOnce := func(commitish string) *publish.Summary {
+		g := e.publisher(t, 0, func(o *github.Options) { o.Notes, o.GenerateNotes, o.Commitish = "Highlights.\n", true, commitish })
+		var noted publish.Noted = g
+		if !noted.AddNotes(section) {
+			t.Fatal("AddNotes = false for a GitHub release")
+		}
+		sum, err := g.Publish(context.Background(), fixture(t, "v1.0.0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	publishOnce("0123abc")
+	body := e.srv.Releases(e.owner, e.repo)[1].Body
+	if !strings.HasPrefix(body, "Highlights.\n\n## What's Changed\n") || !strings.HasSuffix(body, "compare/v0.9.0...v1.0.0\n\n"+section) {
+		t.Errorf("body:\n%s", body)
+	}
+	if sum := publishOnce(""); len(sum.Warnings) != 0 || e.srv.Releases(e.owner, e.repo)[1].Body != body {
+		t.Errorf("the re-run warned %q or changed the notes", sum.Warnings)
 	}
 }

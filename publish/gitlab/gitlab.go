@@ -100,7 +100,38 @@ type Target struct {
 	mu       sync.Mutex
 }
 
-var _ publish.Target = (*Target)(nil)
+var (
+	_ publish.Target  = (*Target)(nil)
+	_ publish.Planner = (*Target)(nil)
+	_ publish.Noted   = (*Target)(nil)
+)
+
+// AddNotes appends a section to the GitLab Release's notes
+// (publish.Noted); false without a Release, which has none.
+func (g *Target) AddNotes(section string) bool {
+	if !g.o.Release {
+		return false
+	}
+	g.o.Notes = publish.AppendNotes(g.o.Notes, section)
+	return true
+}
+
+// Planned names the files Publish uploads for rel, package by package, as
+// its summary names them (the unsigned provenance with Provenance
+// included).
+func (g *Target) Planned(rel *release.Release) ([]string, error) {
+	pks, err := g.packages(rel)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, pk := range pks {
+		for _, f := range pk.files {
+			out = append(out, pk.name+"/"+f.Name)
+		}
+	}
+	return out, nil
+}
 
 // Generic package names: GitLab allows letters, digits, '.', '_' and '-';
 // we also keep them free of leading dots and dashes so they are plain names.

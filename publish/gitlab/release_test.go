@@ -1,6 +1,7 @@
 package gitlab_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -176,5 +177,30 @@ func TestPublishGitLab_PublishedPackageWithoutProvenanceGetsItWithoutReplace(t *
 	}
 	if n := len(f.srv.Contents(glProject, "infrastructure-example", "v1.2.0")[publish.ProvenanceFile]); n != 1 {
 		t.Errorf("%d copies of provenance, want 1", n)
+	}
+}
+
+// TestPublishGitLab_AddedNotesGoIntoTheReleaseOnly: a section added through
+// publish.Noted follows the notes file in the GitLab Release; a target
+// without a Release takes none and says so.
+func TestPublishGitLab_AddedNotesGoIntoTheReleaseOnly(t *testing.T) {
+	f := newGLFixture(t)
+	o := f.options()
+	if g, err := gitlab.New(o); err != nil || g.AddNotes("x") {
+		t.Fatalf("a target without a Release takes notes (%v)", err)
+	}
+	o.Release, o.Notes, o.Ref = true, "First release.\n", "main"
+	g, err := gitlab.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.AddNotes("## Upgrading from v0.9.0\n") {
+		t.Fatal("AddNotes = false with a Release")
+	}
+	if _, err := g.Publish(context.Background(), glRelease(t, "v1.0.0", exampleFiles("1"))); err != nil {
+		t.Fatal(err)
+	}
+	if rels := f.srv.Releases(glProject); len(rels) != 1 || rels[0].Description != "First release.\n\n## Upgrading from v0.9.0\n" {
+		t.Errorf("releases = %+v", rels)
 	}
 }

@@ -33,7 +33,7 @@ type Target struct {
 	// Replace lets a version folder with different content be overwritten.
 	Replace bool
 	// Kind names the kind of tree in the summary: "local" (default),
-	// "overrides" or "dev".
+	// KindOverrides or "dev".
 	Kind string
 
 	// LockTimeout is the longest wait for another capirepo writing into
@@ -50,7 +50,31 @@ type Target struct {
 	staged func(dirs []string)
 }
 
-var _ publish.Target = (*Target)(nil)
+var (
+	_ publish.Target  = (*Target)(nil)
+	_ publish.Planner = (*Target)(nil)
+)
+
+// KindOverrides is the Kind of clusterctl's overrides folder, whose files
+// clusterctl reads in place of a provider version's own (Reach.Overrides).
+const KindOverrides = "overrides"
+
+// assetName is how a summary names a file of the tree: its path below the
+// root, <label>/<version>/<name>, the folder it is written to.
+func assetName(p *release.Provider, name string) string {
+	return p.Label() + "/" + p.Version + "/" + name
+}
+
+// Planned names every file of the release as Publish names it.
+func (p *Target) Planned(rel *release.Release) ([]string, error) {
+	var out []string
+	for _, rp := range rel.Providers {
+		for _, f := range rp.Assets() {
+			out = append(out, assetName(rp, f.Name))
+		}
+	}
+	return out, nil
+}
 
 // ConflictError is returned when a version folder already holds files
 // that differ from the release's, or files the release does not have, and
@@ -125,7 +149,7 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 		if err != nil {
 			return nil, err
 		}
-		name := func(f string) string { return rp.Label() + "/" + f }
+		name := func(f string) string { return assetName(rp, f) }
 		for _, f := range d.same {
 			sum.Skipped = append(sum.Skipped, name(f))
 		}
@@ -319,9 +343,10 @@ func FromProviderURL(u *url.URL) (root, version, components string, ok bool) {
 }
 
 // Clusterctl says how clusterctl reads the tree: through file:// URLs of
-// its components files.
+// its components files; clusterctl's overrides folder (KindOverrides) in
+// place of each provider version's own files.
 func (p *Target) Clusterctl() publish.Reach {
-	return publish.Reach{ProviderURL: func(ref publish.Ref) string {
+	return publish.Reach{Overrides: p.Kind == KindOverrides, ProviderURL: func(ref publish.Ref) string {
 		root, err := filepath.Abs(p.Root)
 		if err != nil {
 			root = p.Root

@@ -42,7 +42,7 @@ func TestPublish_ExampleReadBackByClusterctl(t *testing.T) {
 	}
 	var wantUploaded []string
 	for _, f := range rel.Providers[0].Assets() {
-		wantUploaded = append(wantUploaded, "infrastructure-example/"+f.Name)
+		wantUploaded = append(wantUploaded, "infrastructure-example/v0.1.0/"+f.Name)
 	}
 	slices.Sort(wantUploaded)
 	if diff := cmp.Diff(wantUploaded, sum.Uploaded); diff != "" {
@@ -170,10 +170,10 @@ func TestPublish_IdenticalIsNoOpDifferentNeedsReplace(t *testing.T) {
 		t.Fatalf("--replace: %v", err)
 	}
 	slices.Sort(sum.Replaced)
-	if diff := cmp.Diff([]string{"infrastructure-test/checksums.txt", "infrastructure-test/metadata.yaml"}, sum.Replaced); diff != "" {
+	if diff := cmp.Diff([]string{"infrastructure-test/v0.1.0/checksums.txt", "infrastructure-test/v0.1.0/metadata.yaml"}, sum.Replaced); diff != "" {
 		t.Errorf("replaced (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"infrastructure-test/cluster-template-new.yaml"}, sum.Uploaded); diff != "" {
+	if diff := cmp.Diff([]string{"infrastructure-test/v0.1.0/cluster-template-new.yaml"}, sum.Uploaded); diff != "" {
 		t.Errorf("added (-want +got):\n%s", diff)
 	}
 	after := testtree.ReadDir(t, dir)
@@ -211,7 +211,7 @@ func TestPublish_SigningAPublishedVersionAddsWithoutReplace(t *testing.T) {
 		t.Fatalf("adding signatures to a published version without --replace: %v", err)
 	}
 	slices.Sort(sum.Uploaded)
-	if diff := cmp.Diff([]string{"infrastructure-test/checksums.txt.sigstore.json", "infrastructure-test/provenance.intoto.json"}, sum.Uploaded); diff != "" || len(sum.Replaced) != 0 {
+	if diff := cmp.Diff([]string{"infrastructure-test/v0.1.0/checksums.txt.sigstore.json", "infrastructure-test/v0.1.0/provenance.intoto.json"}, sum.Uploaded); diff != "" || len(sum.Replaced) != 0 {
 		t.Errorf("added (-want +got):\n%s\nreplaced %v", diff, sum.Replaced)
 	}
 	if got := testtree.ReadDir(t, dir); got["provenance.intoto.json"] == "" || got["metadata.yaml"] == "" {

@@ -15,9 +15,12 @@ import (
 	"github.com/capirepo/capirepo/release"
 )
 
-// Versions lists the version folders of a provider: every folder clusterctl
-// reads as a version (release.ScanLabel); one it reads and capirepo cannot
-// (a name without the v, a link) is an error by name.
+// Versions lists the version folders of a provider as clusterctl's local
+// repository lists them (release.Listed): every folder whose name it takes
+// as a version, with or without the v, so the choice of the newest sees
+// what clusterctl sees. One that capirepo cannot read (a name without the
+// v, a link) is refused by name where it is asked for (dir), which is where
+// clusterctl fails on it or follows the link.
 func (r *Target) Versions(ctx context.Context, id provider.ID) ([]string, error) {
 	if err := provider.CheckName(id.Name); err != nil {
 		return nil, err
@@ -29,18 +32,26 @@ func (r *Target) Versions(ctx context.Context, id provider.ID) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := release.Unreadable(vs); err != nil {
-		return nil, err
-	}
-	return release.Versions(vs), nil
+	return release.Listed(vs), nil
 }
 
-// dir is the folder of one provider version.
+// dir is the folder of one provider version. A version capirepo cannot
+// read is refused by name (release.Find): an entry of that name that is a
+// link or no folder, or, where there is no folder of that name, one of the
+// same version without the v (clusterctl asks for v<semver> and fails
+// there).
 func (r *Target) dir(ref publish.Ref) (string, error) {
 	if err := provider.CheckName(ref.ID.Name); err != nil {
 		return "", err
 	}
 	if _, err := provider.ParseVersion(ref.Version); err != nil {
+		return "", err
+	}
+	vs, err := release.ScanLabel(filepath.Join(r.Root, ref.ID.Label()), ref.ID)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if _, err := release.Find(vs, ref.Version); err != nil && !errors.Is(err, publish.ErrNotFound) {
 		return "", err
 	}
 	return filepath.Join(r.Root, ref.ID.Label(), ref.Version), nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/capirepo/capirepo/publish/publishtest"
@@ -85,5 +86,47 @@ func TestReader_ReadsAFolderWithoutChecksums(t *testing.T) {
 	}
 	if len(got.Files) != 3 || got.ComponentsFile != "infrastructure-components.yaml" {
 		t.Errorf("read %d files (components %s), want 3 without notes.md", len(got.Files), got.ComponentsFile)
+	}
+}
+
+// TestReader_ListsWhatClusterctlListsAndRefusesWhatCapirepoCannotRead: the
+// versions are every folder clusterctl's local repository lists (0.1.5
+// without the v too; not a link), so the choice of the newest sees what
+// clusterctl sees; asked for v0.1.5 (as clusterctl asks for that folder's
+// version) or for a link named like a version, the reader refuses it by
+// name, where clusterctl fails or follows the link; v0.1.0 reads as ever.
+func TestReader_ListsWhatClusterctlListsAndRefusesWhatCapirepoCannotRead(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	if _, err := (&Target{Root: root}).Publish(ctx, buildtest.MinimalRelease(t, "v0.1.0")); err != nil {
+		t.Fatal(err)
+	}
+	label := "infrastructure-test"
+	if err := os.CopyFS(filepath.Join(root, label, "0.1.5"), os.DirFS(filepath.Join(root, label, "v0.1.0"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, label, "v0.1.0"), filepath.Join(root, label, "v0.2.0")); err != nil {
+		t.Fatal(err)
+	}
+	r := &Target{Root: root}
+	vs, err := r.Versions(ctx, publishtest.ID(t, label))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(vs)
+	if diff := cmp.Diff([]string{"0.1.5", "v0.1.0"}, vs); diff != "" {
+		t.Errorf("versions (-want +got):\n%s", diff)
+	}
+	for v, want := range map[string]string{
+		"v0.1.5": filepath.Join(root, label, "0.1.5") + ": clusterctl reads this folder as version 0.1.5 of infrastructure-test",
+		"v0.2.0": filepath.Join(root, label, "v0.2.0") + " is a symbolic link",
+	} {
+		_, err := r.List(ctx, publish.Ref{ID: publishtest.ID(t, label), Version: v})
+		if err == nil || errors.Is(err, publish.ErrNotFound) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("List %s: %v, want the refusal %q", v, err, want)
+		}
+	}
+	if _, err := publishtest.ReadBack(ctx, r, label, "v0.1.0"); err != nil {
+		t.Errorf("v0.1.0: %v", err)
 	}
 }

@@ -59,7 +59,39 @@ type Target struct {
 	c *client
 }
 
-var _ publish.Target = (*Target)(nil)
+var (
+	_ publish.Target   = (*Target)(nil)
+	_ publish.Signable = (*Target)(nil)
+	_ publish.Operator = (*Target)(nil)
+	_ publish.Planner  = (*Target)(nil)
+)
+
+// Planned names the files of every artifact Publish pushes for rel, as its
+// summary names them: REPOSITORY-NAME/LAYER-TITLE.
+func (p *Target) Planned(rel *release.Release) ([]string, error) {
+	arts, err := p.Artifacts(rel)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range arts {
+		out = append(out, layerNames(a)...)
+	}
+	return out, nil
+}
+
+// layerNames names an artifact's layers in a summary.
+func layerNames(a *Artifact) []string {
+	out := make([]string, 0, len(a.Layers))
+	for _, l := range a.Layers {
+		t := l.Title
+		if t == "" {
+			t = "layer.tar.gz"
+		}
+		out = append(out, a.Repository[strings.LastIndex(a.Repository, "/")+1:]+"/"+t)
+	}
+	return out
+}
 
 // New checks the options.
 func New(o Options) (*Target, error) {
@@ -295,17 +327,7 @@ func sameFiles(raw []byte, a *Artifact) (bool, string) {
 func (p *Target) act(ctx context.Context, pl *plan, sum *publish.Summary) (Pushed, error) {
 	a := pl.a
 	ps := Pushed{Reference: p.Reference(a), Digest: pl.digest.String()}
-	names := func() []string {
-		out := make([]string, 0, len(a.Layers))
-		for _, l := range a.Layers {
-			t := l.Title
-			if t == "" {
-				t = "layer.tar.gz"
-			}
-			out = append(out, a.Repository[strings.LastIndex(a.Repository, "/")+1:]+"/"+t)
-		}
-		return out
-	}
+	names := func() []string { return layerNames(a) }
 	if pl.exists && pl.same {
 		ps.State = "unchanged"
 		sum.Skipped = append(sum.Skipped, names()...)

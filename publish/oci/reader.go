@@ -21,6 +21,7 @@ import (
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/versions"
 )
 
 // maxFileSize bounds one file read back from a registry.
@@ -37,7 +38,12 @@ func (p *Target) artifactRepository(id provider.ID) string {
 	return p.o.Repository + "/" + id.Label()
 }
 
-// Versions lists the tags of the provider's repository that are versions.
+// Versions lists the tags of the provider's repository that clusterctl
+// would take as versions (versions.Parse: with or without the v). A tag
+// without the v is listed too, as clusterctl lists such a tag or folder,
+// so the choice of the newest sees what clusterctl sees; the choice asks
+// for it as v<semver>, which this repository does not hold, and passes
+// over it.
 func (p *Target) Versions(ctx context.Context, id provider.ID) ([]string, error) {
 	if err := provider.CheckName(id.Name); err != nil {
 		return nil, err
@@ -52,7 +58,7 @@ func (p *Target) Versions(ctx context.Context, id provider.ID) ([]string, error)
 	}
 	var out []string
 	for _, t := range tags {
-		if _, err := provider.ParseVersion(t); err == nil && strings.HasPrefix(t, "v") {
+		if _, ok := versions.Parse(t); ok {
 			out = append(out, t)
 		}
 	}

@@ -52,6 +52,9 @@ type Options struct {
 	UploadProgress publish.UploadProgress
 	// LockTimeout bounds the wait for another run writing into a folder.
 	LockTimeout time.Duration
+	// Overrides says a file:// URL names clusterctl's overrides folder
+	// (publish local --overrides), not a repository tree.
+	Overrides bool
 
 	// GitHub, GitLab and OCI hold each backend's own settings (release
 	// notes, the GitLab instance, the artifact layout, ...); the factory
@@ -328,7 +331,11 @@ func parseFile(rest string) (Location, error) {
 
 func fileLocation(dir string) Location {
 	return Location{Key: "file://" + dir, Opener: func(_ context.Context, o Options) (publish.Target, error) {
-		return &local.Target{Root: dir, Replace: o.Replace, LockTimeout: o.LockTimeout, Progress: o.Progress}, nil
+		t := &local.Target{Root: dir, Replace: o.Replace, LockTimeout: o.LockTimeout, Progress: o.Progress}
+		if o.Overrides {
+			t.Kind = local.KindOverrides
+		}
+		return t, nil
 	}}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
-	"github.com/capirepo/capirepo/verify"
 )
 
 // BenchmarkInstallCheck times the install check against a warm server
@@ -47,8 +46,8 @@ func BenchmarkInstallCheck(b *testing.B) {
 			templates := 0
 			for _, p := range rel.Providers {
 				for _, f := range p.Files {
-					_, flavor := verify.FlavorOf(f.Name)
-					_, class := verify.ClassOf(f.Name)
+					_, flavor := release.FlavorOf(f.Name)
+					_, class := release.ClassOf(f.Name)
 					if flavor || class {
 						templates++
 					}

@@ -149,3 +149,44 @@ func TestInstall_InterruptedRemovesWhatItCreated(t *testing.T) {
 	assertCRDsGone(t, cfg, before)
 	assertNamespacesRemoved(t, cfg)
 }
+
+// TestInstall_NotCheckedSaysWhoseCRDsAreMissing: on a cluster without
+// Cluster API's CRDs, the example's core kinds are not checked, and the
+// report says they need cluster-api's (and kubeadm's) CRDs, by group; a
+// flavor's kind of another provider (DockerCluster, as kubemark's flavors
+// use) needs infrastructure-docker's, and is no refusal of this release.
+func TestInstall_NotCheckedSaysWhoseCRDsAreMissing(t *testing.T) {
+	cfg := startServer(t)
+	rel := buildtest.Clone(exampleRelease(t))
+	docker := "apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\nkind: DockerCluster\nmetadata:\n  name: ${CLUSTER_NAME}\n  namespace: ${NAMESPACE}\nspec: {}\n"
+	if err := rel.Providers[0].Add("cluster-template-docker.yaml", []byte(docker)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := install.Check(context.Background(), rel, install.Options{Config: cfg})
+	if err != nil || rep.Refusals() != 0 {
+		t.Fatalf("refused: %v\n%s", err, report(rep))
+	}
+	got := map[string]install.Missing{}
+	for _, m := range rep.Missing() {
+		got[m.Needs+" "+m.Group] = m
+	}
+	core, ok := got["cluster-api cluster.x-k8s.io"]
+	if !ok || !slices.Contains(core.Kinds, "Cluster") || !slices.Contains(core.Kinds, "MachineDeployment") {
+		t.Errorf("cluster-api's kinds not named: %+v", rep.Missing())
+	}
+	if d := got["infrastructure-docker infrastructure.cluster.x-k8s.io"]; !slices.Equal(d.Kinds, []string{"DockerCluster"}) || d.Objects != 1 {
+		t.Errorf("DockerCluster not said to need infrastructure-docker's CRDs: %+v", rep.Missing())
+	}
+	n := 0
+	for _, m := range rep.Missing() {
+		n += m.Objects
+	}
+	if n != rep.NotCheckedCount() {
+		t.Errorf("%d objects not checked, %d of them said to want CRDs:\n%s", rep.NotCheckedCount(), n, report(rep))
+	}
+	for _, want := range []string{"not checked for want of CRDs the cluster does not serve:", "    cluster-api's: ", "    infrastructure-docker's: 1 object, of group infrastructure.cluster.x-k8s.io (DockerCluster)"} {
+		if !strings.Contains(report(rep), want) {
+			t.Errorf("the report lacks %q:\n%s", want, report(rep))
+		}
+	}
+}

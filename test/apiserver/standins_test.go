@@ -139,3 +139,29 @@ func TestInstall_StandInsAndRealValues(t *testing.T) {
 		})
 	}
 }
+
+// TestInstall_BlockingErrorIsOneRefusal: a value of the wrong type in a
+// field of a custom resource with validation rules is refused, and the
+// server then adds a cause of no field saying it skipped those rules; the
+// report counts one refusal and says the rules were skipped with it.
+func TestInstall_BlockingErrorIsOneRefusal(t *testing.T) {
+	cfg := managementCluster(t, true)
+	rel := standInsRelease(t)
+	const tmpl = "infrastructure-example/v0.1.0/cluster-template.yaml"
+	const machine = "ExampleMachineTemplate/capirepo-verify-control-plane"
+	rep, err := pipeline.InstallCheck(context.Background(), rel, pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg),
+		Variables: map[string]string{"EXAMPLE_DISK_COUNT": "two"}})
+	if rep == nil {
+		t.Fatal(err)
+	}
+	var refused []install.Refusal
+	for _, r := range file(t, rep, tmpl).Refused {
+		if r.Object == machine {
+			refused = append(refused, r)
+		}
+	}
+	if len(refused) != 1 || !strings.HasSuffix(refused[0].Field, "diskCount") ||
+		!strings.Contains(refused[0].Message, "the server then skipped the object's validation rules") {
+		t.Errorf("refusals of %s: %v, want one, of diskCount, saying the validation rules were skipped\n%s", machine, refused, report(rep))
+	}
+}

@@ -1,4 +1,4 @@
-package install
+package values
 
 import (
 	"encoding/json"
@@ -87,7 +87,7 @@ func testSchemas(t *testing.T) *schemaSet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.classes.add(classes)
+	s.classes.add("clusterclass-quick-start.yaml", classes)
 	return s
 }
 

@@ -1,4 +1,4 @@
-package pipeline
+package values
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestReadValues_PerFlavorAndVar(t *testing.T) {
+func TestReadFiles_PerFlavorAndVar(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, data string) string {
 		p := filepath.Join(dir, name)
@@ -21,7 +21,8 @@ func TestReadValues_PerFlavorAndVar(t *testing.T) {
 	all := write("all.yaml", "REGION: eu-west-1\nNODES: 3\nBIG: 1000000\nSERVERS: [192.0.2.1, 192.0.2.2]\n")
 	ipv6 := write("ipv6.yaml", "REGION: us-east-1\nPOD_CIDR: fd00::/64\n")
 	def := write("default.yaml", "POD_CIDR: 10.0.0.0/16\n")
-	vars, flavors, err := readValues(map[string]string{"NODES": "5"}, []string{all, "ipv6=" + ipv6, "default=" + def})
+	r, err := ReadFiles(map[string]string{"NODES": "5"}, []string{all, "ipv6=" + ipv6, "default=" + def})
+	vars, flavors := r.Variables, r.Flavors
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestReadValues_PerFlavorAndVar(t *testing.T) {
 		{"=" + all, "the flavor before = is empty"},
 		{filepath.Join(dir, "missing.yaml"), "missing.yaml"},
 	} {
-		if _, _, err := readValues(nil, []string{c.arg}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ReadFiles(nil, []string{c.arg}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.arg, err, c.want)
 		}
 	}

@@ -1,6 +1,7 @@
-package install
+package values
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -13,16 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
-	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
-
-	"github.com/capirepo/capirepo/verify"
 )
 
 // Stand-ins for required variables whose fields ask for a format.
 const (
 	standInUUID   = "8f1c1b4e-6a0d-4c5e-9f3a-2b7d5e6c4a10" // a version 4 UUID
-	standInBase64 = "Y2FwaXJlcG8tcGxhY2Vob2xkZXI="         // base64 of verify.Placeholder
+	standInBase64 = "Y2FwaXJlcG8tcGxhY2Vob2xkZXI="         // base64 of Placeholder
 )
 
 // formatStandIns are values of the string formats the server checks.
@@ -36,8 +33,8 @@ var formatStandIns = map[string]string{
 // genericStandIns are tried, in order, after the name's guess and what the
 // field's schema suggests, for variables inside longer strings too.
 var genericStandIns = []string{
-	verify.Placeholder, "1", "false", standInUUID, standInBase64, "10.0.0.0/16", "192.0.2.1", verify.KubernetesVersion,
-	verify.PlaceholderRegistry + "/placeholder:v0.0.0", "https://capirepo.invalid", "capirepoplaceholder", "a", "0",
+	Placeholder, "1", "false", standInUUID, standInBase64, "10.0.0.0/16", "192.0.2.1", KubernetesVersion,
+	PlaceholderRegistry + "/placeholder:v0.0.0", "https://capirepo.invalid", "capirepoplaceholder", "a", "0",
 }
 
 // A variable's marker is a plain scalar of lowercase letters and digits,
@@ -64,46 +61,33 @@ type occurrence struct {
 // the format), else a generic stand-in. A variable no value fits everywhere
 // keeps the one that fits in the most places. A variable alone on its line
 // that holds a YAML fragment gets the empty string, so the file stays YAML.
-func standIns(raw []byte, given map[string]string, required []string, src schemaSource) map[string]string {
-	choice, _ := chooseStandIns(raw, given, required, src)
+func standIns(raw []byte, given map[string]string, required []string, src *schemaSet) map[string]string {
+	choice, _ := chooseStandIns(raw, "", given, required, src)
 	return choice
 }
 
-// place is a field a variable lands in: the object's kind and the field
+// Place is a field a variable lands in: the object's kind and the field
 // path as the API server writes it (spec.addresses[0]).
-type place struct {
-	kind, field string
+type Place struct {
+	Kind, Field string
 }
 
 // chooseStandIns is standIns, also telling where each variable landed.
-func chooseStandIns(raw []byte, given map[string]string, required []string, src schemaSource) (map[string]string, map[string][]place) {
+// fileClass is the class of a clusterclass-<class>.yaml file ("" for
+// another file): the variable that names its ClusterClass gets it.
+func chooseStandIns(raw []byte, fileClass string, given map[string]string, required []string, src *schemaSet) (map[string]string, map[string][]Place) {
 	choice := distinctGuesses(required)
-	places := map[string][]place{}
-	objs, occ, err := markedOccurrences(raw, given, required)
-	if err != nil {
-		// A variable alone on its line may hold a YAML fragment that no
-		// scalar stand-in keeps valid: the empty string does.
-		frag := fragmentVariables(raw, required)
-		if len(frag) == 0 {
-			return choice, places
-		}
-		given = maps.Clone(given)
-		if given == nil {
-			given = map[string]string{}
-		}
-		var rest []string
-		for _, name := range required {
-			if frag[name] {
-				given[name], choice[name] = "", ""
-			} else {
-				rest = append(rest, name)
-			}
-		}
-		required = rest
-		if objs, occ, err = markedOccurrences(raw, given, required); err != nil {
-			return choice, places
+	places := map[string][]Place{}
+	objs, occ, given, rest, err := markedOrFragments(raw, given, required)
+	for _, name := range required {
+		if !slices.Contains(rest, name) {
+			choice[name] = "" // a YAML fragment
 		}
 	}
+	if err != nil {
+		return choice, places
+	}
+	required = rest
 	schemas := map[schema.GroupVersionKind]*typeSchema{}
 	schemaFor := func(gvk schema.GroupVersionKind) *typeSchema {
 		s, ok := schemas[gvk]
@@ -118,8 +102,11 @@ func chooseStandIns(raw []byte, given map[string]string, required []string, src 
 		leafs := make([]*spec.Schema, len(at))
 		constrained := false
 		for i, o := range at {
-			places[name] = append(places[name], place{kind: o.gvk.Kind, field: fieldPath(o.path)})
-			leafs[i] = topologyLeaf(objs[o.doc].Object, o, src)
+			places[name] = append(places[name], Place{Kind: o.gvk.Kind, Field: fieldPath(o.path)})
+			leafs[i] = classLeaf(o, fileClass)
+			if leafs[i] == nil {
+				leafs[i] = topologyLeaf(objs[o.doc].Object, o, name, &src.classes)
+			}
 			if leafs[i] == nil {
 				leafs[i] = schemaFor(o.gvk).at(o.path)
 			}
@@ -137,7 +124,7 @@ func chooseStandIns(raw []byte, given map[string]string, required []string, src 
 			if err != nil {
 				return -1
 			}
-			objs, err := utilyaml.ToUnstructured(out)
+			objs, err := toUnstructured(out)
 			if err != nil {
 				return -1
 			}
@@ -172,18 +159,11 @@ func chooseStandIns(raw []byte, given map[string]string, required []string, src 
 // markedOccurrences substitutes each required variable with its marker
 // and finds the fields the markers land in.
 func markedOccurrences(raw []byte, given map[string]string, required []string) ([]unstructured.Unstructured, map[string][]occurrence, error) {
-	index := map[string]int{}
-	for i, name := range required {
-		index[name] = i
-	}
-	marked, err := substitute(raw, given, func(name string) (string, bool) {
-		i, ok := index[name]
-		return marker(i), ok
-	})
+	marked, err := markVariables(raw, given, required)
 	if err != nil {
 		return nil, nil, err
 	}
-	objs, err := utilyaml.ToUnstructured(marked)
+	objs, err := toUnstructured(marked)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -203,14 +183,57 @@ func markedOccurrences(raw []byte, given map[string]string, required []string) (
 	return objs, occ, nil
 }
 
+// markedOrFragments is markedOccurrences; where the marked file is no
+// YAML, the variables alone on their line, which may hold a YAML fragment
+// that no scalar keeps valid, are given the empty string, which does, and
+// the others marked again. It returns given with those, and the variables
+// still marked.
+func markedOrFragments(raw []byte, given map[string]string, required []string) ([]unstructured.Unstructured, map[string][]occurrence, map[string]string, []string, error) {
+	objs, occ, err := markedOccurrences(raw, given, required)
+	if err == nil {
+		return objs, occ, given, required, nil
+	}
+	frag := fragmentVariables(raw, required)
+	if len(frag) == 0 {
+		return nil, nil, given, required, err
+	}
+	given = maps.Clone(given)
+	if given == nil {
+		given = map[string]string{}
+	}
+	var rest []string
+	for _, name := range required {
+		if frag[name] {
+			given[name] = ""
+		} else {
+			rest = append(rest, name)
+		}
+	}
+	objs, occ, err = markedOccurrences(raw, given, rest)
+	return objs, occ, given, rest, err
+}
+
+// markVariables substitutes each required variable with its marker, the
+// others with given values or their defaults.
+func markVariables(raw []byte, given map[string]string, required []string) ([]byte, error) {
+	index := map[string]int{}
+	for i, name := range required {
+		index[name] = i
+	}
+	return substitute(raw, given, func(name string) (string, bool) {
+		i, ok := index[name]
+		return marker(i), ok
+	})
+}
+
 // distinctGuesses are the names' guesses, each variable whose guess is the
 // plain placeholder getting its own (capirepo-<name>), so that variables in
 // one list keyed by name do not collide.
 func distinctGuesses(required []string) map[string]string {
 	choice := map[string]string{}
 	for _, name := range required {
-		v := verify.PlaceholderFor(name)
-		if v == verify.Placeholder {
+		v := Guess(name)
+		if v == Placeholder {
 			v = distinctPlaceholder(name)
 		}
 		choice[name] = v
@@ -240,7 +263,7 @@ func distinctPlaceholder(name string) string {
 	}
 	s = strings.TrimRight(s, "-")
 	if s == "capirepo" {
-		return verify.Placeholder
+		return Placeholder
 	}
 	return s
 }
@@ -274,53 +297,6 @@ func fieldPath(path []any) string {
 		}
 	}
 	return b.String()
-}
-
-// standIns sets the session's required variables without a value: to a
-// real value where Options.Lookup has one (the environment, the clusterctl
-// config), else to stand-ins the schemas accept (over the name guesses). It
-// describes them in f, with the fields the stand-ins land in. extra are
-// values that win over the session's (the template namespace).
-func (in *installer) standIns(s *verify.Session, f *File, raw []byte, vars map[string]*string, extra map[string]string) {
-	for k, v := range extra {
-		s.Set(k, v)
-	}
-	given := s.Values()
-	var required []string
-	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		if _, ok := given[name]; ok || vars[name] != nil {
-			continue
-		}
-		if in.o.Lookup != nil {
-			if v, ok := in.o.Lookup(name); ok {
-				s.Set(name, v)
-				given[name] = v
-				f.Variables = append(f.Variables, verify.Variable{Name: name, Required: true, Value: v})
-				continue
-			}
-		}
-		required = append(required, name)
-	}
-	chosen, places := chooseStandIns(raw, given, required, in.schemas)
-	for _, name := range required {
-		s.SetPlaceholder(name, chosen[name])
-		f.Variables = append(f.Variables, verify.Variable{Name: name, Required: true, Value: chosen[name], Placeholder: true})
-	}
-	f.places = places
-}
-
-// substitute processes raw as clusterctl does, with value giving the
-// chosen variables and given the others; the rest take their defaults.
-func substitute(raw []byte, given map[string]string, value func(string) (string, bool)) ([]byte, error) {
-	return yamlprocessor.NewSimpleProcessor().Process(raw, func(name string) (string, error) {
-		if v, ok := value(name); ok {
-			return v, nil
-		}
-		if v, ok := given[name]; ok {
-			return v, nil
-		}
-		return "", fmt.Errorf("%s not set", name)
-	})
 }
 
 // candidates lists the values to try for a variable, the field schemas'
@@ -378,12 +354,22 @@ func schemaStandIns(s *spec.Schema) []string {
 	// A variable that is a whole YAML map or list (a ConfigMap's data)
 	// stands in as an empty one, in flow style.
 	if s.Type.Contains("object") {
+		// An object with required properties (a ClusterClass variable
+		// such as a load balancer's host and port) gets them, each a value
+		// of its own schema.
+		if len(s.Required) > 0 {
+			if v, ok := example(s, 0); ok {
+				if b, err := json.Marshal(v); err == nil {
+					out = append(out, string(b))
+				}
+			}
+		}
 		out = append(out, "{}")
 	}
 	if s.Type.Contains("array") {
 		out = append(out, listStandIns(s)...)
 	}
-	if s.MinLength != nil && *s.MinLength > int64(len(verify.Placeholder)) && *s.MinLength <= 1024 {
+	if s.MinLength != nil && *s.MinLength > int64(len(Placeholder)) && *s.MinLength <= 1024 {
 		out = append(out, strings.Repeat("a", int(*s.MinLength)))
 	}
 	return out
@@ -426,7 +412,7 @@ func listStandIns(s *spec.Schema) []string {
 func nthStandIn(s *spec.Schema, i int) (string, bool) {
 	switch {
 	case s == nil:
-		return fmt.Sprintf("%s-%d", verify.Placeholder, i), true
+		return fmt.Sprintf("%s-%d", Placeholder, i), true
 	case len(s.Enum) > 0:
 		if i >= len(s.Enum) {
 			return "", false
@@ -463,7 +449,7 @@ func nthStandIn(s *spec.Schema, i int) (string, bool) {
 		ex, ok := regexExample(s.Pattern)
 		return ex, ok && i == 0
 	}
-	v := fmt.Sprintf("%s-%d", verify.Placeholder, i)
+	v := fmt.Sprintf("%s-%d", Placeholder, i)
 	if s.MinLength != nil && int64(len(v)) < *s.MinLength {
 		v += strings.Repeat("a", int(*s.MinLength)-len(v))
 	}
@@ -587,4 +573,82 @@ func classRune(ranges []rune) (rune, bool) {
 		return ranges[0], true
 	}
 	return 0, false
+}
+
+// example is a value the schema accepts, in JSON's types: an object holds
+// its required properties only; false when none is known (a pattern no
+// example fits, a schema too deep).
+func example(s *spec.Schema, depth int) (any, bool) {
+	if s == nil {
+		return Placeholder, true
+	}
+	if depth > 8 {
+		return nil, false
+	}
+	switch {
+	case len(s.Enum) > 0:
+		return s.Enum[0], true
+	case s.Type.Contains("object"):
+		m := map[string]any{}
+		for _, name := range s.Required {
+			p, ok := s.Properties[name]
+			var sub *spec.Schema
+			if ok {
+				sub = &p
+			} else if s.AdditionalProperties != nil {
+				sub = s.AdditionalProperties.Schema
+			}
+			v, ok := example(sub, depth+1)
+			if !ok {
+				return nil, false
+			}
+			m[name] = v
+		}
+		return m, true
+	case s.Type.Contains("array"):
+		n := int64(0)
+		if s.MinItems != nil {
+			n = *s.MinItems
+		}
+		if n > 64 {
+			return nil, false
+		}
+		l := []any{}
+		for i := range n {
+			var items *spec.Schema
+			if s.Items != nil {
+				items = s.Items.Schema
+			}
+			v, ok := nthStandIn(items, int(i))
+			if !ok {
+				return nil, false
+			}
+			var item any
+			if err := json.Unmarshal([]byte(v), &item); err != nil {
+				item = v
+			}
+			l = append(l, item)
+		}
+		return l, true
+	case s.Type.Contains("integer") || s.Type.Contains("number"):
+		m := 1.0
+		if s.Minimum != nil {
+			m = math.Ceil(*s.Minimum)
+			if s.ExclusiveMinimum && m == *s.Minimum {
+				m++
+			}
+		}
+		return m, true
+	case s.Type.Contains("boolean"):
+		return false, true
+	}
+	for _, c := range schemaStandIns(s) {
+		if fits(s, c) {
+			return c, true
+		}
+	}
+	if fits(s, Placeholder) {
+		return Placeholder, true
+	}
+	return nil, false
 }

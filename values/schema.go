@@ -1,4 +1,4 @@
-package install
+package values
 
 import (
 	"encoding/json"
@@ -20,13 +20,6 @@ type typeSchema struct {
 	refs map[string]spec.Schema
 }
 
-// schemaSource finds the schema of a kind; nil when it knows none.
-type schemaSource interface {
-	schemaFor(gvk schema.GroupVersionKind) *typeSchema
-	// clusterClasses are the ClusterClasses the release ships.
-	clusterClasses() *clusterClasses
-}
-
 // schemaSet finds schemas in CRDs first (the release's, then the
 // cluster's), then in the server's OpenAPI v3 documents of built-in kinds.
 type schemaSet struct {
@@ -37,10 +30,8 @@ type schemaSet struct {
 	openAPI func(gv schema.GroupVersion) (*spec3.OpenAPI, error)
 	docs    map[schema.GroupVersion]*spec3.OpenAPI
 	// classes are the release's ClusterClasses.
-	classes clusterClasses
+	classes Classes
 }
-
-func (s *schemaSet) clusterClasses() *clusterClasses { return &s.classes }
 
 // addCRD makes a CRD's schemas known; an earlier CRD for the same kind wins.
 func (s *schemaSet) addCRD(crd *unstructured.Unstructured) {

@@ -1,0 +1,235 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	fakegh "github.com/capirepo/capirepo/internal/fake/github"
+	fakegl "github.com/capirepo/capirepo/internal/fake/gitlab"
+	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/github"
+	"github.com/capirepo/capirepo/publish/gitlab"
+	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/publish/targets"
+	"github.com/capirepo/capirepo/sign/signtest"
+)
+
+// unreadableFlavor is a document that is YAML for no value of its
+// variable: the lint warns (CAPI001, waived here so the test does not
+// depend on its severity), and clusterctl's client fails to read the flavor.
+const unreadableFlavor = `---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ${CLUSTER_NAME}-extra
+  bad: [unclosed
+`
+
+// exampleWithUnreadableFlavor is the example with a flavor clusterctl
+// cannot read.
+func exampleWithUnreadableFlavor(t *testing.T) string {
+	t.Helper()
+	dir := testtree.CopyTree(t, exampleDir(t))
+	f := filepath.Join(dir, "templates", "cluster-template-machinepool.yaml")
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, append(data, unreadableFlavor...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRelease_AReleaseWhoseReadBackFailsPublishesNothing: the dist is read
+// back through clusterctl's client before the first publish step, so a
+// flavor clusterctl cannot read stops the run with nothing published: no
+// folder on file://, no release and no asset on GitHub (the fake's final
+// state), not even a draft.
+func TestRelease_AReleaseWhoseReadBackFailsPublishesNothing(t *testing.T) {
+	srv := fakegh.New(t, fakegh.WithToken(ghToken))
+	srv.AddRepo("example", "provider-unreadable", false)
+	root := filepath.Join(t.TempDir(), "repo")
+	dir := exampleWithUnreadableFlavor(t)
+	for _, tc := range []struct {
+		name      string
+		target    string
+		dryRun    bool
+		published func(t *testing.T) bool
+	}{{
+		name: "file", target: "file://" + root,
+		published: func(t *testing.T) bool {
+			_, err := os.Stat(root)
+			return !errors.Is(err, os.ErrNotExist)
+		},
+	}, {
+		name: "github", target: "github://example/provider-unreadable",
+		published: func(t *testing.T) bool {
+			rels := srv.Releases("example", "provider-unreadable")
+			for _, r := range rels {
+				t.Logf("the fake holds release %s (draft %v) with %d assets", r.Tag, r.Draft, len(r.Assets))
+			}
+			return len(rels) > 0
+		},
+	}, {
+		name: "dry run", target: "file://" + root, dryRun: true,
+		published: func(t *testing.T) bool { return false },
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			o := exampleRun(t, &log)
+			o.Build.Dir = dir
+			o.Build.Disabled = map[string]string{"CAPI001": "the read-back is what this test checks"}
+			o.Targets, o.DryRun = locations(t, tc.target), tc.dryRun
+			o.TargetOptions = targets.Options{GitHub: github.Options{Token: ghToken, APIURL: srv.APIURL()}}
+			sum, err := pipeline.Release(context.Background(), o)
+			if err == nil || !strings.HasPrefix(err.Error(), "verify dist: ") || !strings.Contains(err.Error(), "cluster-template-machinepool.yaml") {
+				t.Fatalf("error %v, want the dist's read-back to fail on the flavor\n%s", err, log.String())
+			}
+			// A dry run stops at the same step.
+			want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=failed\npublish " + tc.target + "=not run\nverify " + tc.target + "=not run\n"
+			if diff := cmp.Diff(want, statuses(sum)); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+			if tc.published(t) {
+				t.Errorf("%s: something was published before the read-back failed", tc.target)
+			}
+			if len(sum.Published) != 0 || len(sum.Next) != 0 {
+				t.Errorf("summary says it published %+v, next %q", sum.Published, sum.Next)
+			}
+		})
+	}
+}
+
+// TestRelease_DryRunSaysTheCountARealRunPublishes: what a dry run says it
+// would publish is what the real run then publishes, file for file: the
+// Sigstore bundles and the provenance the sign step makes, and the
+// provenance a GitHub release gets from its publisher, included. A folder
+// tree's progress lines name each file's version folder.
+func TestRelease_DryRunSaysTheCountARealRunPublishes(t *testing.T) {
+	srv := fakegh.New(t, fakegh.WithToken(ghToken))
+	gl := fakegl.New(t)
+	gl.AddProject(31, "infra/count", false)
+	gl.AddToken("glpat-count", fakegl.AccessToken)
+	reg := newRegistryHost(t)
+	ss := signtest.New(t)
+	const source = "https://github.com/example/cluster-api-provider-example"
+	for _, tc := range []struct {
+		name   string
+		target func(t *testing.T) string
+		signed bool
+		// published counts what the target holds after the real run.
+		published func(t *testing.T, target string) int
+		wantLine  string // in the real run's log
+	}{{
+		name: "file, signed", signed: true,
+		target:    func(t *testing.T) string { return "file://" + filepath.Join(t.TempDir(), "repo") },
+		published: func(t *testing.T, target string) int { return len(listTree(t, strings.TrimPrefix(target, "file://"))) },
+		wantLine:  "  written infrastructure-example/v0.1.0/checksums.txt.sigstore.json",
+	}, {
+		name: "github, with the publisher's provenance",
+		target: func(t *testing.T) string {
+			srv.AddRepo("example", "count-unsigned", false)
+			return "github://example/count-unsigned"
+		},
+		published: func(t *testing.T, _ string) int {
+			return len(srv.Releases("example", "count-unsigned")[0].Assets)
+		},
+	}, {
+		name: "github, signed", signed: true,
+		target: func(t *testing.T) string {
+			srv.AddRepo("example", "count-signed", false)
+			return "github://example/count-signed"
+		},
+		published: func(t *testing.T, _ string) int {
+			return len(srv.Releases("example", "count-signed")[0].Assets)
+		},
+	}, {
+		name: "gitlab, signed, with the publisher's provenance", signed: true,
+		target: func(t *testing.T) string { return "gitlab://gitlab.example.com/infra/count" },
+		published: func(t *testing.T, _ string) int {
+			return len(gl.Files("31", "infrastructure-example", "v0.1.0"))
+		},
+	}, {
+		name:   "oci",
+		target: func(t *testing.T) string { return "oci://" + reg + "/count" },
+		published: func(t *testing.T, target string) int {
+			tg, err := targets.Open(context.Background(), target, targets.Options{OCI: oci.Options{PlainHTTP: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := provider.ParseLabel("infrastructure-example")
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, err := tg.List(context.Background(), publish.Ref{ID: id, Version: "v0.1.0"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(files)
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := tc.target(t)
+			run := func(dry bool) (*pipeline.ReleaseSummary, string) {
+				var log bytes.Buffer
+				o := exampleRun(t, &log)
+				o.Targets, o.DryRun = locations(t, target), dry
+				o.TargetOptions = targets.Options{GitHub: github.Options{Token: ghToken, APIURL: srv.APIURL(), Provenance: true},
+					GitLab: gitlab.Options{URL: gl.URL, Token: "glpat-count", Provenance: true}, OCI: oci.Options{PlainHTTP: true}}
+				if tc.signed {
+					o.Sign = &pipeline.SignOptions{Provenance: true, Source: source}
+					if !dry {
+						o.Sign.Signer = keyless(t, ss)
+					}
+				}
+				sum, err := pipeline.Release(context.Background(), o)
+				if err != nil {
+					t.Fatalf("dry run %v: %v\n%s", dry, err, log.String())
+				}
+				return sum, log.String()
+			}
+			dry, _ := run(true)
+			sum, log := run(false)
+			n := tc.published(t, target)
+			if len(sum.Published) != 1 || len(sum.Published[0].Uploaded) != n {
+				t.Fatalf("the real run says it published %+v; the target holds %d files", sum.Published, n)
+			}
+			if len(dry.Next) != 1 || !strings.HasPrefix(dry.Next[0], fmt.Sprintf("a real run would publish %d files (", n)) {
+				t.Errorf("dry run says %q; the real run published %d files", dry.Next, n)
+			}
+			if tc.wantLine != "" && !strings.Contains(log, tc.wantLine) {
+				t.Errorf("the log lacks %q:\n%s", tc.wantLine, log)
+			}
+		})
+	}
+}
+
+// TestRelease_DryRunSaysAtLeastWhereTheTargetCannotSay: a target a dry run
+// cannot open (a GitLab project without a token) cannot say what it adds
+// of its own, so the count is what the release and signing make, "at
+// least".
+func TestRelease_DryRunSaysAtLeastWhereTheTargetCannotSay(t *testing.T) {
+	o := exampleRun(t, &bytes.Buffer{})
+	o.Targets, o.DryRun = locations(t, "gitlab://gitlab.example.com/infra/no-token"), true
+	o.SkipUpgradeCheck = "no network in tests"
+	o.Sign = &pipeline.SignOptions{Provenance: true}
+	sum, err := pipeline.Release(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Next) != 1 || !strings.HasPrefix(sum.Next[0], "a real run would publish at least 11 files (") {
+		t.Errorf("next %q", sum.Next)
+	}
+}

@@ -1,0 +1,166 @@
+package verify
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// Fixtures of real releases' shapes that clusterctl reads (issue 43): a
+// flavor whose class is a variable naming the class of a shipped
+// clusterclass file whose ClusterClass takes its name from the same
+// variable (cluster-api-provider-vsphere's topology flavors, two class
+// files named so), and fragment variables alone on a line
+// (cluster-api-provider-metal3's ${CTLPLANE_KUBEADM_EXTRA_CONFIG} at the
+// start of a line under kubeadmConfigSpec, harvester's
+// ${RANCHER_TURTLES_LABEL} under labels:).
+const (
+	vsphereTopology = `apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: '${CLUSTER_NAME}'
+  namespace: '${NAMESPACE}'
+spec:
+  topology:
+    class: '${CLUSTER_CLASS_NAME}'
+    controlPlane:
+      replicas: ${CONTROL_PLANE_MACHINE_COUNT}
+    variables:
+    - name: infraServer
+      value:
+        thumbprint: '${EXAMPLE_TLS_THUMBPRINT}'
+        url: '${EXAMPLE_SERVER}'
+    version: '${KUBERNETES_VERSION}'
+    workers:
+      machineDeployments:
+      - class: ${CLUSTER_CLASS_NAME}-worker
+        name: md-0
+        replicas: ${WORKER_MACHINE_COUNT}
+`
+	vsphereClass = `apiVersion: cluster.x-k8s.io/v1beta1
+kind: ClusterClass
+metadata:
+  name: '${CLUSTER_CLASS_NAME}'
+spec:
+  infrastructure:
+    ref:
+      apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+      kind: ExampleClusterTemplate
+      name: '${CLUSTER_CLASS_NAME}'
+      namespace: '${NAMESPACE}'
+  variables:
+  - name: infraServer
+    required: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          thumbprint: {type: string}
+          url: {type: string}
+  workers:
+    machineDeployments:
+    - class: ${CLUSTER_CLASS_NAME}-worker
+      template:
+        infrastructure:
+          ref:
+            apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+            kind: ExampleMachineTemplate
+            name: ${CLUSTER_CLASS_NAME}-worker
+            namespace: '${NAMESPACE}'
+`
+	metal3Fragment = `apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata:
+  name: ${CLUSTER_NAME}
+  namespace: ${NAMESPACE}
+spec:
+  infrastructureRef:
+    apiGroup: infrastructure.cluster.x-k8s.io
+    kind: ExampleCluster
+    name: ${CLUSTER_NAME}
+---
+apiVersion: controlplane.cluster.x-k8s.io/v1beta2
+kind: KubeadmControlPlane
+metadata:
+  name: ${CLUSTER_NAME}
+  namespace: ${NAMESPACE}
+spec:
+  replicas: ${CONTROL_PLANE_MACHINE_COUNT}
+  version: ${KUBERNETES_VERSION}
+  kubeadmConfigSpec:
+    initConfiguration:
+      nodeRegistration:
+        name: '{{ ds.meta_data.name }}'
+${CTLPLANE_KUBEADM_EXTRA_CONFIG}
+`
+	harvesterLabels = `apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  namespace: ${NAMESPACE}
+  name: ${CLUSTER_NAME}
+  labels:
+${RANCHER_TURTLES_LABEL}
+    ccm: external
+spec:
+  infrastructureRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+    kind: ExampleCluster
+    name: ${CLUSTER_NAME}-hv
+`
+)
+
+func TestDir_RealShapesClusterctlReads(t *testing.T) {
+	p := goodProvider(t)
+	for name, data := range map[string]string{
+		"cluster-template-vsphere-topology.yaml": vsphereTopology,
+		"clusterclass-template.yaml":             vsphereClass,
+		"clusterclass-template-supervisor.yaml":  vsphereClass,
+		"cluster-template-metal3.yaml":           metal3Fragment,
+		"cluster-template-harvester.yaml":        harvesterLabels,
+	} {
+		if err := p.Add(name, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Dir(context.Background(), writeRelease(t, p), Options{})
+	if err != nil {
+		t.Fatalf("verify refuses a release clusterctl reads: %v", err)
+	}
+	got := map[string]*TemplateReport{}
+	for _, f := range rep.Providers[0].Flavors {
+		got[f.Name] = f
+	}
+	value := func(flavor, name string) (string, bool) {
+		f := got[flavor]
+		if f == nil {
+			t.Fatalf("flavor %s not read", flavor)
+		}
+		i := slices.IndexFunc(f.Variables, func(v Variable) bool { return v.Name == name })
+		if i < 0 {
+			t.Fatalf("flavor %s: no variable %s in %v", flavor, name, f.Variables)
+		}
+		return f.Variables[i].Value, f.Variables[i].Placeholder
+	}
+	for _, c := range []struct{ flavor, name, want string }{
+		{"vsphere-topology", "CLUSTER_CLASS_NAME", "template"},
+		{"metal3", "CTLPLANE_KUBEADM_EXTRA_CONFIG", ""},
+		{"harvester", "RANCHER_TURTLES_LABEL", ""},
+	} {
+		if v, standIn := value(c.flavor, c.name); v != c.want || !standIn {
+			t.Errorf("flavor %s: %s = %q (stand-in %v), want the stand-in %q", c.flavor, c.name, v, standIn, c.want)
+		}
+	}
+	if classes := got["vsphere-topology"].ClusterClasses; !slices.Equal(classes, []string{"capirepo-verify/template"}) {
+		t.Errorf("vsphere-topology merged the classes %v, want capirepo-verify/template", classes)
+	}
+	// Each class file read on its own gets its own name from the variable.
+	for _, cc := range rep.Providers[0].ClusterClasses {
+		if cc.Name != "template" && cc.Name != "template-supervisor" {
+			continue
+		}
+		i := slices.IndexFunc(cc.Variables, func(v Variable) bool { return v.Name == "CLUSTER_CLASS_NAME" })
+		if i < 0 || cc.Variables[i].Value != cc.Name {
+			t.Errorf("%s: CLUSTER_CLASS_NAME = %v, want %q", cc.File, cc.Variables, cc.Name)
+		}
+	}
+}
