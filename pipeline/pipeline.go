@@ -14,6 +14,7 @@ import (
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
+	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/verify"
@@ -120,6 +121,9 @@ type ReleaseSummary struct {
 	// UpgradeNotes is the section NotesUpgrade appends to the release notes
 	// (in a dry run: would append).
 	UpgradeNotes string `json:"upgradeNotes,omitempty"`
+	// Rehearsal is what the upgrade rehearsal did and found, once it ran
+	// (also when it failed).
+	Rehearsal *rehearse.Report `json:"rehearsal,omitempty"`
 	// Next says what a maintainer does next: what a dry run would have
 	// published where, or the clusterctl init line that tries the release.
 	Next []string `json:"next,omitempty"`

@@ -116,6 +116,7 @@ func (r *run) rehearsal(ctx context.Context) (string, bool, error) {
 	}
 	rep, err := Rehearse(ctx, r.old, r.b.Result.Release, o)
 	if rep != nil {
+		r.sum.Rehearsal = rep
 		_ = rep.WriteText(r.o.Log)
 	}
 	if err != nil {

@@ -215,7 +215,8 @@ func verifyConfigMaps(ctx context.Context, file string, opts verify.Options) (*v
 // client read (each provider with its contract, components, flavors and
 // ClusterClasses), the images checked, the signatures, the install check's
 // accepted, refused and not checked objects (every refusal by file, object
-// and field), and the error when Verify failed.
+// and field), the upgrade rehearsal's steps and what it found, and the
+// error when Verify failed.
 func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 	if r == nil {
 		return nil
@@ -273,6 +274,9 @@ func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 	}
 	if r.Install != nil {
 		m.Do(r.Install.WriteMarkdown)
+	}
+	if r.Rehearsal != nil {
+		m.Do(r.Rehearsal.WriteMarkdown)
 	}
 	if r.err != nil {
 		m.Printf("```text\n%s\n```\n\n", strings.ReplaceAll(r.err.Error(), "```", "'''"))

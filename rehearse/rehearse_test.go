@@ -273,8 +273,10 @@ func TestClusterctlLog(t *testing.T) {
 	}
 }
 
-func TestReportText(t *testing.T) {
-	rep := &Report{Server: "https://127.0.0.1:6443", Old: "v0.1.0", New: "v0.1.1", Providers: []string{"infrastructure-example"},
+// failedReport is the report of a rehearsal the API server stopped at the
+// check, with an object of each kind of outcome.
+func failedReport() *Report {
+	return &Report{Server: "https://127.0.0.1:6443", Old: "v0.1.0", New: "v0.1.1", Providers: []string{"infrastructure-example"},
 		Core: []string{"cluster-api@v1.14.2"}, CertManager: "cluster",
 		Served: []Served{{Provider: "infrastructure-example", Version: "v0.1.0", File: "infrastructure-components.yaml",
 			Removed: []string{"ValidatingWebhookConfiguration/v"}, NoConversion: []string{"CustomResourceDefinition/c"}, ScaledDown: []string{"Deployment/d"}},
@@ -284,6 +286,10 @@ func TestReportText(t *testing.T) {
 			{File: "f", Object: "Cluster/ns/c", NotCreated: "no kind"}, {File: "f", Object: "ExampleMachine/ns/m", Created: true, Changed: `{"spec":{"a":1}}`}},
 		Failure: &Failure{Step: "check", Message: "refused", State: "nothing applied"},
 		Left:    []string{"Namespace/x (still deleting)"}, Seconds: 12.3}
+}
+
+func TestReportText(t *testing.T) {
+	rep := failedReport()
 	var b strings.Builder
 	if err := rep.WriteText(&b); err != nil {
 		t.Fatal(err)
