@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/spec3"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 
@@ -407,19 +409,26 @@ func (r *rehearsal) values(ctx context.Context) (*templateValues, error) {
 }
 
 // newValues adds to set the values of the variables New's components
-// files use that set and the real values do not give, as package values
-// chooses them (a real value, else a stand-in that fits the fields of
-// New's CRDs and the server's built-in kinds).
+// files use that set and the real values do not give (see componentValues).
 func (r *rehearsal) newValues(set map[string]string) error {
-	ch := values.New(values.Options{Real: r.o.Values, OpenAPI: r.c.OpenAPI})
-	for _, p := range r.l.new {
+	return componentValues(r.l.new, r.o.Values, r.c.OpenAPI, set)
+}
+
+// componentValues adds to set the values of the variables the providers'
+// components files use that set and real do not give, as package values
+// chooses them: a real value (real.Lookup), else a stand-in that fits the
+// fields of the providers' CRDs and, with openAPI, the server's built-in
+// kinds.
+func componentValues(provs []*release.Provider, real values.Real, openAPI func(schema.GroupVersion) (*spec3.OpenAPI, error), set map[string]string) error {
+	ch := values.New(values.Options{Real: real, OpenAPI: openAPI})
+	for _, p := range provs {
 		if f, ok := p.File(p.ComponentsFile); ok {
 			ch.LearnComponents(f.Data)
 		}
 	}
 	given := maps.Clone(set)
-	maps.Copy(given, r.o.Values.Variables)
-	for _, p := range r.l.new {
+	maps.Copy(given, real.Variables)
+	for _, p := range provs {
 		s, err := ch.File(p, p.ComponentsFile, given)
 		if err != nil {
 			return fmt.Errorf("upgrade rehearsal: %s %s: %w", p.Label(), p.Version, err)
