@@ -398,5 +398,10 @@ func TestRehearse_ReleaseSeriesMissingRefusedBeforeAnyChange(t *testing.T) {
 	if err := rep.WriteJSON(&js); err != nil || !strings.Contains(js.String(), `"rehearsal": {`) || !strings.Contains(js.String(), `"step": "plan"`) {
 		t.Errorf("JSON report (%v):\n%s", err, js.String())
 	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "### Upgrade rehearsal v0.1.0 → v0.1.1: failed at plan\n") ||
+		!strings.Contains(md.String(), "**State:** nothing upgraded: the cluster runs v0.1.0") {
+		t.Errorf("Markdown report (%v):\n%s", err, md.String())
+	}
 	assertCRDsGone(t, cfg, before)
 }

@@ -121,8 +121,8 @@ func TestRelease_InstallCheckStep(t *testing.T) {
 // TestRelease_RehearsalStep runs release --rehearse against a file://
 // target that holds the example's v0.1.0: the upgrade step finds v0.1.0,
 // and the rehearsal upgrades from it to the v0.1.1 built, with core
-// Cluster API from a folder, after the dist is written and before
-// anything would be published.
+// Cluster API from a folder, after the dist is written and read back and
+// before anything would be published; the summary carries its report.
 func TestRelease_RehearsalStep(t *testing.T) {
 	cfg, kubeconfig := scratchCluster(t)
 	before := crdNames(t, cfg)
@@ -152,9 +152,16 @@ func TestRelease_RehearsalStep(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	i := slices.IndexFunc(sum.Steps, func(s pipeline.StepResult) bool { return s.Step == "upgrade rehearsal" })
-	if i < 0 || sum.Steps[i].Status != pipeline.StatusOK || sum.Steps[i-1].Step != "write" || !strings.HasPrefix(sum.Steps[i].Detail, "v0.1.0 -> v0.1.1 on ") {
+	if i < 0 || sum.Steps[i].Status != pipeline.StatusOK || sum.Steps[i-1].Step != "verify dist" || !strings.HasPrefix(sum.Steps[i].Detail, "v0.1.0 -> v0.1.1 on ") {
 		t.Fatalf("steps %+v\n%s", sum.Steps, log.String())
 	}
 	t.Logf("%s", sum.Steps[i].Detail)
+	if sum.Rehearsal == nil || sum.Rehearsal.Failure != nil || sum.Rehearsal.New != "v0.1.1" {
+		t.Errorf("the summary carries no rehearsal that passed: %+v", sum.Rehearsal)
+	}
+	var md bytes.Buffer
+	if err := sum.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "### Upgrade rehearsal v0.1.0 → v0.1.1: upgraded\n") {
+		t.Errorf("Markdown (%v):\n%s", err, md.String())
+	}
 	assertCRDsGone(t, cfg, before)
 }
