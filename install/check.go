@@ -2,7 +2,6 @@ package install
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
+	"github.com/capirepo/capirepo/internal/kubeapi"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
@@ -86,6 +86,22 @@ const NamespacePrefix = "capirepo-install"
 // The error lists every refusal, grouped by file; it is nil when the server
 // accepted everything. The report is returned whenever the server was reached.
 func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, error) {
+	in, err := start(rel, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(in.tmp) }()
+	err = in.check(ctx, rel)
+	in.cleanup(ctx)
+	if err != nil {
+		return in.rep, err
+	}
+	return in.rep, in.rep.refusedError()
+}
+
+// start reaches the API server and makes one run of the check; the caller
+// removes its temporary folder (tmp).
+func start(rel *release.Release, opts Options) (*installer, error) {
 	if opts.Config == nil {
 		return nil, errors.New("install check: no API server given")
 	}
@@ -105,7 +121,7 @@ func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, er
 	if _, err := c.disc.ServerVersion(); err != nil {
 		return nil, fmt.Errorf("install check: cannot reach the API server at %s: %w", c.host, err)
 	}
-	run, err := runID()
+	run, err := kubeapi.RunID()
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +129,6 @@ func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = os.RemoveAll(tmp) }()
 	in := &installer{
 		o:      opts,
 		c:      c,
@@ -128,25 +143,7 @@ func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, er
 	for _, p := range rel.Providers {
 		in.labels[p.Label()] = true
 	}
-	err = in.check(ctx, rel)
-	in.cleanup(ctx)
-	if err != nil {
-		return in.rep, err
-	}
-	return in.rep, in.rep.refusedError()
-}
-
-// runID names one run's namespaces: five lowercase letters and digits.
-func runID() (string, error) {
-	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 5)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	for i := range b {
-		b[i] = chars[int(b[i])%len(chars)]
-	}
-	return string(b), nil
+	return in, nil
 }
 
 // installer holds one run of the check.
@@ -282,17 +279,24 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 	} else if err := in.createNamespace(ctx, nil, templatesNS, nil); err != nil {
 		return err
 	}
-	for _, ip := range provs {
-		for _, f := range ip.p.Files {
-			in.vals.LearnTemplate(f.Name, f.Data)
-		}
-	}
+	in.learnTemplates(provs)
 	for _, ip := range provs {
 		if err := in.templates(ctx, ip, templatesNS); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// learnTemplates makes the ClusterClasses of every flavor and clusterclass
+// file known to the values' chooser, before any template is processed: a
+// topology Cluster's variables take the schema its class gives them.
+func (in *installer) learnTemplates(provs []*installProvider) {
+	for _, ip := range provs {
+		for _, f := range ip.p.Files {
+			in.vals.LearnTemplate(f.Name, f.Data)
+		}
+	}
 }
 
 // namespace names a namespace of this run; suffix "" is the templates'.

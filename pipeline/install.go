@@ -64,21 +64,9 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 	if err != nil {
 		return nil, fmt.Errorf("install check: kubeconfig %s: %w", o.Kubeconfig, err)
 	}
-	reals, err := values.ReadFiles(o.Variables, o.ValuesFiles)
+	reals, err := o.reals(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("install check: %w", err)
-	}
-	if !o.NoLookup {
-		cc, err := config.New(ctx, o.ClusterctlConfig)
-		if err != nil {
-			return nil, fmt.Errorf("install check: read clusterctl config %s: %w", o.ClusterctlConfig, err)
-		}
-		// clusterctl's own variables client: the environment, then the
-		// config file's variables.
-		reals.Lookup = func(name string) (string, bool) {
-			v, err := cc.Variables().Get(name)
-			return v, err == nil
-		}
 	}
 	return install.Check(ctx, rel, install.Options{
 		Config:     cfg,
@@ -92,6 +80,26 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 		Variables:         o.Variables,
 		Log:               o.Log,
 	})
+}
+
+// reals are the real values of the options, for the install check and the
+// upgrade rehearsal alike: Variables over the values files (read by
+// values.ReadFiles) and, unless NoLookup, clusterctl's own variables client
+// on ClusterctlConfig (the environment, then the config file's variables).
+func (o InstallCheckOptions) reals(ctx context.Context) (values.Real, error) {
+	reals, err := values.ReadFiles(o.Variables, o.ValuesFiles)
+	if err != nil || o.NoLookup {
+		return reals, err
+	}
+	cc, err := config.New(ctx, o.ClusterctlConfig)
+	if err != nil {
+		return values.Real{}, fmt.Errorf("read clusterctl config %s: %w", o.ClusterctlConfig, err)
+	}
+	reals.Lookup = func(name string) (string, bool) {
+		v, err := cc.Variables().Get(name)
+		return v, err == nil
+	}
+	return reals, nil
 }
 
 // CertManager reads the cert-manager release clusterctl would install with

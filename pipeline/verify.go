@@ -14,6 +14,7 @@ import (
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/values"
@@ -61,6 +62,9 @@ type VerifyOptions struct {
 	// Install, when set, applies a DIR's version (Version, else the
 	// newest) to a Kubernetes API server.
 	Install *InstallCheckOptions
+	// Rehearse, when set, rehearses the upgrade from Rehearse.From to a
+	// DIR's version (Version, else the newest) on a scratch cluster.
+	Rehearse *RehearseOptions
 
 	// OCI reads an oci:// reference: plain HTTP, credentials, transport,
 	// progress. Its Keychain also reads the artifact's signatures.
@@ -88,6 +92,8 @@ type VerifyReport struct {
 	Signatures *SignatureReport
 	// Install is the install check's report.
 	Install *install.Report
+	// Rehearsal is the upgrade rehearsal's report.
+	Rehearsal *rehearse.Report
 	// err is why Verify failed, for the JSON document.
 	err error
 }
@@ -173,6 +179,13 @@ func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts ve
 		var ierr error
 		rep.Install, ierr = verifyInstall(ctx, f, o.Version, check)
 		err = errors.Join(err, ierr)
+	}
+	if o.Rehearse != nil {
+		ro := *o.Rehearse
+		ro.KubernetesVersion = o.KubernetesVersion
+		var rerr error
+		rep.Rehearsal, rerr = verifyRehearsal(ctx, f, o.Version, ro)
+		err = errors.Join(err, rerr)
 	}
 	return err
 }
@@ -273,6 +286,20 @@ func verifyDirVersions(ctx context.Context, log io.Writer, f *folder, opts verif
 		return all, fmt.Errorf("%d of %d versions failed: %s (the first: %w)", len(failed), len(versions), strings.Join(failed, ", "), firstErr)
 	}
 	return all, nil
+}
+
+// verifyRehearsal rehearses the upgrade from o.From to the version of f
+// that verify reads: version, or else the newest.
+func verifyRehearsal(ctx context.Context, f *folder, version string, o RehearseOptions) (*rehearse.Report, error) {
+	rel, err := f.Release(version)
+	if err != nil {
+		return nil, err
+	}
+	old, err := o.rehearseFrom(ctx, rel)
+	if err != nil {
+		return nil, fmt.Errorf("upgrade rehearsal: %w", err)
+	}
+	return Rehearse(ctx, old, rel, o)
 }
 
 // verifyInstall runs the install check on the version of f that verify

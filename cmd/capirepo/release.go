@@ -37,6 +37,8 @@ type releaseOptions struct {
 	// uploads follows the bytes of GitHub and GitLab uploads (progress bars).
 	uploads publish.UploadProgress
 	install installFlags
+	// rehearse rehearses the upgrade (--rehearse).
+	rehearse rehearseFlags
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -57,10 +59,13 @@ public repositories), and reports a target it cannot reach without failing;
 --against OLD compares with OLD instead (a folder, or a target URL with
 @VERSION); --skip-upgrade-check REASON skips that check and prints the reason.
 --install-check applies the release to the API server of --kubeconfig
-before anything is published (see verify --install). --notes-upgrade
-appends to the release notes (GitHub, and GitLab with --gitlab-release) an
-"Upgrading from vX.Y.Z" section made from that upgrade check: what changes
-for users, and how to verify the signatures of --sign.
+before anything is published (see verify --install); --rehearse rehearses
+clusterctl upgrade from the release the upgrade check compared with on the
+scratch cluster of --kubeconfig, with core Cluster API from --core (see verify
+--upgrade-from), after the install check and before signing and publishing.
+--notes-upgrade appends to the release notes (GitHub, and GitLab with
+--gitlab-release) an "Upgrading from vX.Y.Z" section made from that upgrade
+check: what changes for users, and how to verify the signatures of --sign.
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
@@ -116,6 +121,8 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 	o.oci.bind(cmd, true, "oci-")
 	f.BoolVar(&o.sign, "sign", false, "sign the release: Sigstore bundles for checksums.txt and the provenance, the image and OCI artifacts as referrers (see capirepo sign)")
 	o.signing.bind(cmd)
+	o.install.rehearse = &o.rehearse
+	o.rehearse.bind(cmd, false)
 	o.install.bind(cmd, "install-check", "apply the release to a Kubernetes API server (--kubeconfig) before publishing, as clusterctl init and kubectl apply would; stop if it refuses anything")
 	return cmd
 }
@@ -124,8 +131,14 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if err := o.build.validateArtifacts(); err != nil {
 		return err
 	}
+	if err := o.rehearse.validate(); err != nil {
+		return err
+	}
 	if err := o.install.validate(); err != nil {
 		return err
+	}
+	if o.rehearse.on && o.skipUpgrade != "" {
+		return usagef("--rehearse upgrades from the release the upgrade check compares with: it cannot go with --skip-upgrade-check")
 	}
 	if err := o.configOut.check(); err != nil {
 		return err
@@ -159,6 +172,10 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if err != nil {
 		return err
 	}
+	rehearse, err := o.rehearse.options(rs, &o.install, o.gitHubAPI(s), o.timeout)
+	if err != nil {
+		return err
+	}
 	sum, err := pipeline.Release(ctx, pipeline.ReleaseOptions{
 		Sign:             signOpts,
 		Build:            o.build.pipelineOptions(rs),
@@ -171,6 +188,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 		ConfigOut:        string(o.configOut),
 		NotesUpgrade:     o.notesUpgrade,
 		InstallCheck:     o.install.options(rs, o.gitHubAPI(s), o.timeout),
+		Rehearse:         rehearse,
 		Variables:        tokenVariables(s.getenv),
 		Log:              rs.errOut,
 		Progress:         pipeline.StatusLines(rs.errOut, isTerminal(rs.errOut)), // the table below says the details

@@ -20,6 +20,8 @@ func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
 	var images bool
 	var platforms []string
 	var inst installFlags
+	var rf rehearseFlags
+	inst.rehearse = &rf
 	cmd := &cobra.Command{
 		Use:   "verify DIR | oci://REGISTRY/PATH/NAME:VERSION | --configmaps FILE",
 		Short: "Read a built or published provider repository back through clusterctl's client",
@@ -44,9 +46,9 @@ Every version in DIR is verified, unless --version names one: every folder
 clusterctl reads as a version, and one it reads that capirepo cannot (a name
 without the leading v, a link) is an error (the others are still verified).
 A folder without checksums.txt is checked as it is, and said so. The report
-is printed on stdout. --images and --install check --version, else the
-newest release as clusterctl orders versions (a pre-release only when there
-is no release).
+is printed on stdout. --images, --install and --upgrade-from check
+--version, else the newest release as clusterctl orders versions (a
+pre-release only when there is no release).
 
 --images also asks the registry for every image the components run, for
 every --platforms, and names the missing ones by object and container
@@ -70,7 +72,18 @@ end; everything else, webhook configurations included, is only dry-run. Use
 a scratch cluster (kind create cluster); a cluster that already has the
 release's CRDs is refused unless --force; --dry-run-only creates nothing and
 lists what it could not check. Every refusal is listed, by file, object and
-field, with the server's message.`,
+field, with the server's message.
+
+--upgrade-from OLD rehearses clusterctl upgrade from OLD (a folder, or a
+target URL with an optional @VERSION: the release before this one without)
+to this release on the scratch cluster of --kubeconfig, through clusterctl's
+client library: clusterctl init installs core Cluster API (--core) and OLD
+from a temporary repository served without webhooks, the objects of OLD's
+flavors are created for real, clusterctl upgrade plan must offer this
+release and clusterctl upgrade apply install it, and every object must read
+back with its uid and take an unchanged server-side apply. It INSTALLS and
+upgrades for real and removes everything at the end; a cluster that already
+holds any of it is refused. See docs/upgrade.md.`,
 		Example: `  # Everything build wrote into dist
   capirepo verify dist
 
@@ -84,6 +97,10 @@ field, with the server's message.`,
   kind create cluster --name capirepo-check --kubeconfig kind.kubeconfig
   capirepo verify dist --install --kubeconfig kind.kubeconfig
 
+  # Rehearse clusterctl upgrade from the release published before this one
+  capirepo verify dist --upgrade-from github://my-org/cluster-api-provider-example \
+    --core github://kubernetes-sigs/cluster-api@v1.14.2 --kubeconfig kind.kubeconfig
+
   # An artifact pushed with publish oci, as cluster-api-operator reads it
   capirepo verify oci://registry.example.com/capi/infrastructure-example:v1.4.0
 
@@ -96,11 +113,21 @@ field, with the server's message.`,
 			if err := checkVersionFlag(version); err != nil {
 				return err
 			}
+			if err := rf.validate(); err != nil {
+				return err
+			}
 			if err := inst.validate(); err != nil {
 				return err
 			}
 			if inst.on && (len(args) != 1 || configMaps != "" || strings.HasPrefix(args[0], "oci://")) {
 				return usagef("--install applies a DIR (a dist folder or a local repository tree)")
+			}
+			if rf.enabled() && (len(args) != 1 || configMaps != "" || strings.HasPrefix(args[0], "oci://")) {
+				return usagef("--upgrade-from rehearses the upgrade to a DIR (a dist folder or a local repository tree)")
+			}
+			ro, err := rf.options(s, &inst, "", of.timeout)
+			if err != nil {
+				return err
 			}
 			sv, err := vf.verifier(cmd.Context(), s, of.timeout)
 			if err != nil {
@@ -120,7 +147,7 @@ field, with the server's message.`,
 			}
 			kc, secrets := oci.KeychainFromEnv(s.getenv)
 			o := pipeline.VerifyOptions{Path: path, ConfigMaps: configMaps, Version: version, KubernetesVersion: k8s, Variables: inst.variables(s.getenv), ValuesFiles: inst.values,
-				Images: images, Platforms: platforms, Signatures: sv, Install: inst.options(s, "", of.timeout),
+				Images: images, Platforms: platforms, Signatures: sv, Install: inst.options(s, "", of.timeout), Rehearse: ro,
 				OCI:      oci.Options{PlainHTTP: of.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: of.transport(s)},
 				Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets), Transport: of.transport(s), Secrets: s.secrets, Log: s.errOut}
 			if g.output != "json" {
@@ -135,6 +162,7 @@ field, with the server's message.`,
 	cmd.Flags().StringSliceVar(&platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+values.KubernetesVersion+")")
 	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
+	rf.bind(cmd, true)
 	inst.readBack = true
 	inst.bind(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
 	of.bind(cmd, false, "")
