@@ -70,6 +70,36 @@ func (in *installer) install(ctx context.Context, ip *installProvider, existing 
 	return nil
 }
 
+// installBase creates the CRDs of a base provider (Options.Base) the
+// cluster lacks, as a management cluster holds them; a CRD the server
+// refuses stops the check, since nothing of the release could be judged
+// against it.
+func (in *installer) installBase(ctx context.Context, ip *installProvider, existing map[string]*unstructured.Unstructured) error {
+	var crds []*unstructured.Unstructured
+	for i := range ip.objs {
+		o := &ip.objs[i]
+		switch {
+		case !isCRD(o):
+		case existing[o.GetName()] == nil:
+			crds = append(crds, o)
+		default: // the cluster's CRD serves its kinds
+			for gk, rc := range in.kinds {
+				if rc.name == o.GetName() {
+					delete(in.kinds, gk)
+				}
+			}
+		}
+	}
+	f := &File{Provider: ip.p.Label(), Version: ip.p.Version, File: ip.p.ComponentsFile}
+	if err := in.createCRDs(ctx, f, crds, existing); err != nil {
+		return err
+	}
+	if len(f.Refused) > 0 {
+		return fmt.Errorf("install check: the CRDs of %s %s, which the release is judged against, were refused: %s", ip.p.Label(), ip.p.Version, f.Refused[0])
+	}
+	return nil
+}
+
 // createNamespace creates a namespace of this run for real: obj when the
 // components hold it (so its labels and fields are judged), else a bare one.
 func (in *installer) createNamespace(ctx context.Context, f *File, name string, obj *unstructured.Unstructured) error {

@@ -52,6 +52,14 @@ type Options struct {
 	// Variables are clusterctl config values that are no template
 	// variables (github-token, gitlab-access-token).
 	Variables map[string]string
+	// Base are providers a management cluster runs before the release is
+	// installed (core Cluster API, kubeadm's bootstrap and control plane
+	// providers): their CRDs are created first where the cluster lacks them
+	// (and removed at the end), so the release's objects are judged against
+	// them; nothing else of theirs is sent, and their files are not
+	// reported (their own release is checked on its own). A provider of the
+	// release itself is never a base.
+	Base []*release.Provider
 	// Log hears what is created and removed; nil discards it.
 	Log io.Writer
 }
@@ -198,6 +206,8 @@ type installProvider struct {
 	namespace string
 	objs      []unstructured.Unstructured
 	file      *File
+	// base is one of Options.Base: only its CRDs are created.
+	base bool
 }
 
 func (in *installer) check(ctx context.Context, rel *release.Release) error {
@@ -251,6 +261,9 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 	}
 	var there []string
 	for _, ip := range provs {
+		if ip.base { // a base the cluster has is the cluster's to keep
+			continue
+		}
 		for i := range ip.objs {
 			if o := &ip.objs[i]; isCRD(o) && existing[o.GetName()] != nil {
 				there = append(there, o.GetName())
@@ -262,17 +275,23 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 			"and the check creates and deletes CRDs; use a scratch cluster (kind create cluster), --dry-run-only (creates nothing), "+
 			"or --force to replace them for the check and put them back after", in.c.host, strings.Join(there, ", "))
 	}
+	own := slices.DeleteFunc(slices.Clone(provs), func(ip *installProvider) bool { return ip.base })
 	if err := in.announce(provs, len(there)); err != nil {
 		return err
 	}
-	if err := in.ensureCertManager(ctx, rel, provs, existing); err != nil {
+	if err := in.ensureCertManager(ctx, rel, own, existing); err != nil {
 		return err
 	}
 	for _, ip := range provs {
-		if err := in.install(ctx, ip, existing); err != nil {
+		install := in.install
+		if ip.base {
+			install = in.installBase
+		}
+		if err := install(ctx, ip, existing); err != nil {
 			return err
 		}
 	}
+	provs = own
 	templatesNS := in.namespace("")
 	if in.o.DryRunOnly {
 		templatesNS = metav1.NamespaceDefault
@@ -322,6 +341,17 @@ func (in *installer) providers(rel *release.Release) ([]*installProvider, error)
 		}
 		t := verify.Repo{ID: p.ID, Version: p.Version, URL: "file://" + filepath.ToSlash(filepath.Join(p.Dir(repo), p.ComponentsFile))}
 		out = append(out, &installProvider{p: p, target: t, namespace: in.namespace(fmt.Sprint(i + 1))})
+	}
+	for _, p := range in.o.Base {
+		if in.labels[p.Label()] {
+			continue
+		}
+		if err := release.Write(repo, &release.Release{Version: p.Version, Providers: []*release.Provider{p}}); err != nil {
+			return nil, fmt.Errorf("install check: stage %s %s: %w", p.Label(), p.Version, err)
+		}
+		t := verify.Repo{ID: p.ID, Version: p.Version, URL: "file://" + filepath.ToSlash(filepath.Join(p.Dir(repo), p.ComponentsFile))}
+		out = append(out, &installProvider{p: p, target: t, namespace: in.namespace("base-" + p.Label()), base: true})
+		in.rep.Base = append(in.rep.Base, p.Label()+" "+p.Version)
 	}
 	slices.SortStableFunc(out, func(a, b *installProvider) int { return a.p.ID.Type.Order() - b.p.ID.Type.Order() })
 	return out, nil
@@ -391,8 +421,17 @@ func (in *installer) announce(provs []*installProvider, replaced int) error {
 			}
 		}
 	}
+	namespaces := 1
+	for _, ip := range provs {
+		if !ip.base {
+			namespaces++
+		}
+	}
 	msg := fmt.Sprintf("install check on %s: creates %d CustomResourceDefinitions (and cert-manager's, if the release needs them and the cluster lacks them) and %d namespaces (%s-*) for real, and removes them at the end; every other object is only dry-run",
-		in.c.host, n, len(provs)+1, in.namespace(""))
+		in.c.host, n, namespaces, in.namespace(""))
+	if len(in.rep.Base) > 0 {
+		msg += fmt.Sprintf("; the CRDs of %s are created first where the cluster lacks them, so the release is judged against them (their own files are not checked here)", strings.Join(in.rep.Base, ", "))
+	}
 	if replaced > 0 {
 		msg += fmt.Sprintf("; --force: %d CRDs already there are replaced and put back after", replaced)
 	}

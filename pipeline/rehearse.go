@@ -16,7 +16,8 @@ import (
 // and what it installs besides the two releases.
 type RehearseOptions struct {
 	// InstallCheckOptions are shared with the install check: the scratch
-	// cluster (Kubeconfig), the clusterctl config (where cert-manager is read
+	// cluster (Kubeconfig), core Cluster API (Core, installed by clusterctl
+	// init first; nil when the releases are core's own), the clusterctl config (where cert-manager is read
 	// from, and real values), the real values (Variables, ValuesFiles,
 	// NoLookup, KubernetesVersion), Sources (to read targets) and Log.
 	// DryRunOnly and Force do not apply: a rehearsal installs for real, on a
@@ -27,11 +28,6 @@ type RehearseOptions struct {
 	// before the new one there). The release step upgrades from the
 	// release its upgrade check compared with instead.
 	From *Side
-	// Core is the release core Cluster API (and the kubeadm bootstrap and
-	// control plane providers it holds) is installed from (--core): a
-	// folder, or a target URL with @VERSION; nil when the releases are
-	// core's own.
-	Core *Side
 	// WithCertManager lets clusterctl install cert-manager from the
 	// rehearsal's repository when the cluster lacks its CRDs, read from
 	// where ClusterctlConfig says (GitHub by default); without it such a

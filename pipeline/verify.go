@@ -302,12 +302,51 @@ func verifyRehearsal(ctx context.Context, f *folder, version string, o RehearseO
 	return Rehearse(ctx, old, rel, o)
 }
 
-// verifyInstall runs the install check on the version of f that verify
-// reads: version, or else the newest.
+// verifyInstall runs the install check on each release of f (of version,
+// or of every version), each on its own: the providers of a version, with
+// the CRDs of --core's providers, else of the newest core, bootstrap and
+// control plane releases f holds (what a management cluster runs), created
+// first; the CRDs of one check are removed before the next.
 func verifyInstall(ctx context.Context, f *folder, version string, o InstallCheckOptions) (*install.Report, error) {
-	rel, err := f.Release(version)
-	if err != nil {
+	vs := []string{version}
+	if version == "" {
+		vs = f.Versions()
+	}
+	if err := o.readBase(ctx); err != nil {
 		return nil, err
 	}
-	return InstallCheck(ctx, rel, o)
+	if o.Core == nil {
+		base, err := f.base()
+		if err != nil {
+			return nil, err
+		}
+		o.base = base
+	}
+	names := make([]string, len(vs))
+	reps := make([]*install.Report, len(vs))
+	var errs []error
+	for i, v := range vs {
+		rel, err := f.Release(v)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range rel.Providers {
+			names[i] += fmt.Sprintf(", %s %s", p.Label(), p.Version)
+		}
+		names[i] = names[i][2:]
+		if len(vs) > 1 && o.Log != nil {
+			fmt.Fprintf(o.Log, "install check %d of %d: %s\n", i+1, len(vs), names[i])
+		}
+		reps[i], err = InstallCheck(ctx, rel, o)
+		if err != nil {
+			errs = append(errs, err)
+			if reps[i] == nil { // the cluster could not be reached: the others cannot be checked either
+				break
+			}
+		}
+	}
+	if len(vs) == 1 {
+		return reps[0], errors.Join(errs...)
+	}
+	return install.Join(names, reps), errors.Join(errs...)
 }

@@ -117,7 +117,7 @@ func (f *installFlags) options(s streams, githubAPI string, timeout time.Duratio
 // shared are the options the check shares with the upgrade rehearsal.
 func (f *installFlags) shared(s streams, githubAPI string, timeout time.Duration) pipeline.InstallCheckOptions {
 	return pipeline.InstallCheckOptions{
-		Kubeconfig: f.kubeconfig, DryRunOnly: f.dryRunOnly, Force: f.force, ClusterctlConfig: f.clusterctlConfig,
+		Kubeconfig: f.kubeconfig, DryRunOnly: f.dryRunOnly, Force: f.force, ClusterctlConfig: f.clusterctlConfig, Core: f.rehearse.coreSide(),
 		Sources:     targets.Options{Getenv: s.getenv, HTTPClient: httpClient(s, timeout), GitHub: github.Options{APIURL: gitHubAPI(s, githubAPI)}},
 		Variables:   f.variables(s.getenv),
 		ValuesFiles: f.values,

@@ -34,7 +34,7 @@ func (f *rehearseFlags) bind(cmd *cobra.Command, from bool) {
 		fl.BoolVar(&f.on, f.name, false, "rehearse the upgrade from the release the upgrade check compared with on the scratch cluster of --kubeconfig before publishing, "+
 			"with clusterctl's client; stop if it fails")
 	}
-	fl.StringVar(&f.core, "core", "", "--"+f.name+": the core Cluster API release clusterctl init installs first (with the kubeadm providers it holds): a folder, "+
+	fl.StringVar(&f.core, "core", "", "the core Cluster API release (with the kubeadm providers it holds) the install check creates the CRDs of first and --"+f.name+"'s clusterctl init installs first: a folder, "+
 		"or a target URL with @VERSION (github://kubernetes-sigs/cluster-api@v1.14.2); not needed for cluster-api's own releases")
 	fl.BoolVar(&f.withCertManager, "with-cert-manager", false, "--"+f.name+" on a cluster without cert-manager's CRDs: let clusterctl install cert-manager "+
 		"(its webhooks taken out, nothing running), read from where --clusterctl-config says (GitHub by default)")
@@ -42,13 +42,35 @@ func (f *rehearseFlags) bind(cmd *cobra.Command, from bool) {
 
 func (f *rehearseFlags) enabled() bool { return f.on || f.from != "" }
 
-// validate checks the flags go together; the shared ones are checked with
-// the install check's (installFlags.validate).
-func (f *rehearseFlags) validate() error {
-	if !f.enabled() && (f.core != "" || f.withCertManager) {
-		return usagef("--core and --with-cert-manager belong to --%s", f.name)
+// validate checks the flags go together: --core serves the install check
+// too (installOn: its flag is given), --with-cert-manager only the
+// rehearsal; the shared ones are checked with the install check's
+// (installFlags.validate).
+func (f *rehearseFlags) validate(installOn bool) error {
+	if !f.enabled() && f.withCertManager {
+		return usagef("--with-cert-manager belongs to --%s", f.name)
+	}
+	if !f.enabled() && !installOn && f.core != "" {
+		return usagef("--core belongs to the install check and --%s", f.name)
+	}
+	if f.core != "" {
+		if _, err := pipeline.ParseSides("--core", []string{f.core}); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// coreSide is --core; nil when not given (validate checked it parses).
+func (f *rehearseFlags) coreSide() *pipeline.Side {
+	if f == nil || f.core == "" {
+		return nil
+	}
+	core, err := pipeline.ParseSides("--core", []string{f.core})
+	if err != nil {
+		return nil
+	}
+	return &core[0]
 }
 
 // options are the rehearsal's options; nil when it is off.
@@ -63,13 +85,6 @@ func (f *rehearseFlags) options(s streams, inst *installFlags, githubAPI string,
 			return nil, err
 		}
 		o.From = &from[0]
-	}
-	if f.core != "" {
-		core, err := pipeline.ParseSides("--core", []string{f.core})
-		if err != nil {
-			return nil, err
-		}
-		o.Core = &core[0]
 	}
 	return o, nil
 }

@@ -131,7 +131,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if err := o.build.validateArtifacts(); err != nil {
 		return err
 	}
-	if err := o.rehearse.validate(); err != nil {
+	if err := o.rehearse.validate(o.install.on); err != nil {
 		return err
 	}
 	if err := o.install.validate(); err != nil {

@@ -113,7 +113,7 @@ holds any of it is refused. See docs/upgrade.md.`,
 			if err := checkVersionFlag(version); err != nil {
 				return err
 			}
-			if err := rf.validate(); err != nil {
+			if err := rf.validate(inst.on); err != nil {
 				return err
 			}
 			if err := inst.validate(); err != nil {

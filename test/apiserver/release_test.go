@@ -146,7 +146,7 @@ func TestRelease_RehearsalStep(t *testing.T) {
 	sum, err := pipeline.Release(context.Background(), pipeline.ReleaseOptions{
 		Build:   pipeline.BuildOptions{Dir: filepath.Join(root, "examples", "infrastructure-example"), Version: "v0.1.1", Out: t.TempDir()},
 		Targets: []targets.Location{loc}, DryRun: true, SkipImageCheck: true, Log: &log,
-		Rehearse: &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, NoLookup: true}, Core: &core},
+		Rehearse: &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, NoLookup: true, Core: &core}},
 	})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
