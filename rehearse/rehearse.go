@@ -390,36 +390,42 @@ func (r *rehearsal) values(ctx context.Context) (*templateValues, error) {
 		return nil, fmt.Errorf("upgrade rehearsal: %w", err)
 	}
 	out := &templateValues{components: map[string]string{}}
+	standIns := map[string]string{}
 	for _, f := range prep.Components {
 		for _, v := range f.Variables {
 			if _, ok := out.components[v.Name]; !ok {
 				out.components[v.Name] = v.Value
+				if v.Placeholder {
+					standIns[v.Name] = v.Value
+				}
 			}
 		}
 	}
-	if err := r.newValues(out.components); err != nil {
+	if err := componentValues(r.l.new, r.o.Values, r.c.OpenAPI, out.components, standIns); err != nil {
 		return nil, err
 	}
 	for _, t := range prep.Templates {
 		if slices.ContainsFunc(r.l.old, func(p *release.Provider) bool { return p.Label() == t.File.Provider }) {
 			out.templates = append(out.templates, t)
+			for _, v := range t.File.Variables {
+				if _, ok := standIns[v.Name]; v.Placeholder && !ok {
+					standIns[v.Name] = v.Value
+				}
+			}
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(standIns)) {
+		r.rep.StandIns = append(r.rep.StandIns, name+"="+standIns[name])
+	}
 	return out, nil
-}
-
-// newValues adds to set the values of the variables New's components
-// files use that set and the real values do not give (see componentValues).
-func (r *rehearsal) newValues(set map[string]string) error {
-	return componentValues(r.l.new, r.o.Values, r.c.OpenAPI, set)
 }
 
 // componentValues adds to set the values of the variables the providers'
 // components files use that set and real do not give, as package values
 // chooses them: a real value (real.Lookup), else a stand-in that fits the
 // fields of the providers' CRDs and, with openAPI, the server's built-in
-// kinds.
-func componentValues(provs []*release.Provider, real values.Real, openAPI func(schema.GroupVersion) (*spec3.OpenAPI, error), set map[string]string) error {
+// kinds. standIns, when set, hears those that are stand-ins.
+func componentValues(provs []*release.Provider, real values.Real, openAPI func(schema.GroupVersion) (*spec3.OpenAPI, error), set, standIns map[string]string) error {
 	ch := values.New(values.Options{Real: real, OpenAPI: openAPI})
 	for _, p := range provs {
 		if f, ok := p.File(p.ComponentsFile); ok {
@@ -436,6 +442,9 @@ func componentValues(provs []*release.Provider, real values.Real, openAPI func(s
 		for name, v := range s.Values {
 			if _, ok := given[name]; !ok {
 				set[name], given[name] = v, v
+				if s.StandIns[name] && standIns != nil {
+					standIns[name] = v
+				}
 			}
 		}
 	}

@@ -277,7 +277,7 @@ func TestClusterctlLog(t *testing.T) {
 // check, with an object of each kind of outcome.
 func failedReport() *Report {
 	return &Report{Server: "https://127.0.0.1:6443", Old: "v0.1.0", New: "v0.1.1", Providers: []string{"infrastructure-example"},
-		Core: []string{"cluster-api@v1.14.2"}, CertManager: "cluster",
+		Core: []string{"cluster-api@v1.14.2"}, CertManager: "cluster", StandIns: []string{"EXAMPLE_REGION=capirepo-example-region"},
 		Served: []Served{{Provider: "infrastructure-example", Version: "v0.1.0", File: "infrastructure-components.yaml",
 			Removed: []string{"ValidatingWebhookConfiguration/v"}, NoConversion: []string{"CustomResourceDefinition/c"}, ScaledDown: []string{"Deployment/d"}},
 			{Provider: "cluster-api", Version: "v1.14.2", File: "core-components.yaml"}},
@@ -298,6 +298,7 @@ func TestReportText(t *testing.T) {
   core: cluster-api@v1.14.2
   cert-manager: the cluster's CRDs
   served infrastructure-example/v0.1.0/infrastructure-components.yaml: 1 webhook configurations taken out, 1 conversion webhooks set to None, 1 Deployments at 0 replicas
+  stand-ins (no real value given): EXAMPLE_REGION=capirepo-example-region
   init         ok        3.2s  installed
   check        failed    0.3s  1 of 6 CRDs refused
     refused     ExampleCluster/ns/c (f): read back: same uid; no-op apply: refused by a rule

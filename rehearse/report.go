@@ -28,6 +28,10 @@ type Report struct {
 	// differently from the releases (webhooks taken out, controllers
 	// scaled down), for Core, Old and New alike.
 	Served []Served `json:"served,omitempty"`
+	// StandIns are the variables that got a stand-in (no real value was
+	// given), as NAME=value: the components' and Old's templates'. A
+	// refusal where one landed may be the stand-in's, not the release's.
+	StandIns []string `json:"standIns,omitempty"`
 	// Steps are the rehearsal's steps in order, with what each found.
 	Steps []Step `json:"steps"`
 	// Objects are the objects created from Old's flavors and ClusterClasses
@@ -170,6 +174,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			parts = append(parts, fmt.Sprintf("%d Deployments at 0 replicas", n))
 		}
 		fmt.Fprintf(&b, "  served %s/%s/%s: %s\n", s.Provider, s.Version, s.File, strings.Join(parts, ", "))
+	}
+	if len(r.StandIns) > 0 {
+		fmt.Fprintf(&b, "  stand-ins (no real value given): %s\n", strings.Join(r.StandIns, ", "))
 	}
 	for _, s := range r.Steps {
 		fmt.Fprintf(&b, "  %-12s %-7s %5.1fs  %s\n", s.Name, s.Status, s.Seconds, s.Detail)

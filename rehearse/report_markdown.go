@@ -43,7 +43,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	default:
 		m.Printf("- cert-manager: %s, installed by clusterctl from the rehearsal's repository\n", markdown.Text(r.CertManager))
 	}
-	if len(r.Core) > 0 || r.CertManager != "" {
+	if len(r.StandIns) > 0 {
+		ins := make([]string, len(r.StandIns))
+		for i, v := range r.StandIns {
+			ins[i] = markdown.Code(v)
+		}
+		m.Printf("- stand-ins (no real value given): %s\n", strings.Join(ins, ", "))
+	}
+	if len(r.Core) > 0 || r.CertManager != "" || len(r.StandIns) > 0 {
 		m.Printf("\n")
 	}
 	steps := make([][]string, len(r.Steps))

@@ -26,7 +26,7 @@ func TestReport_WriteMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"### Upgrade rehearsal v0.1.0 → v0.1.1: failed at check\n\n",
 		"`infrastructure-example` on `https://127.0.0.1:6443`, through clusterctl's client in process. **2 objects created from v0.1.0's templates, 1 refused after the upgrade**; 12.3s in all.\n\n",
-		"- core: `cluster-api@v1.14.2`\n- cert-manager: the cluster's CRDs\n\n",
+		"- core: `cluster-api@v1.14.2`\n- cert-manager: the cluster's CRDs\n- stand-ins (no real value given): `EXAMPLE_REGION=capirepo-example-region`\n\n",
 		"| step | status | time | detail |\n|---|---|---|---|\n| init | ok | 3.2s | installed |\n| check | failed | 0.3s | 1 of 6 CRDs refused |\n",
 		"**Failed at check:** refused\n\n**State:** nothing applied\n\n",
 		"<details open>\n<summary>3 objects refused, changed or not created</summary>",

@@ -78,7 +78,7 @@ func TestComponentValues_NewVariablesGetTheValuesPackageAnswer(t *testing.T) {
 		return "", false
 	}}
 	set := map[string]string{"EXAMPLE_OLD": "old-value"}
-	if err := componentValues([]*release.Provider{p}, real, nil, set); err != nil {
+	if err := componentValues([]*release.Provider{p}, real, nil, set, nil); err != nil {
 		t.Fatal(err)
 	}
 	size, err := strconv.Atoi(set["EXAMPLE_SIZE"])

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,12 @@ func TestRehearse_ExampleCleanUpgrade(t *testing.T) {
 		t.Logf("run %d in %v:\n%s\n%s", run, time.Since(start).Round(time.Millisecond), rehearsalReport(rep), log.String())
 		if rep.CreatedObjects() == 0 || rep.Refusals() > 0 {
 			t.Errorf("run %d: %d objects created, %d refused", run, rep.CreatedObjects(), rep.Refusals())
+		}
+		// The components' required variable and a template's: stand-ins, said.
+		for _, name := range []string{"EXAMPLE_B64ENCODED_CREDENTIALS=", "EXAMPLE_MACHINE_FLAVOR="} {
+			if !slices.ContainsFunc(rep.StandIns, func(s string) bool { return strings.HasPrefix(s, name) }) {
+				t.Errorf("run %d: stand-ins %q lack %s", run, rep.StandIns, name)
+			}
 		}
 		for _, ob := range rep.Objects {
 			if !ob.Created || ob.ReadBack != "same uid" || ob.NoOp != "accepted" {
