@@ -329,6 +329,11 @@ if [ -z "${SKIP_INSTALL:-}" ]; then
 		-ldflags "-X k8s.io/component-base/version.gitVersion=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)" .) |
 		grep -E '^(Benchmark|ok|FAIL|---)'
 	echo
+	echo "## upgrade rehearsal against a warm in-process API server (example v0.1.0 -> v0.1.1, clean and failing; test/apiserver)"
+	(cd test/apiserver && timeout "$T" go test -run '^$' -bench Rehearsal -benchtime 2x -count 1 \
+		-ldflags "-X k8s.io/component-base/version.gitVersion=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)" .) |
+		grep -E '^(Benchmark|ok|FAIL|---)'
+	echo
 fi
 
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"

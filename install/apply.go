@@ -70,6 +70,36 @@ func (in *installer) install(ctx context.Context, ip *installProvider, existing 
 	return nil
 }
 
+// installBase creates the CRDs of a base provider (Options.Base) the
+// cluster lacks, as a management cluster holds them; a CRD the server
+// refuses stops the check, since nothing of the release could be judged
+// against it.
+func (in *installer) installBase(ctx context.Context, ip *installProvider, existing map[string]*unstructured.Unstructured) error {
+	var crds []*unstructured.Unstructured
+	for i := range ip.objs {
+		o := &ip.objs[i]
+		switch {
+		case !isCRD(o):
+		case existing[o.GetName()] == nil:
+			crds = append(crds, o)
+		default: // the cluster's CRD serves its kinds
+			for gk, rc := range in.kinds {
+				if rc.name == o.GetName() {
+					delete(in.kinds, gk)
+				}
+			}
+		}
+	}
+	f := &File{Provider: ip.p.Label(), Version: ip.p.Version, File: ip.p.ComponentsFile}
+	if err := in.createCRDs(ctx, f, crds, existing); err != nil {
+		return err
+	}
+	if len(f.Refused) > 0 {
+		return fmt.Errorf("install check: the CRDs of %s %s, which the release is judged against, were refused: %s", ip.p.Label(), ip.p.Version, f.Refused[0])
+	}
+	return nil
+}
+
 // createNamespace creates a namespace of this run for real: obj when the
 // components hold it (so its labels and fields are judged), else a bare one.
 func (in *installer) createNamespace(ctx context.Context, f *File, name string, obj *unstructured.Unstructured) error {
@@ -106,59 +136,15 @@ func (in *installer) createNamespace(ctx context.Context, f *File, name string, 
 // templates sends every flavor and ClusterClass of a provider, each
 // processed by clusterctl into the templates' namespace.
 func (in *installer) templates(ctx context.Context, ip *installProvider, ns string) error {
-	type tmpl struct{ file, flavor, class string }
-	var files []tmpl
-	for _, f := range ip.p.Files {
-		if flavor, ok := release.FlavorOf(f.Name); ok {
-			files = append(files, tmpl{file: f.Name, flavor: flavor})
-		}
-	}
-	slices.SortFunc(files, func(a, b tmpl) int { return strings.Compare(a.flavor, b.flavor) })
-	// A flavor that ships the class of another flavor's topology goes
-	// first, as its users apply it first (package values' Topology).
-	topo := values.TopologyOf(ip.p.Files)
-	slices.SortStableFunc(files, func(a, b tmpl) int {
-		return boolOrder(topo.Needed(b.file)) - boolOrder(topo.Needed(a.file))
-	})
-	for _, f := range ip.p.Files {
-		if class, ok := release.ClassOf(f.Name); ok {
-			files = append(files, tmpl{file: f.Name, class: class})
-		}
-	}
-	for _, t := range files {
-		raw, _ := ip.p.File(t.file)
-		f := &File{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
-		needs := topo.Needs(t.file)
-		for _, n := range needs {
-			f.After = append(f.After, n.Files...)
-		}
+	for _, t := range templateFiles(ip.p) {
+		f, objs, set, err := in.process(ctx, ip, t, ns)
 		in.rep.Files = append(in.rep.Files, f)
-		s, err := in.session(ctx, ip)
 		if err != nil {
-			return fmt.Errorf("install check: %s: %w", f.Path(), err)
-		}
-		var objs []unstructured.Unstructured
-		s.Set("NAMESPACE", ns)
-		err = in.standIns(s, f, raw.Data)
-		if err == nil {
-			var tpl repository.Template
-			if t.class != "" {
-				tpl, err = s.Repository().ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
-			} else {
-				tpl, err = s.Repository().Templates(ip.p.Version).Get(ctx, t.flavor, ns, false)
-			}
-			if err == nil {
-				objs = tpl.Objs()
-			}
-		}
-		if err != nil {
-			f.NotChecked = append(f.NotChecked, NotChecked{Object: t.file, Why: "clusterctl cannot process it: " + err.Error()})
-			continue
+			return err
 		}
 		// The class a need names is the one of the flavor applied first.
-		set := s.Values()
 		from := func(class string) string {
-			for _, n := range needs {
+			for _, n := range t.needs {
 				if name, ok := n.Resolve(set); ok && name == class && len(n.Files) == 1 {
 					return n.Files[0]
 				}
@@ -175,6 +161,73 @@ func (in *installer) templates(ctx context.Context, ip *installProvider, ns stri
 		}
 	}
 	return nil
+}
+
+// template is a flavor (cluster-template[-flavor].yaml) or ClusterClass
+// (clusterclass-class.yaml) file of a provider.
+type template struct {
+	file, flavor, class string
+	// needs are the flavors that ship the classes its topology Clusters
+	// name (package values' Topology), applied before it.
+	needs []values.Need
+}
+
+// templateFiles lists a provider's template files in the order users
+// apply them: its flavors by flavor name, those that ship the class of
+// another flavor's topology first, then its ClusterClass files.
+func templateFiles(p *release.Provider) []template {
+	var files []template
+	topo := values.TopologyOf(p.Files)
+	for _, f := range p.Files {
+		if flavor, ok := release.FlavorOf(f.Name); ok {
+			files = append(files, template{file: f.Name, flavor: flavor, needs: topo.Needs(f.Name)})
+		}
+	}
+	slices.SortFunc(files, func(a, b template) int { return strings.Compare(a.flavor, b.flavor) })
+	slices.SortStableFunc(files, func(a, b template) int {
+		return boolOrder(topo.Needed(b.file)) - boolOrder(topo.Needed(a.file))
+	})
+	for _, f := range p.Files {
+		if class, ok := release.ClassOf(f.Name); ok {
+			files = append(files, template{file: f.Name, class: class, needs: topo.Needs(f.Name)})
+		}
+	}
+	return files
+}
+
+// process processes one template file as clusterctl does, into namespace
+// ns, with the variables given the values package values chooses (real
+// values, else stand-ins); set are the session's values then. When
+// clusterctl cannot process it, the file says so (NotChecked) and there
+// are no objects; the error is a clusterctl config that cannot be opened.
+func (in *installer) process(ctx context.Context, ip *installProvider, t template, ns string) (f *File, objs []unstructured.Unstructured, set map[string]string, err error) {
+	raw, _ := ip.p.File(t.file)
+	f = &File{Provider: ip.p.Label(), Version: ip.p.Version, File: t.file}
+	for _, n := range t.needs {
+		f.After = append(f.After, n.Files...)
+	}
+	s, err := in.session(ctx, ip)
+	if err != nil {
+		return f, nil, nil, fmt.Errorf("install check: %s: %w", f.Path(), err)
+	}
+	s.Set("NAMESPACE", ns)
+	err = in.standIns(s, f, raw.Data)
+	if err == nil {
+		var tpl repository.Template
+		if t.class != "" {
+			tpl, err = s.Repository().ClusterClasses(ip.p.Version).Get(ctx, t.class, ns, false)
+		} else {
+			tpl, err = s.Repository().Templates(ip.p.Version).Get(ctx, t.flavor, ns, false)
+		}
+		if err == nil {
+			objs = tpl.Objs()
+		}
+	}
+	if err != nil {
+		f.NotChecked = append(f.NotChecked, NotChecked{Object: t.file, Why: "clusterctl cannot process it: " + err.Error()})
+		return f, nil, s.Values(), nil
+	}
+	return f, objs, s.Values(), nil
 }
 
 // boolOrder is 1 for true, 0 for false.

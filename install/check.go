@@ -2,7 +2,6 @@ package install
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/repository"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
+	"github.com/capirepo/capirepo/internal/kubeapi"
 	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/values"
@@ -53,6 +53,14 @@ type Options struct {
 	// Variables are clusterctl config values that are no template
 	// variables (github-token, gitlab-access-token).
 	Variables map[string]string
+	// Base are providers a management cluster runs before the release is
+	// installed (core Cluster API, kubeadm's bootstrap and control plane
+	// providers): their CRDs are created first where the cluster lacks them
+	// (and removed at the end), so the release's objects are judged against
+	// them; nothing else of theirs is sent, and their files are not
+	// reported (their own release is checked on its own). A provider of the
+	// release itself is never a base.
+	Base []*release.Provider
 	// Log hears what is created and removed; nil discards it.
 	Log io.Writer
 }
@@ -87,6 +95,22 @@ const NamespacePrefix = "capirepo-install"
 // The error lists every refusal, grouped by file; it is nil when the server
 // accepted everything. The report is returned whenever the server was reached.
 func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, error) {
+	in, err := start(rel, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(in.tmp) }()
+	err = in.check(ctx, rel)
+	in.cleanup(ctx)
+	if err != nil {
+		return in.rep, err
+	}
+	return in.rep, in.rep.refusedError()
+}
+
+// start reaches the API server and makes one run of the check; the caller
+// removes its temporary folder (tmp).
+func start(rel *release.Release, opts Options) (*installer, error) {
 	if opts.Config == nil {
 		return nil, errors.New("install check: no API server given")
 	}
@@ -106,7 +130,7 @@ func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, er
 	if _, err := c.disc.ServerVersion(); err != nil {
 		return nil, fmt.Errorf("install check: cannot reach the API server at %s: %w", c.host, err)
 	}
-	run, err := runID()
+	run, err := kubeapi.RunID()
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +138,6 @@ func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = os.RemoveAll(tmp) }()
 	in := &installer{
 		o:      opts,
 		c:      c,
@@ -129,25 +152,7 @@ func Check(ctx context.Context, rel *release.Release, opts Options) (*Report, er
 	for _, p := range rel.Providers {
 		in.labels[p.Label()] = true
 	}
-	err = in.check(ctx, rel)
-	in.cleanup(ctx)
-	if err != nil {
-		return in.rep, err
-	}
-	return in.rep, in.rep.refusedError()
-}
-
-// runID names one run's namespaces: five lowercase letters and digits.
-func runID() (string, error) {
-	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 5)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	for i := range b {
-		b[i] = chars[int(b[i])%len(chars)]
-	}
-	return string(b), nil
+	return in, nil
 }
 
 // installer holds one run of the check.
@@ -202,6 +207,8 @@ type installProvider struct {
 	namespace string
 	objs      []unstructured.Unstructured
 	file      *File
+	// base is one of Options.Base: only its CRDs are created.
+	base bool
 }
 
 func (in *installer) check(ctx context.Context, rel *release.Release) error {
@@ -255,6 +262,9 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 	}
 	var there []string
 	for _, ip := range provs {
+		if ip.base { // a base the cluster has is the cluster's to keep
+			continue
+		}
 		for i := range ip.objs {
 			if o := &ip.objs[i]; isCRD(o) && existing[o.GetName()] != nil {
 				there = append(there, o.GetName())
@@ -266,34 +276,47 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 			"and the check creates and deletes CRDs; use a scratch cluster (kind create cluster), %s (creates nothing), "+
 			"or %s to replace them for the check and put them back after", in.c.host, strings.Join(there, ", "), option.Flag(ctx, option.DryRunOnly), option.Flag(ctx, option.Force))
 	}
+	own := slices.DeleteFunc(slices.Clone(provs), func(ip *installProvider) bool { return ip.base })
 	if err := in.announce(ctx, provs, len(there)); err != nil {
 		return err
 	}
-	if err := in.ensureCertManager(ctx, rel, provs, existing); err != nil {
+	if err := in.ensureCertManager(ctx, rel, own, existing); err != nil {
 		return err
 	}
 	for _, ip := range provs {
-		if err := in.install(ctx, ip, existing); err != nil {
+		install := in.install
+		if ip.base {
+			install = in.installBase
+		}
+		if err := install(ctx, ip, existing); err != nil {
 			return err
 		}
 	}
+	provs = own
 	templatesNS := in.namespace("")
 	if in.o.DryRunOnly {
 		templatesNS = metav1.NamespaceDefault
 	} else if err := in.createNamespace(ctx, nil, templatesNS, nil); err != nil {
 		return err
 	}
-	for _, ip := range provs {
-		for _, f := range ip.p.Files {
-			in.vals.LearnTemplate(f.Name, f.Data)
-		}
-	}
+	in.learnTemplates(provs)
 	for _, ip := range provs {
 		if err := in.templates(ctx, ip, templatesNS); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// learnTemplates makes the ClusterClasses of every flavor and clusterclass
+// file known to the values' chooser, before any template is processed: a
+// topology Cluster's variables take the schema its class gives them.
+func (in *installer) learnTemplates(provs []*installProvider) {
+	for _, ip := range provs {
+		for _, f := range ip.p.Files {
+			in.vals.LearnTemplate(f.Name, f.Data)
+		}
+	}
 }
 
 // namespace names a namespace of this run; suffix "" is the templates'.
@@ -319,6 +342,17 @@ func (in *installer) providers(rel *release.Release) ([]*installProvider, error)
 		}
 		t := verify.Repo{ID: p.ID, Version: p.Version, URL: "file://" + filepath.ToSlash(filepath.Join(p.Dir(repo), p.ComponentsFile))}
 		out = append(out, &installProvider{p: p, target: t, namespace: in.namespace(fmt.Sprint(i + 1))})
+	}
+	for _, p := range in.o.Base {
+		if in.labels[p.Label()] {
+			continue
+		}
+		if err := release.Write(repo, &release.Release{Version: p.Version, Providers: []*release.Provider{p}}); err != nil {
+			return nil, fmt.Errorf("install check: stage %s %s: %w", p.Label(), p.Version, err)
+		}
+		t := verify.Repo{ID: p.ID, Version: p.Version, URL: "file://" + filepath.ToSlash(filepath.Join(p.Dir(repo), p.ComponentsFile))}
+		out = append(out, &installProvider{p: p, target: t, namespace: in.namespace("base-" + p.Label()), base: true})
+		in.rep.Base = append(in.rep.Base, p.Label()+" "+p.Version)
 	}
 	slices.SortStableFunc(out, func(a, b *installProvider) int { return a.p.ID.Type.Order() - b.p.ID.Type.Order() })
 	return out, nil
@@ -388,8 +422,17 @@ func (in *installer) announce(ctx context.Context, provs []*installProvider, rep
 			}
 		}
 	}
+	namespaces := 1
+	for _, ip := range provs {
+		if !ip.base {
+			namespaces++
+		}
+	}
 	msg := fmt.Sprintf("install check on %s: creates %d CustomResourceDefinitions (and cert-manager's, if the release needs them and the cluster lacks them) and %d namespaces (%s-*) for real, and removes them at the end; every other object is only dry-run",
-		in.c.host, n, len(provs)+1, in.namespace(""))
+		in.c.host, n, namespaces, in.namespace(""))
+	if len(in.rep.Base) > 0 {
+		msg += fmt.Sprintf("; the CRDs of %s are created first where the cluster lacks them, so the release is judged against them (their own files are not checked here)", strings.Join(in.rep.Base, ", "))
+	}
 	if replaced > 0 {
 		msg += fmt.Sprintf("; %s: %d CRDs already there are replaced and put back after", option.Flag(ctx, option.Force), replaced)
 	}

@@ -2,7 +2,6 @@ package install
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -14,13 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/kube-openapi/pkg/spec3"
+
+	"github.com/capirepo/capirepo/internal/kubeapi"
 )
 
 // Bounds of the install check's waits on the API server.
@@ -40,14 +38,15 @@ const (
 )
 
 var (
-	crdGVR       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	crdGVR       = kubeapi.CRDs
+	namespaceGVR = kubeapi.Namespaces
 )
 
 // cluster is the API server the install check talks to: raw requests (so
 // each answer's warnings are its own), a dynamic client for CRDs and
 // namespaces, and a discovery-based REST mapper.
 type cluster struct {
+	k      *kubeapi.Clients
 	host   string
 	raw    rest.Interface
 	dyn    dynamic.Interface
@@ -56,55 +55,23 @@ type cluster struct {
 }
 
 func newCluster(cfg *rest.Config) (*cluster, error) {
-	c := rest.CopyConfig(cfg)
-	c.WarningHandler = rest.NoWarnings{} // each answer's warnings are read from its Result
-	if c.Timeout == 0 {
-		c.Timeout = installRequestTimeout
-	}
-	if c.QPS == 0 {
-		c.QPS, c.Burst = 50, 100
-	}
-	c.UserAgent = "capirepo-install-check"
-	dyn, err := dynamic.NewForConfig(c)
+	k, err := kubeapi.Connect(cfg, "capirepo-install-check", installRequestTimeout)
 	if err != nil {
 		return nil, err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	rc := rest.CopyConfig(c)
-	rc.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
-	raw, err := rest.UnversionedRESTClientFor(rc)
-	if err != nil {
-		return nil, err
-	}
-	disc := memory.NewMemCacheClient(dc)
-	return &cluster{host: c.Host, raw: raw, dyn: dyn, disc: disc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(disc)}, nil
+	return &cluster{k: k, host: k.Host, raw: k.Raw, dyn: k.Dyn, disc: k.Disc, mapper: k.Mapper}, nil
 }
 
 // openAPI returns the server's OpenAPI v3 document of a group version.
 func (c *cluster) openAPI(gv schema.GroupVersion) (*spec3.OpenAPI, error) {
-	return openapi3.NewRoot(c.disc.OpenAPIV3()).GVSpec(gv)
+	return c.k.OpenAPI(gv)
 }
 
 // mapping finds the resource of a kind. When wait is set (a CRD the check
 // just created serves the kind) discovery is asked again until it serves
 // it, within establishTimeout.
 func (c *cluster) mapping(ctx context.Context, gvk schema.GroupVersionKind, waitFor bool) (*meta.RESTMapping, error) {
-	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err == nil || !waitFor || !meta.IsNoMatchError(err) {
-		return m, err
-	}
-	pollErr := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, establishTimeout, false, func(context.Context) (bool, error) {
-		c.mapper.Reset()
-		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		return err == nil || !meta.IsNoMatchError(err), nil
-	})
-	if err == nil {
-		return m, nil
-	}
-	return nil, errors.Join(err, pollErr)
+	return c.k.Mapping(ctx, gvk, waitFor, establishTimeout)
 }
 
 // resourcePath is the request path of a resource, in namespace ns when it is
@@ -256,15 +223,13 @@ func (c *cluster) deleteAll(ctx context.Context, gvr schema.GroupVersionResource
 // gone waits until every named object of a resource is deleted, within
 // timeout, and returns those still there.
 func (c *cluster) gone(ctx context.Context, gvr schema.GroupVersionResource, names []string, timeout time.Duration) []string {
+	objs := make([]kubeapi.Object, len(names))
+	for i, n := range names {
+		objs[i] = kubeapi.Object{Resource: gvr, Name: n}
+	}
 	var left []string
-	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		left = left[:0]
-		for _, n := range names {
-			if _, err := c.dyn.Resource(gvr).Get(ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				left = append(left, n)
-			}
-		}
-		return len(left) == 0, nil
-	})
+	for _, o := range c.k.Gone(ctx, objs, timeout) {
+		left = append(left, o.Name)
+	}
 	return left
 }

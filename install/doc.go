@@ -11,14 +11,19 @@
 // with Options.DryRunOnly it creates nothing; with Options.Force it replaces
 // CRDs the cluster already has for the check and puts them back after.
 //
+// Prepare processes a release as Check does and sends nothing: the values
+// of the components' variables and each template file's objects, which
+// the upgrade rehearsal (package rehearse) installs and creates for real.
+//
 // The files split the check by job: check.go runs it (staging, order,
-// providers' components through clusterctl), crds.go creates CRDs and
-// cert-manager's, apply.go sends the other objects and judges the answers,
-// cleanup.go removes what the run created, topology.go judges a topology
-// Cluster's variables against its class's schemas (the class of the flavor
-// it needs applied first, for a class the release ships only inside
-// another flavor: values.Topology; that flavor is checked first), cluster.go talks to the
-// API server, report.go is the report. The variables' values (real ones,
+// providers' components through clusterctl), prepare.go is Prepare,
+// crds.go creates CRDs and cert-manager's, apply.go sends the other
+// objects and judges the answers, cleanup.go removes what the run created,
+// topology.go judges a topology Cluster's variables against its class's
+// schemas (the class of the flavor it needs applied first, for a class the
+// release ships only inside another flavor: values.Topology; that flavor
+// is checked first), cluster.go talks to the API server, report.go is the
+// report. The variables' values (real ones,
 // else stand-ins the fields' schemas accept) are package values' answer,
 // asked with the release's CRDs, ClusterClasses and the server's OpenAPI.
 //

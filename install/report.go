@@ -30,6 +30,12 @@ type Report struct {
 	Removed  []string `json:"removed,omitempty"`
 	Restored []string `json:"restored,omitempty"`
 	Left     []string `json:"left,omitempty"`
+	// Base lists the providers (as "label version") whose CRDs the check
+	// created first where the cluster lacked them (Options.Base).
+	Base []string `json:"base,omitempty"`
+	// Checks names the releases checked, each on its own with the CRDs of
+	// the one before removed, when the report joins several (Join).
+	Checks []string `json:"checks,omitempty"`
 	// Files holds every file checked, in the order it was sent: cert-manager's,
 	// then each provider's components and templates in clusterctl's order.
 	Files []*File `json:"files"`
@@ -121,6 +127,34 @@ type NotChecked struct {
 	Needs string `json:"needs,omitempty"`
 }
 
+// Join joins the reports of checks run one after another on one cluster
+// (each release on its own, named in checks, one per report) into one
+// report; nil reports (a check that could not start) are left out.
+func Join(checks []string, reps []*Report) *Report {
+	out := &Report{}
+	for i, r := range reps {
+		if r == nil {
+			continue
+		}
+		out.Server, out.DryRunOnly = r.Server, r.DryRunOnly
+		if out.CertManager == "" {
+			out.CertManager = r.CertManager
+		}
+		out.Checks = append(out.Checks, checks[i])
+		for _, b := range r.Base {
+			if !slices.Contains(out.Base, b) {
+				out.Base = append(out.Base, b)
+			}
+		}
+		out.Created = append(out.Created, r.Created...)
+		out.Removed = append(out.Removed, r.Removed...)
+		out.Restored = append(out.Restored, r.Restored...)
+		out.Left = append(out.Left, r.Left...)
+		out.Files = append(out.Files, r.Files...)
+	}
+	return out
+}
+
 // Missing is what the cluster lacked to check some objects: the CRDs of a
 // provider (Needs, "" when no kind told whose), for kinds of one group.
 type Missing struct {
@@ -128,6 +162,14 @@ type Missing struct {
 	Group   string   `json:"group"`
 	Kinds   []string `json:"kinds"`
 	Objects int      `json:"objects"`
+}
+
+// Whose says whose CRDs are missing: "cluster-api's".
+func (m Missing) Whose() string {
+	if m.Needs == "" {
+		return "another provider's (no kind tells whose)"
+	}
+	return m.Needs + "'s"
 }
 
 // Missing lists, by provider and group, the kinds not checked because the
@@ -208,6 +250,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		mode = "dry-run only: nothing created"
 	}
 	fmt.Fprintf(&b, "install check against %s (%s)\n", r.Server, mode)
+	if len(r.Checks) > 1 {
+		fmt.Fprintf(&b, "  %d releases, each checked on its own, the CRDs of the one before removed: %s\n", len(r.Checks), strings.Join(r.Checks, "; "))
+	}
+	if len(r.Base) > 0 {
+		fmt.Fprintf(&b, "  with the CRDs of %s, created first where the cluster lacked them (their own files are checked on their own)\n", strings.Join(r.Base, ", "))
+	}
 	switch r.CertManager {
 	case "":
 	case "cluster":
@@ -265,11 +313,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if missing := r.Missing(); len(missing) > 0 {
 		b.WriteString("  not checked for want of CRDs the cluster does not serve:\n")
 		for _, m := range missing {
-			whose := "another provider's (no kind tells whose)"
-			if m.Needs != "" {
-				whose = m.Needs + "'s"
-			}
-			fmt.Fprintf(&b, "    %s: %s, of group %s (%s)\n", whose, text.Plural(m.Objects, "object", "objects"), m.Group, strings.Join(m.Kinds, ", "))
+			fmt.Fprintf(&b, "    %s: %s, of group %s (%s)\n", m.Whose(), text.Plural(m.Objects, "object", "objects"), m.Group, strings.Join(m.Kinds, ", "))
 		}
 	}
 	if n := r.RefusedWithStandInsCount(); n > 0 {

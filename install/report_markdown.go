@@ -25,6 +25,19 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "; %d refused by a CEL rule with stand-ins (not counted: give those variables real values)", n)
 	}
 	b.WriteString("\n\n")
+	if len(r.Checks) > 1 {
+		fmt.Fprintf(&b, "%d releases, each checked on its own, the CRDs of the one before removed: %s.\n\n", len(r.Checks), markdown.Text(strings.Join(r.Checks, "; ")))
+	}
+	if len(r.Base) > 0 {
+		fmt.Fprintf(&b, "With the CRDs of %s, created first where the cluster lacked them (their own files are checked on their own).\n\n", markdown.Text(strings.Join(r.Base, ", ")))
+	}
+	if missing := r.Missing(); len(missing) > 0 {
+		b.WriteString("Not checked for want of CRDs the cluster does not serve:\n\n")
+		for _, m := range missing {
+			fmt.Fprintf(&b, "- %s: %s, of group %s (%s)\n", markdown.Text(m.Whose()), text.Plural(m.Objects, "object", "objects"), markdown.Code(m.Group), markdown.Text(strings.Join(m.Kinds, ", ")))
+		}
+		b.WriteString("\n")
+	}
 	rows := make([][]string, len(r.Files))
 	var refused, notChecked [][]string
 	for i, f := range r.Files {

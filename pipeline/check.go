@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -146,4 +147,17 @@ func CheckConfigFile(what, file string) error {
 		return publish.Usagef("%s %s is a folder: pass the capirepo.yaml or clusterctl-settings.json in it, or the tree as PATH", what, file)
 	}
 	return nil
+}
+
+// CheckConfigOut refuses, before anything is published, a --config-out that
+// names a folder or lies in a folder that does not exist ("" is none).
+func CheckConfigOut(ctx context.Context, file string) error {
+	if file == "" {
+		return nil
+	}
+	flag := option.Flag(ctx, option.ConfigOut)
+	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+		return publish.Usagef("%s %s is a folder: name the file to write, e.g. %s", flag, file, filepath.Join(file, "clusterctl.yaml"))
+	}
+	return CheckFolder(flag+"'s folder", filepath.Dir(file))
 }

@@ -5,9 +5,11 @@
 //     (every image the components run exists for every platform built),
 //     write the dist folder, read it back through clusterctl's client
 //     (nothing is public before it reads), install check (applied to a
-//     Kubernetes API server, when asked), sign (when asked), then publish
-//     to each target and read it back as its readers do
-//     (verify.ReadBack); it stops at the first failure.
+//     Kubernetes API server, when asked), upgrade rehearsal (clusterctl
+//     upgrade from the release the upgrade step compared with, on a scratch
+//     cluster, when asked: Rehearse), sign (when asked), then publish to
+//     each target and read it back as its readers do (verify.ReadBack); it
+//     stops at the first failure.
 //   - `capirepo publish <target>` (Publish): the one publish flow, which
 //     release's publish steps run too (publish.go: the image check, signing
 //     what a target pushed, the operator's Provider resources, the
@@ -27,9 +29,9 @@
 //     read-back; what they do besides is in the steps' packages.
 //
 // Each step is another package's job (builder, image, contract, diff,
-// release, verify, sign, install, publish and its targets); this package
-// runs them in order, records what each did, and says which steps were not
-// run after a failure. It knows no kind of target: it opens them through
+// release, verify, install, rehearse, sign, publish and its targets); this
+// package runs them in order, records what each did, and says which steps
+// were not run after a failure. It knows no kind of target: it opens them through
 // publish/targets, asks each how clusterctl reads it (publish.Reach) and
 // what else it can do through publish's optional interfaces (Signable,
 // Operator, Drafting, Planner, Noted), never by its scheme or concrete type.

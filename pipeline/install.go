@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"k8s.io/client-go/tools/clientcmd"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	"github.com/capirepo/capirepo/install"
@@ -57,8 +59,47 @@ type InstallCheckOptions struct {
 	// cluster-template.yaml). Variables win over them; a flavor's file wins
 	// over a file for every flavor.
 	ValuesFiles []string
+	// Core is the release whose core Cluster API, kubeadm bootstrap and
+	// control plane providers a management cluster runs (--core): a folder,
+	// or a target URL with @VERSION. The install check creates their CRDs
+	// first, so the release's objects are judged against them; the upgrade
+	// rehearsal installs them with clusterctl init. nil: the check takes
+	// them from the folder it is given, when it holds them (verify), and the
+	// rehearsal needs none for core's own releases.
+	Core *Side
 	// Log hears what the check creates and removes; nil discards it.
 	Log io.Writer
+
+	// base are the providers whose CRDs the check creates first, read
+	// once from Core (or the folder) for every release it checks.
+	base []*release.Provider
+}
+
+// baseTypes are the provider types whose CRDs a management cluster holds
+// before a release is installed: what the install check judges a
+// release's objects against.
+var baseTypes = []clusterctlv1.ProviderType{clusterctlv1.CoreProviderType, clusterctlv1.BootstrapProviderType, clusterctlv1.ControlPlaneProviderType}
+
+// readBase reads Core once for the checks to come: its core, bootstrap and
+// control plane providers.
+func (o *InstallCheckOptions) readBase(ctx context.Context) error {
+	if o.Core == nil || o.base != nil {
+		return nil
+	}
+	rd := &reader{o: readOptions(o.Sources), log: o.Log}
+	core, err := rd.readCore(ctx, *o.Core)
+	if err != nil {
+		return fmt.Errorf("install check: %s %s: %w", option.Flag(ctx, option.Core), o.Core, err)
+	}
+	for _, p := range core.Providers {
+		if slices.Contains(baseTypes, p.ID.Type) {
+			o.base = append(o.base, p)
+		}
+	}
+	if len(o.base) == 0 {
+		return fmt.Errorf("install check: %s %s holds no core, bootstrap or control plane provider", option.Flag(ctx, option.Core), o.Core)
+	}
+	return nil
 }
 
 // InstallCheck applies rel to the API server of the kubeconfig with
@@ -73,19 +114,15 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 	if err != nil {
 		return nil, fmt.Errorf("install check: kubeconfig %s: %w", o.Kubeconfig, err)
 	}
-	reals, err := values.ReadFiles(o.Variables, o.ValuesFiles)
+	reals, err := o.reals(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("install check: %w", err)
 	}
-	if cc := o.Clusterctl.Config; cc != nil {
-		// clusterctl's own variables client: the environment, then the
-		// config file's variables.
-		reals.Lookup = func(name string) (string, bool) {
-			v, err := cc.Variables().Get(name)
-			return v, err == nil
-		}
+	if err := o.readBase(ctx); err != nil {
+		return nil, err
 	}
 	return install.Check(ctx, rel, install.Options{
+		Base:       o.base,
 		Config:     cfg,
 		Values:     reals,
 		DryRunOnly: o.DryRunOnly,
@@ -97,6 +134,21 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 		Variables:         o.Variables,
 		Log:               o.Log,
 	})
+}
+
+// reals are the real values of the options, for the install check and the
+// upgrade rehearsal alike: Variables over the values files (read by
+// values.ReadFiles) and, with a Clusterctl config, clusterctl's own
+// variables client (the environment, then the config file's variables).
+func (o InstallCheckOptions) reals(context.Context) (values.Real, error) {
+	reals, err := values.ReadFiles(o.Variables, o.ValuesFiles)
+	if cc := o.Clusterctl.Config; err == nil && cc != nil {
+		reals.Lookup = func(name string) (string, bool) {
+			v, err := cc.Variables().Get(name)
+			return v, err == nil
+		}
+	}
+	return reals, err
 }
 
 // CertManager reads the cert-manager release clusterctl would install with

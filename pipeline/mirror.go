@@ -550,8 +550,8 @@ func (m *mirror) version(ctx context.Context, p *MirroredProvider, v string) (*M
 	return mv, nil
 }
 
-// WriteJSON prints the summary as one JSON document.
-func (s *MirrorSummary) WriteJSON(w io.Writer) error { return writeJSON(w, s) }
+// WriteJSON prints the summary as one JSON document on out.
+func (s *MirrorSummary) WriteJSON(out, _ io.Writer) error { return writeJSON(out, s) }
 
 // WriteText prints what a mirror run did besides each version's counts,
 // which were said as it was copied: the images' counts and the warnings on

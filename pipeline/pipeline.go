@@ -16,6 +16,7 @@ import (
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
+	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/verify"
@@ -62,6 +63,11 @@ type ReleaseOptions struct {
 	// server (install.Check) after the dist folder is written and read
 	// back, before anything is published.
 	InstallCheck *InstallCheckOptions
+	// Rehearse, when set, rehearses the upgrade from the release the
+	// upgrade step compared with to this one on a scratch cluster
+	// (rehearse.Rehearse), after the install check and before anything is
+	// published.
+	Rehearse *RehearseOptions
 
 	// ConfigOut, when set, is the file the clusterctl config of the first
 	// target clusterctl reads is written to (atomically) after publishing.
@@ -136,6 +142,9 @@ type ReleaseSummary struct {
 	// UpgradeNotes is the section NotesUpgrade appends to the release notes
 	// (in a dry run: would append).
 	UpgradeNotes string `json:"upgradeNotes,omitempty"`
+	// Rehearsal is what the upgrade rehearsal did and found, once it ran
+	// (also when it failed).
+	Rehearsal *rehearse.Report `json:"rehearsal,omitempty"`
 	// Next says what a maintainer does next: what a dry run would have
 	// published where, or the clusterctl init line that tries the release.
 	Next []string `json:"next,omitempty"`
@@ -150,11 +159,13 @@ type ReleaseSummary struct {
 // one, unless SkipUpgradeCheck), images (unless SkipImageCheck), write the
 // dist folder, verify dist (clusterctl's client reads the dist back, so a
 // release it cannot read is never published), install check (with
-// InstallCheck), sign (with Sign), then for each target publish (signing
-// what a target pushed: publishTo, as capirepo publish does) and verify it
-// read back. A dry run runs every step but publishing. The summary lists
-// every step, those after a failure as not run; the error names the failed
-// step. A nil summary means nothing ran: a target could not be opened.
+// InstallCheck), upgrade rehearsal (with Rehearse: from the release the
+// upgrade step compared with), sign (with Sign), then for each target
+// publish (signing what a target pushed: publishTo, as capirepo publish
+// does) and verify it read back. A dry run runs every step but publishing.
+// The summary lists every step, those after a failure as not run; the
+// error names the failed step. A nil summary means nothing ran: a target
+// could not be opened.
 func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -200,6 +211,9 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 		{"images", r.images}, {"write", r.write}, {"verify dist", r.verifyDist}}
 	if o.InstallCheck != nil {
 		steps = append(steps, step{"install check", r.installCheck})
+	}
+	if o.Rehearse != nil {
+		steps = append(steps, step{"upgrade rehearsal", r.rehearsal})
 	}
 	if o.Sign != nil {
 		steps = append(steps, step{"sign", r.sign})
@@ -304,6 +318,9 @@ type run struct {
 	b      *Built
 	// notesMade says the upgrade section of the notes is made (notes.go).
 	notesMade bool
+	// old is the release the upgrade step compared with (the first, with
+	// Against), which the upgrade rehearsal upgrades from.
+	old *release.Release
 }
 
 func (r *run) build(ctx context.Context) (string, bool, error) {

@@ -30,8 +30,8 @@ func (p *Published) WriteText(out, errOut io.Writer) error {
 	return nil
 }
 
-// WriteJSON prints the target's summary as one JSON document.
-func (p *Published) WriteJSON(w io.Writer) error { return writeJSON(w, p.Summary) }
+// WriteJSON prints the target's summary as one JSON document on out.
+func (p *Published) WriteJSON(out, _ io.Writer) error { return writeJSON(out, p.Summary) }
 
 // WriteResult prints what a maintainer takes from a published target, on
 // out: clusterctl's providers: entry ready to paste, after the header

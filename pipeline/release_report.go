@@ -48,8 +48,9 @@ var statusMarks = map[string]string{StatusOK: "✅ ok", StatusFailed: "❌ faile
 // WriteMarkdown prints the run for a CI job summary: the verdict, the steps
 // with their status and detail, the error, what the upgrade changes (the
 // upgrade step's comparison), the lint's and the upgrade's findings (errors
-// first), what was published where with the clusterctl config, and what to
-// do next (the clusterctl init line).
+// first), the upgrade rehearsal's steps and what it found, what was
+// published where with the clusterctl config, and what to do next (the
+// clusterctl init line).
 func (s *ReleaseSummary) WriteMarkdown(w io.Writer) error {
 	verdict := "published"
 	switch {
@@ -81,6 +82,9 @@ func (s *ReleaseSummary) WriteMarkdown(w io.Writer) error {
 		m.Do(func(w io.Writer) error {
 			return contract.Report{Findings: s.Findings, Waived: s.Waived}.WriteMarkdownFindings(w, 4)
 		})
+	}
+	if s.Rehearsal != nil {
+		m.Do(s.Rehearsal.WriteMarkdown)
 	}
 	if len(s.Published) > 0 {
 		m.Printf("### Published\n\n")

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/capirepo/capirepo/internal/markdown"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/rehearse"
+	"github.com/capirepo/capirepo/verify"
 )
 
 // TestReleaseSummary_WriteMarkdown: a run that published to one target and
@@ -58,5 +61,101 @@ func TestReleaseSummary_WriteMarkdown(t *testing.T) {
 			t.Fatalf("lacks %q after offset %d:\n%s", want, at, got)
 		}
 		at += i + len(want)
+	}
+}
+
+// rehearsalReport is the report of an upgrade rehearsal the API server
+// stopped before clusterctl applied anything.
+func rehearsalReport() *rehearse.Report {
+	return &rehearse.Report{Server: "https://127.0.0.1:6443", Old: "v1.3.0", New: "v1.4.0", Providers: []string{"infrastructure-example"},
+		Steps: []rehearse.Step{{Name: "init", Status: rehearse.StatusOK, Detail: "clusterctl init installed infrastructure-example", Seconds: 3.2},
+			{Name: "check", Status: rehearse.StatusFailed, Detail: "1 of 3 CRDs of v1.4.0 refused before applying", Seconds: 0.3}},
+		Failure: &rehearse.Failure{Step: "check", Message: "the API server refuses v1.4.0's CRDs", State: "clusterctl upgrade apply would leave the provider half-upgraded"},
+		Seconds: 9.1}
+}
+
+// TestReleaseSummary_RendersTheRehearsal: a release stopped by the upgrade
+// rehearsal says so in its steps (text and Markdown), and its Markdown and
+// JSON carry the rehearsal's own report: what failed, the state it left.
+func TestReleaseSummary_RendersTheRehearsal(t *testing.T) {
+	sum := &pipeline.ReleaseSummary{Version: "v1.4.0",
+		Steps: []pipeline.StepResult{{Step: "install check", Status: pipeline.StatusOK, Detail: "30 objects accepted"},
+			{Step: "upgrade rehearsal", Status: pipeline.StatusFailed, Detail: "upgrade rehearsal: v1.3.0 -> v1.4.0: check: refused"},
+			{Step: "sign", Status: pipeline.StatusNotRun}},
+		Rehearsal: rehearsalReport(),
+		Error:     "upgrade rehearsal: v1.3.0 -> v1.4.0: check: refused",
+	}
+	var text bytes.Buffer
+	if err := sum.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "upgrade rehearsal  failed   the error below\nsign               not run") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	var md bytes.Buffer
+	if err := sum.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := markdown.Check(md.String()); err != nil {
+		t.Fatalf("%v\n%s", err, md.String())
+	}
+	at := 0
+	for _, want := range []string{
+		"## capirepo release v1.4.0: failed at upgrade rehearsal\n",
+		"| upgrade rehearsal | ❌ failed |",
+		"### Upgrade rehearsal v1.3.0 → v1.4.0: failed at check\n",
+		"**Failed at check:** the API server refuses v1.4.0's CRDs\n\n**State:** clusterctl upgrade apply would leave the provider half-upgraded\n",
+	} {
+		i := strings.Index(md.String()[at:], want)
+		if i < 0 {
+			t.Fatalf("Markdown lacks %q after offset %d:\n%s", want, at, md.String())
+		}
+		at += i + len(want)
+	}
+	var js bytes.Buffer
+	if err := sum.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rehearsal *rehearse.Report `json:"rehearsal"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Rehearsal == nil || doc.Rehearsal.Failure == nil || doc.Rehearsal.Failure.Step != "check" {
+		t.Errorf("JSON carries no rehearsal failure:\n%s", js.String())
+	}
+}
+
+// TestVerifyReport_RendersTheRehearsal: verify --upgrade-from's report
+// renders the rehearsal in every format verify prints: text, JSON and
+// Markdown (after the read-back).
+func TestVerifyReport_RendersTheRehearsal(t *testing.T) {
+	rep := &pipeline.VerifyReport{Read: &verify.Report{Providers: []*verify.ProviderReport{{Label: "infrastructure-example", Version: "v1.4.0"}}},
+		Rehearsal: rehearsalReport()}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "upgrade rehearsal v1.3.0 -> v1.4.0 of infrastructure-example on https://127.0.0.1:6443") ||
+		!strings.Contains(text.String(), "FAILED at check: the API server refuses v1.4.0's CRDs") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := markdown.Check(md.String()); err != nil {
+		t.Fatalf("%v\n%s", err, md.String())
+	}
+	if i, j := strings.Index(md.String(), "| `infrastructure-example` | v1.4.0 |"), strings.Index(md.String(), "### Upgrade rehearsal v1.3.0 → v1.4.0: failed at check\n"); i < 0 || j < i {
+		t.Errorf("Markdown lacks the read-back, then the rehearsal:\n%s", md.String())
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"rehearsal": {`) || !strings.Contains(js.String(), `"state": "clusterctl upgrade apply would leave the provider half-upgraded"`) {
+		t.Errorf("JSON:\n%s", js.String())
 	}
 }

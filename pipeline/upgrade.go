@@ -91,6 +91,7 @@ func (r *run) upgrade(ctx context.Context, opened []publish.Target) (string, boo
 			}
 			return "", false, err
 		}
+		r.old = old
 		rep, err := r.compare(ctx, old, rd.historyOrNote(ctx, src, ids, old, newRel), prev+" at "+loc.URL)
 		if err != nil {
 			return "", false, err
@@ -128,6 +129,9 @@ func (r *run) upgradeAgainst(ctx context.Context) (string, bool, error) {
 			continue
 		}
 		against := old.Version + " at " + from
+		if r.old == nil {
+			r.old = old
+		}
 		fmt.Fprintf(r.o.Log, "  comparing with %s (%s)\n", against, option.Flag(ctx, option.Against))
 		rep, err := r.compare(ctx, old, hist, against)
 		if err != nil {

@@ -388,3 +388,36 @@ func TestRun_AgainstComparesWithTheNamedRelease(t *testing.T) {
 		t.Errorf("a missing folder: %v", err)
 	}
 }
+
+// TestRun_RehearsalStepUpgradesFromTheReleaseTheUpgradeStepRead: release
+// --rehearse upgrades from the release the upgrade step compared with
+// (here v0.1.0 of a provider without core Cluster API, so the rehearsal
+// asks for --core before it reaches any cluster), after the dist is
+// written; with no release below it is skipped with a line.
+func TestRun_RehearsalStepUpgradesFromTheReleaseTheUpgradeStepRead(t *testing.T) {
+	empty, root := "file://"+filepath.Join(t.TempDir(), "empty"), "file://"+filepath.Join(t.TempDir(), "repo")
+	publishTo(t, root, targets.Options{}, buildtest.MinimalRelease(t, "v0.1.0"))
+	rehearse := &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: filepath.Join(t.TempDir(), "kubeconfig")}}
+
+	var logs bytes.Buffer
+	o := minimalRun(t, buildtest.MinimalTree(t, 2), &logs, root)
+	o.DryRun, o.Rehearse = true, rehearse
+	sum, err := pipeline.Release(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "upgrade rehearsal: v0.1.0 holds no core Cluster API") {
+		t.Fatalf("want the rehearsal from v0.1.0 to ask for core, got %v\n%s", err, logs.String())
+	}
+	if st := statuses(sum); !strings.Contains(st, "upgrade=ok\nimages=skipped\nwrite=ok\nverify dist=ok\nupgrade rehearsal=failed\n") {
+		t.Errorf("steps:\n%s", st)
+	}
+
+	logs.Reset()
+	o = minimalRun(t, buildtest.MinimalTree(t, 2), &logs, empty)
+	o.DryRun, o.Rehearse = true, rehearse
+	sum, err = pipeline.Release(context.Background(), o)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, logs.String())
+	}
+	if d := stepDetail(sum, "upgrade rehearsal"); d != "skipped: no release before v0.2.0 was compared with: nothing to rehearse" {
+		t.Errorf("rehearsal step %q", d)
+	}
+}

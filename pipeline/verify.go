@@ -15,6 +15,7 @@ import (
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/local"
 	"github.com/capirepo/capirepo/publish/oci"
+	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/values"
@@ -62,6 +63,9 @@ type VerifyOptions struct {
 	// Install, when set, applies a DIR's version (Version, else the
 	// newest) to a Kubernetes API server.
 	Install *InstallCheckOptions
+	// Rehearse, when set, rehearses the upgrade from Rehearse.From to a
+	// DIR's version (Version, else the newest) on a scratch cluster.
+	Rehearse *RehearseOptions
 
 	// OCI reads an oci:// reference: plain HTTP, credentials, transport,
 	// progress. Its Keychain also reads the artifact's signatures.
@@ -89,6 +93,8 @@ type VerifyReport struct {
 	Signatures *SignatureReport
 	// Install is the install check's report.
 	Install *install.Report
+	// Rehearsal is the upgrade rehearsal's report.
+	Rehearsal *rehearse.Report
 	// err is why Verify failed, for the JSON document.
 	err error
 }
@@ -179,6 +185,13 @@ func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts ve
 		var ierr error
 		rep.Install, ierr = verifyInstall(ctx, f, o.Version, check)
 		err = errors.Join(err, ierr)
+	}
+	if o.Rehearse != nil {
+		ro := *o.Rehearse
+		ro.KubernetesVersion = o.KubernetesVersion
+		var rerr error
+		rep.Rehearsal, rerr = verifyRehearsal(ctx, f, o.Version, ro)
+		err = errors.Join(err, rerr)
 	}
 	return err
 }
@@ -277,12 +290,65 @@ func verifyDirVersions(ctx context.Context, log io.Writer, f *folder, opts verif
 	return all, nil
 }
 
-// verifyInstall runs the install check on the version of f that verify
-// reads: version, or else the newest.
-func verifyInstall(ctx context.Context, f *folder, version string, o InstallCheckOptions) (*install.Report, error) {
+// verifyRehearsal rehearses the upgrade from o.From to the version of f
+// that verify reads: version, or else the newest.
+func verifyRehearsal(ctx context.Context, f *folder, version string, o RehearseOptions) (*rehearse.Report, error) {
 	rel, err := f.Release(version)
 	if err != nil {
 		return nil, err
 	}
-	return InstallCheck(ctx, rel, o)
+	old, err := o.rehearseFrom(ctx, rel)
+	if err != nil {
+		return nil, fmt.Errorf("upgrade rehearsal: %w", err)
+	}
+	return Rehearse(ctx, old, rel, o)
+}
+
+// verifyInstall runs the install check on each release of f (of version,
+// or of every version), each on its own: the providers of a version, with
+// the CRDs of --core's providers, else of the newest core, bootstrap and
+// control plane releases f holds (what a management cluster runs), created
+// first; the CRDs of one check are removed before the next.
+func verifyInstall(ctx context.Context, f *folder, version string, o InstallCheckOptions) (*install.Report, error) {
+	vs := []string{version}
+	if version == "" {
+		vs = f.Versions()
+	}
+	if err := o.readBase(ctx); err != nil {
+		return nil, err
+	}
+	if o.Core == nil {
+		base, err := f.base()
+		if err != nil {
+			return nil, err
+		}
+		o.base = base
+	}
+	names := make([]string, len(vs))
+	reps := make([]*install.Report, len(vs))
+	var errs []error
+	for i, v := range vs {
+		rel, err := f.Release(v)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range rel.Providers {
+			names[i] += fmt.Sprintf(", %s %s", p.Label(), p.Version)
+		}
+		names[i] = names[i][2:]
+		if len(vs) > 1 && o.Log != nil {
+			fmt.Fprintf(o.Log, "install check %d of %d: %s\n", i+1, len(vs), names[i])
+		}
+		reps[i], err = InstallCheck(ctx, rel, o)
+		if err != nil {
+			errs = append(errs, err)
+			if reps[i] == nil { // the cluster could not be reached: the others cannot be checked either
+				break
+			}
+		}
+	}
+	if len(vs) == 1 {
+		return reps[0], errors.Join(errs...)
+	}
+	return install.Join(names, reps), errors.Join(errs...)
 }

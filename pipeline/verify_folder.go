@@ -144,6 +144,41 @@ func (f *folder) Release(version string) (*release.Release, error) {
 	return rel, err
 }
 
+// base are the newest releases f holds of each core, bootstrap and control
+// plane provider: the providers whose CRDs verify's install check creates
+// before each release of f (a provider's own release is checked without
+// them). A flat folder has none.
+func (f *folder) base() ([]*release.Provider, error) {
+	if f.flat != nil {
+		return nil, nil
+	}
+	byLabel := map[string][]release.VersionFolder{}
+	var labels []string
+	for _, v := range f.versions {
+		if !slices.Contains(baseTypes, v.ID.Type) {
+			continue
+		}
+		if byLabel[v.ID.Label()] == nil {
+			labels = append(labels, v.ID.Label())
+		}
+		byLabel[v.ID.Label()] = append(byLabel[v.ID.Label()], v)
+	}
+	var out []*release.Provider
+	for _, label := range labels {
+		newest := release.Newest(byLabel[label])
+		rel, _, err := release.Read(f.path, release.ReadOptions{Version: newest})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range rel.Providers {
+			if p.Label() == label {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
 // checkSums checks the folders of version ("": of every version) against
 // their checksums.txt, each that has one (only the files there, when the
 // checksums.txt is signed: a mirror copies upstream's with only the files

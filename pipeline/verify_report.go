@@ -18,6 +18,7 @@ import (
 	"github.com/capirepo/capirepo/internal/markdown"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/configmap"
+	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
 	"github.com/capirepo/capirepo/verify"
@@ -30,13 +31,13 @@ func (r *VerifyReport) read() bool {
 }
 
 // Empty says the report has nothing to print: nothing was read and no
-// install check ran.
+// install check or rehearsal ran.
 func (r *VerifyReport) Empty() bool {
-	return r == nil || !r.read() && r.Install == nil
+	return r == nil || !r.read() && r.Install == nil && r.Rehearsal == nil
 }
 
-// WriteText prints what was read back, the signatures and the install
-// check.
+// WriteText prints what was read back, the signatures, the install check
+// and the upgrade rehearsal.
 func (r *VerifyReport) WriteText(w io.Writer) error {
 	if r.Empty() {
 		return nil
@@ -51,6 +52,9 @@ func (r *VerifyReport) WriteText(w io.Writer) error {
 	if r.Install != nil {
 		werr = errors.Join(werr, r.Install.WriteText(w))
 	}
+	if r.Rehearsal != nil {
+		werr = errors.Join(werr, r.Rehearsal.WriteText(w))
+	}
 	return werr
 }
 
@@ -64,8 +68,9 @@ func (r *VerifyReport) WriteJSON(w io.Writer) error {
 		*verify.Report
 		Signatures *SignatureReport `json:"signatures,omitempty"`
 		Install    *install.Report  `json:"install,omitempty"`
+		Rehearsal  *rehearse.Report `json:"rehearsal,omitempty"`
 		Error      string           `json:"error,omitempty"`
-	}{Report: r.Read, Signatures: r.Signatures, Install: r.Install}
+	}{Report: r.Read, Signatures: r.Signatures, Install: r.Install, Rehearsal: r.Rehearsal}
 	if doc.Report == nil {
 		doc.Report = &verify.Report{}
 	}
@@ -194,7 +199,8 @@ func verifyConfigMaps(ctx context.Context, file string, opts verify.Options) (*v
 // client read (each provider with its contract, components, flavors and
 // ClusterClasses), the images checked, the signatures, the install check's
 // accepted, refused and not checked objects (every refusal by file, object
-// and field), and the error when Verify failed.
+// and field), the upgrade rehearsal's steps and what it found, and the
+// error when Verify failed.
 func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 	if r == nil {
 		return nil
@@ -252,6 +258,9 @@ func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 	}
 	if r.Install != nil {
 		m.Do(r.Install.WriteMarkdown)
+	}
+	if r.Rehearsal != nil {
+		m.Do(r.Rehearsal.WriteMarkdown)
 	}
 	if r.err != nil {
 		m.Printf("```text\n%s\n```\n\n", strings.ReplaceAll(r.err.Error(), "```", "'''"))

@@ -83,7 +83,7 @@ and with --watch only when it changed), and the init line names FILE.`,
 				if err != nil {
 					return err
 				}
-				return printDev(s, g, res)
+				return printOutcome(s, g, res, nil)
 			}
 			fmt.Fprintf(s.errOut, "watching %s (stop with Ctrl-C)\n", o.Dir)
 			return pipeline.DevWatch(cmd.Context(), o.DevOptions, pipeline.DevWatchOptions{
@@ -92,7 +92,7 @@ and with --watch only when it changed), and the init line names FILE.`,
 						fmt.Fprintf(s.errOut, "error: %v\nwaiting for the next change\n", err)
 						return
 					}
-					if err := printDev(s, g, res); err != nil {
+					if err := printOutcome(s, g, res, nil); err != nil {
 						fmt.Fprintf(s.errOut, "error: %v\n", err)
 					}
 				},
@@ -101,12 +101,4 @@ and with --watch only when it changed), and the init line names FILE.`,
 	}
 	o.AddFlags(cmd, s.errOut)
 	return cmd
-}
-
-// printDev prints a dev run's result in the --output format.
-func printDev(s streams, g *globalOptions, res *pipeline.DevResult) error {
-	if g.output == "json" {
-		return res.WriteJSON(s.out, s.errOut)
-	}
-	return res.WriteText(s.out, s.errOut)
 }

@@ -70,20 +70,8 @@ type protected struct {
 // in the environment. Flush the writers when the run ends.
 func protect(args []string, out, errOut io.Writer, getenv env) *protected {
 	set := &redact.Set{}
-	for _, name := range secretEnvVars {
-		set.AddKey(getenv(name))
-	}
-	p := &protected{secrets: set, out: redact.NewWriter(out, set), errOut: redact.NewWriter(errOut, set)}
-	p.getenv = func(name string) string {
-		v := getenv(name)
-		if isSecretName(name) {
-			set.AddKey(v)
-		}
-		if strings.HasSuffix(name, "_URL") {
-			set.AddURL(v)
-		}
-		return v
-	}
+	p := &protected{secrets: set, out: redact.NewWriter(out, set), errOut: redact.NewWriter(errOut, set),
+		getenv: set.Environment(getenv, secretEnvVars, isSecretName)}
 	for _, u := range set.AddArgs(args) {
 		fmt.Fprintf(p.errOut, "warning: a URL on the command line carries a user name or password (%s): it is not used or printed; give the token through the environment (GITHUB_TOKEN, GITLAB_ACCESS_TOKEN)\n", u)
 	}

@@ -145,17 +145,8 @@ func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOption
 	o.Registry = publish.Registry{Keychain: s.keychain(), HTTP: publish.HTTPOptions{Timeout: o.targets.timeout, Progress: s.errOut}}
 	sum, err := pipeline.Mirror(ctx, o.MirrorOptions)
 	bars.Close()
-	switch {
-	case sum == nil:
-		return err
-	case g.output == "json":
-		if perr := sum.WriteJSON(s.out); perr != nil {
-			return perr
-		}
+	if sum == nil {
 		return err
 	}
-	if werr := sum.WriteText(s.out, s.errOut); err == nil {
-		err = werr
-	}
-	return err
+	return printOutcome(s, g, sum, err)
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -221,17 +220,9 @@ func (c *configOut) AddFlags(cmd *cobra.Command, usage string) {
 	cmd.Flags().StringVar((*string)(c), "config-out", "", usage)
 }
 
-// check refuses, before anything is published, a --config-out that names a
-// folder or lies in a folder that does not exist.
-func (c configOut) check() error {
-	if c == "" {
-		return nil
-	}
-	if fi, err := os.Stat(string(c)); err == nil && fi.IsDir() {
-		return cli.Usagef("--config-out %s is a folder: name the file to write, e.g. %s", c, filepath.Join(string(c), "clusterctl.yaml"))
-	}
-	return pipeline.CheckFolder("--config-out's folder", filepath.Dir(string(c)))
-}
+// check refuses a --config-out that names a folder or lies in a folder that
+// does not exist, before anything is published.
+func (c configOut) check() error { return pipeline.CheckConfigOut(context.Background(), string(c)) }
 
 // instanceOptions name the Sigstore instance: cosign v3's --signing-config
 // and --trusted-root; without them, the public instance's (TUF).
@@ -329,10 +320,13 @@ func (o *signatureOptions) verifier(ctx context.Context, s streams, timeout time
 }
 
 // installOptions are the install check's flags, the same on verify
-// (--install) and release (--install-check).
+// (--install) and release (--install-check); with rehearse set, the upgrade
+// rehearsal shares --kubeconfig, --clusterctl-config, --var, --values and
+// --core with the check.
 type installOptions struct {
 	name             string // the flag that turns the check on
 	on               bool
+	rehearse         *rehearseOptions
 	kubeconfig       string
 	dryRunOnly       bool
 	force            bool
@@ -348,53 +342,144 @@ func (o *installOptions) AddFlags(cmd *cobra.Command, name, usage string) {
 	o.name = name
 	fl := cmd.Flags()
 	fl.BoolVar(&o.on, name, false, usage)
-	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the API server for --"+name+
+	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the API server for --"+o.users("and")+
 		" (its current context): a scratch cluster such as kind, where CRDs and namespaces are created for real and removed at the end")
 	fl.BoolVar(&o.dryRunOnly, "dry-run-only", false, "--"+name+" creates nothing and sends every object with dryRun=All; objects of the release's own kinds are then not checked")
 	fl.BoolVar(&o.force, "force", false, "--"+name+" on a cluster that already has the release's CRDs: replace them for the check and put them back after")
-	fl.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose cert-manager: names the cert-manager --"+name+
-		" takes CRDs from, and whose variables (as the environment's) are real values for the templates (default clusterctl's own)")
-	what := "the templates --" + name + " applies"
+	fl.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose cert-manager: names the cert-manager --"+o.users("and")+
+		" "+o.verb("takes", "take")+" CRDs from, and whose variables (as the environment's) are real values for the templates (default clusterctl's own)")
+	what := "the templates --" + o.users("and") + " " + o.verb("applies", "apply")
 	if o.readBack {
-		what = "the templates, read back and, with --" + name + ", applied"
+		what = "the templates, read back and, with --" + o.users("or") + ", applied"
 	}
 	fl.StringArrayVar(&o.vars, "var", nil, "NAME=VALUE: a real value for a variable of "+what+" (repeatable; wins over the environment and --values)")
 	fl.StringArrayVar(&o.values, "values", nil, "[FLAVOR=]FILE: a YAML map of variable names to real values, for every flavor or for one (default=FILE for cluster-template.yaml); repeatable")
 }
 
-// Options are the check's options, nil when it is off, once the flags
-// are checked: they go together, and the clusterctl config opens.
-func (o *installOptions) Options(ctx context.Context, s streams, t *targetOptions) (*pipeline.InstallCheckOptions, error) {
-	vars, err := o.variables(s.getenv)
+// users names the flags that use the shared flags: install, or install
+// and (or or) upgrade-from; verb is one or other, as it names one or two.
+func (o *installOptions) users(conjunction string) string {
+	if o.rehearse == nil {
+		return o.name
+	}
+	return o.name + " " + conjunction + " --" + o.rehearse.name
+}
+
+func (o *installOptions) verb(one, other string) string {
+	if o.rehearse == nil {
+		return one
+	}
+	return other
+}
+
+// Options are the check's and the rehearsal's options, each nil when off,
+// once the flags are checked: --kubeconfig and --clusterctl-config serve
+// the check and the rehearsal, --var and --values also the read-back
+// (readBack), --dry-run-only and --force only the check.
+func (o *installOptions) Options(ctx context.Context, s streams, t *targetOptions) (*pipeline.InstallCheckOptions, *pipeline.RehearseOptions, error) {
+	r := o.rehearse
+	if r == nil {
+		r = &rehearseOptions{}
+	}
+	var core []pipeline.Side
+	var err error
 	switch {
-	case err != nil:
-		return nil, err
-	case o.on:
-	case o.kubeconfig != "" || o.dryRunOnly || o.force || o.clusterctlConfig != "":
-		if o.readBack {
-			return nil, cli.Usagef("--kubeconfig, --dry-run-only, --force and --clusterctl-config belong to --%s", o.name)
+	case !r.enabled() && r.withCertManager:
+		return nil, nil, cli.Usagef("--with-cert-manager belongs to --%s", r.name)
+	case !r.enabled() && !o.on && r.core != "":
+		return nil, nil, cli.Usagef("--core belongs to the install check and --%s", r.name)
+	case r.core != "":
+		if core, err = pipeline.ParseSides("--core", []string{r.core}); err != nil {
+			return nil, nil, err
 		}
-		fallthrough
-	case !o.readBack && (len(o.vars) > 0 || len(o.values) > 0):
-		return nil, cli.Usagef("--kubeconfig, --dry-run-only, --force, --clusterctl-config, --var and --values belong to --%s", o.name)
-	default:
-		return nil, nil
+	}
+	vars, err := o.variables(s.getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !o.on {
+		if o.dryRunOnly || o.force {
+			return nil, nil, cli.Usagef("--dry-run-only and --force belong to --%s", o.name)
+		}
+		if !r.enabled() {
+			if o.kubeconfig != "" || o.clusterctlConfig != "" {
+				return nil, nil, cli.Usagef("--kubeconfig and --clusterctl-config belong to --%s", o.users("and"))
+			}
+			if !o.readBack && (len(o.vars) > 0 || len(o.values) > 0) {
+				return nil, nil, cli.Usagef("--var and --values belong to --%s", o.users("and"))
+			}
+			return nil, nil, nil
+		}
 	}
 	switch _, err := os.Stat(o.kubeconfig); {
+	case o.kubeconfig == "" && o.on:
+		return nil, nil, cli.Usagef("--%s needs --kubeconfig FILE: the API server to apply the release to (a scratch cluster such as kind, or any cluster with --dry-run-only)", o.name)
 	case o.kubeconfig == "":
-		return nil, cli.Usagef("--%s needs --kubeconfig FILE: the API server to apply the release to (a scratch cluster such as kind, or any cluster with --dry-run-only)", o.name)
+		return nil, nil, cli.Usagef("--%s needs --kubeconfig FILE: a scratch cluster (kind create cluster) where clusterctl installs and upgrades the providers for real", r.name)
 	case o.dryRunOnly && o.force:
-		return nil, cli.Usagef("--force replaces CRDs for the check; --dry-run-only creates nothing: give one of them")
+		return nil, nil, cli.Usagef("--force replaces CRDs for the check; --dry-run-only creates nothing: give one of them")
 	case err != nil:
-		return nil, cli.Usagef("--kubeconfig %v", err)
+		return nil, nil, cli.Usagef("--kubeconfig %v", err)
 	}
 	cc, err := clusterctlConfig(ctx, o.clusterctlConfig)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &pipeline.InstallCheckOptions{Kubeconfig: o.kubeconfig, DryRunOnly: o.dryRunOnly, Force: o.force, Clusterctl: cc,
-		Sources: t.sources(s), Variables: vars, ValuesFiles: o.values, Log: s.errOut}, nil
+	shared := pipeline.InstallCheckOptions{Kubeconfig: o.kubeconfig, DryRunOnly: o.dryRunOnly, Force: o.force, Clusterctl: cc,
+		Sources: t.sources(s), Variables: vars, ValuesFiles: o.values, Log: s.errOut}
+	if len(core) == 1 {
+		shared.Core = &core[0]
+	}
+	var check *pipeline.InstallCheckOptions
+	if o.on {
+		check = &shared
+	}
+	if !r.enabled() {
+		return check, nil, nil
+	}
+	rehearsal := &pipeline.RehearseOptions{InstallCheckOptions: shared, WithCertManager: r.withCertManager}
+	if r.from != "" {
+		from, err := pipeline.ParseSides("--upgrade-from", []string{r.from})
+		if err != nil {
+			return nil, nil, err
+		}
+		rehearsal.From = &from[0]
+	}
+	return check, rehearsal, nil
 }
+
+// rehearseOptions are the upgrade rehearsal's flags: verify's
+// --upgrade-from OLD and release's --rehearse turn it on; it shares the
+// install check's cluster and values (installOptions.rehearse).
+type rehearseOptions struct {
+	name string // the flag that turns the rehearsal on
+	// from is verify's --upgrade-from; on is release's --rehearse.
+	from string
+	on   bool
+	// core is --core; withCertManager --with-cert-manager.
+	core            string
+	withCertManager bool
+}
+
+// AddFlags binds --upgrade-from OLD on verify (from), --rehearse on release.
+func (o *rehearseOptions) AddFlags(cmd *cobra.Command, from bool) {
+	fl := cmd.Flags()
+	if from {
+		o.name = "upgrade-from"
+		fl.StringVar(&o.from, o.name, "", "rehearse the upgrade from OLD (a folder, or a target URL with an optional @VERSION: the release before without) to this release "+
+			"with clusterctl's client on the scratch cluster of --kubeconfig")
+	} else {
+		o.name = "rehearse"
+		fl.BoolVar(&o.on, o.name, false, "rehearse the upgrade from the release the upgrade check compared with on the scratch cluster of --kubeconfig before publishing, "+
+			"with clusterctl's client; stop if it fails")
+	}
+	fl.StringVar(&o.core, "core", "", "the core Cluster API release (with the kubeadm providers it holds) the install check creates the CRDs of first and --"+o.name+"'s clusterctl init installs first: a folder, "+
+		"or a target URL with @VERSION (github://kubernetes-sigs/cluster-api@v1.14.2); not needed for cluster-api's own releases")
+	fl.BoolVar(&o.withCertManager, "with-cert-manager", false, "--"+o.name+" on a cluster without cert-manager's CRDs: let clusterctl install cert-manager "+
+		"(its webhooks taken out, nothing running), read from where --clusterctl-config says (GitHub by default)")
+}
+
+func (o *rehearseOptions) enabled() bool { return o.on || o.from != "" }
 
 // readOptions are how the commands that read published releases (diff,
 // lint --against) reach them: credentials when the environment has them

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 
 	"github.com/capirepo/capirepo/internal/cli"
-	"github.com/capirepo/capirepo/internal/fsafe"
-	"github.com/capirepo/capirepo/internal/redact"
 )
 
 // reportFormats are the formats a command's report renders in besides text
@@ -40,16 +37,7 @@ func stepSummary(s streams, rep cli.Report) {
 	if file == "" {
 		return
 	}
-	var b bytes.Buffer
-	w := redact.NewWriter(&b, s.secrets)
-	err := rep.WriteMarkdown(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil && b.Len() > 0 {
-		err = fsafe.AppendFile(file, append(b.Bytes(), '\n'))
-	}
-	if err != nil {
+	if err := cli.AppendMarkdown(file, rep, s.secrets); err != nil {
 		fmt.Fprintf(s.errOut, "warning: the job summary (GITHUB_STEP_SUMMARY %s) was not written: %v\n", file, err)
 	}
 }
@@ -65,4 +53,21 @@ func printResult(s streams, g *globalOptions, rep interface {
 	}
 	rep.WriteText(s.out)
 	return nil
+}
+
+// printOutcome prints what a run that ended with err did (publish, mirror,
+// dev, publish configmap): JSON with -o json, else text, each saying on
+// stderr what it says beside its result; err comes first.
+func printOutcome(s streams, g *globalOptions, rep interface {
+	WriteText(out, errOut io.Writer) error
+	WriteJSON(out, errOut io.Writer) error
+}, err error) error {
+	write := rep.WriteText
+	if g.output == cli.JSON {
+		write = rep.WriteJSON
+	}
+	if werr := write(s.out, s.errOut); err == nil {
+		err = werr
+	}
+	return err
 }

@@ -20,10 +20,7 @@ func runPublish(ctx context.Context, s streams, g *globalOptions, o pipeline.Pub
 	if err != nil {
 		return err
 	}
-	if g.output == "json" {
-		return p.WriteJSON(s.out)
-	}
-	return p.WriteText(s.out, s.errOut)
+	return printOutcome(s, g, p, nil)
 }
 
 func newPublishCmd(s streams, g *globalOptions) *cobra.Command {

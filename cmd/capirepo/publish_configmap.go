@@ -43,10 +43,7 @@ client-side kubectl apply: use kubectl apply --server-side.`,
 			if err != nil {
 				return err
 			}
-			if g.output == "json" {
-				return rep.WriteJSON(s.out, s.errOut)
-			}
-			return rep.WriteText(s.out, s.errOut)
+			return printOutcome(s, g, rep, nil)
 		},
 	}
 	dist.AddFlags(cmd, s.errOut, "version to publish when DIST holds several")

@@ -50,10 +50,13 @@ public repositories), and reports a target it cannot reach without failing;
 --against OLD compares with OLD instead (a folder, or a target URL with
 @VERSION); --skip-upgrade-check REASON skips that check and prints the reason.
 --install-check applies the release to the API server of --kubeconfig
-before anything is published (see verify --install). --notes-upgrade
-appends to the release notes (GitHub, and GitLab with --gitlab-release) an
-"Upgrading from vX.Y.Z" section made from that upgrade check: what changes
-for users, and how to verify the signatures of --sign.
+before anything is published (see verify --install); --rehearse rehearses
+clusterctl upgrade from the release the upgrade check compared with on the
+scratch cluster of --kubeconfig, with core Cluster API from --core (see verify
+--upgrade-from), after the install check and before signing and publishing.
+--notes-upgrade appends to the release notes (GitHub, and GitLab with
+--gitlab-release) an "Upgrading from vX.Y.Z" section made from that upgrade
+check: what changes for users, and how to verify the signatures of --sign.
 
 Targets: github://OWNER/NAME (GITHUB_TOKEN), gitlab://HOST/PROJECT
 (GITLAB_ACCESS_TOKEN), file://DIR (a local repository tree),
@@ -108,6 +111,8 @@ pushed manager image and the OCI artifacts as signature referrers.`,
 	o.oci.AddFlags(cmd, "oci-", "", true)
 	f.BoolVar(&o.sign, "sign", false, "sign the release: Sigstore bundles for checksums.txt and the provenance, the image and OCI artifacts as referrers (see capirepo sign)")
 	o.signing.AddFlags(cmd)
+	o.install.rehearse = &rehearseOptions{}
+	o.install.rehearse.AddFlags(cmd, false)
 	o.install.AddFlags(cmd, "install-check", "apply the release to a Kubernetes API server (--kubeconfig) before publishing, as clusterctl init and kubectl apply would; stop if it refuses anything")
 	return cmd
 }
@@ -116,9 +121,12 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	// On a terminal, a bar per upload, with the run's lines above the bars.
 	bars, rs := uploadBars(s, g)
 	defer bars.Close()
-	inst, err := o.install.Options(ctx, rs, &o.targets)
+	inst, rehearsal, err := o.install.Options(ctx, rs, &o.targets)
 	if err != nil {
 		return err
+	}
+	if rehearsal != nil && o.skipUpgrade != "" {
+		return cli.Usagef("--rehearse upgrades from the release the upgrade check compares with: it cannot go with --skip-upgrade-check")
 	}
 	if err := o.configOut.check(); err != nil {
 		return err
@@ -160,7 +168,7 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	sum, err := pipeline.Release(ctx, pipeline.ReleaseOptions{
 		Sign: signOpts, Build: o.build.BuildOptions, Targets: locs, TargetOptions: to, NotesFile: o.notes.notesFile,
 		DryRun: o.dryRun, SkipImageCheck: o.skipImage, SkipUpgradeCheck: o.skipUpgrade, Against: against,
-		ConfigOut: string(o.configOut), NotesUpgrade: o.notesUpgrade, InstallCheck: inst, Variables: tokenVariables(s.getenv), Log: rs.errOut,
+		ConfigOut: string(o.configOut), NotesUpgrade: o.notesUpgrade, InstallCheck: inst, Rehearse: rehearsal, Variables: tokenVariables(s.getenv), Log: rs.errOut,
 		Progress: pipeline.StatusLines(rs.errOut, cli.IsTerminal(rs.errOut)), // the table below says the details
 	})
 	bars.Close()

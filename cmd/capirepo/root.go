@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -33,13 +32,6 @@ type streams struct {
 // globalOptions are flags every command has.
 type globalOptions struct {
 	output cli.Format
-}
-
-// printJSON writes v as indented JSON.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func newRootCmd(s streams) *cobra.Command {
@@ -108,7 +100,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) 
 	// Every byte printed goes through the run's secrets mask (env.go).
 	p := protect(args, out, errOut, getenv)
 	defer p.flush()
-	stdout := &countingWriter{w: p.out}
+	stdout := &cli.CountingWriter{W: p.out}
 	s := streams{out: stdout, errOut: p.errOut, getenv: p.getenv, secrets: p.secrets}
 	root := newRootCmd(s)
 	root.SetArgs(args)
@@ -122,22 +114,9 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) 
 	code := exitCode(err)
 	if err != nil {
 		fmt.Fprintf(s.errOut, "Error: %v\n", err)
-		if f := root.PersistentFlags().Lookup("output"); f != nil && f.Value.String() == "json" && stdout.n == 0 {
+		if f := root.PersistentFlags().Lookup("output"); f != nil && f.Value.String() == "json" && stdout.N == 0 {
 			_ = pipeline.NewFailure(err, code).WriteJSON(p.out)
 		}
 	}
 	return code
-}
-
-// countingWriter counts what was written, to tell whether a command
-// printed anything on stdout.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

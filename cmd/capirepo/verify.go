@@ -47,9 +47,9 @@ Every version in DIR is verified, unless --version names one: every folder
 clusterctl reads as a version, and one it reads that capirepo cannot (a name
 without the leading v, a link) is an error (the others are still verified).
 A folder without checksums.txt is checked as it is, and said so. The report
-is printed on stdout. --images and --install check --version, else the
-newest release as clusterctl orders versions (a pre-release only when there
-is no release).
+is printed on stdout. --images, --install and --upgrade-from check
+--version, else the newest release as clusterctl orders versions (a
+pre-release only when there is no release).
 
 --images also asks the registry for every image the components run, for
 every --platforms, and names the missing ones by object and container
@@ -73,7 +73,18 @@ end; everything else, webhook configurations included, is only dry-run. Use
 a scratch cluster (kind create cluster); a cluster that already has the
 release's CRDs is refused unless --force; --dry-run-only creates nothing and
 lists what it could not check. Every refusal is listed, by file, object and
-field, with the server's message.`,
+field, with the server's message.
+
+--upgrade-from OLD rehearses clusterctl upgrade from OLD (a folder, or a
+target URL with an optional @VERSION: the release before this one without)
+to this release on the scratch cluster of --kubeconfig, through clusterctl's
+client library: clusterctl init installs core Cluster API (--core) and OLD
+from a temporary repository served without webhooks, the objects of OLD's
+flavors are created for real, clusterctl upgrade plan must offer this
+release and clusterctl upgrade apply install it, and every object must read
+back with its uid and take an unchanged server-side apply. It INSTALLS and
+upgrades for real and removes everything at the end; a cluster that already
+holds any of it is refused. See docs/upgrade.md.`,
 		Example: `  # Everything build wrote into dist
   capirepo verify dist
 
@@ -86,6 +97,10 @@ field, with the server's message.`,
   # Also apply it to a kind cluster, as clusterctl init and kubectl apply would
   kind create cluster --name capirepo-check --kubeconfig kind.kubeconfig
   capirepo verify dist --install --kubeconfig kind.kubeconfig
+
+  # Rehearse clusterctl upgrade from the release published before this one
+  capirepo verify dist --upgrade-from github://my-org/cluster-api-provider-example \
+    --core github://kubernetes-sigs/cluster-api@v1.14.2 --kubeconfig kind.kubeconfig
 
   # An artifact pushed with publish oci, as cluster-api-operator reads it
   capirepo verify oci://registry.example.com/capi/infrastructure-example:v1.4.0
@@ -103,11 +118,15 @@ field, with the server's message.`,
 				return err
 			}
 			var err error
-			if o.Install, err = o.install.Options(cmd.Context(), s, &o.targets); err != nil {
+			if o.Install, o.Rehearse, err = o.install.Options(cmd.Context(), s, &o.targets); err != nil {
 				return err
 			}
-			if o.Install != nil && (o.Path == "" || o.ConfigMaps != "" || strings.HasPrefix(o.Path, "oci://")) {
+			notDir := o.Path == "" || o.ConfigMaps != "" || strings.HasPrefix(o.Path, "oci://")
+			switch {
+			case o.Install != nil && notDir:
 				return cli.Usagef("--install applies a DIR (a dist folder or a local repository tree)")
+			case o.Rehearse != nil && notDir:
+				return cli.Usagef("--upgrade-from rehearses the upgrade to a DIR (a dist folder or a local repository tree)")
 			}
 			if o.Signatures, err = o.signatures.verifier(cmd.Context(), s, o.targets.timeout); err != nil {
 				return err
@@ -130,7 +149,8 @@ field, with the server's message.`,
 	f.StringSliceVar(&o.Platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
 	f.StringVar(&o.KubernetesVersion, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+values.KubernetesVersion+")")
 	f.StringVar(&o.ConfigMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
-	o.install.readBack = true
+	o.install.readBack, o.install.rehearse = true, &rehearseOptions{}
+	o.install.rehearse.AddFlags(cmd, true)
 	o.install.AddFlags(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
 	o.oci.AddFlags(cmd, "", "", false)
 	o.signatures.AddFlags(cmd, "signatures", "also check the Sigstore signatures of the files (and with --images, of the images; of an oci:// artifact): for --key or --certificate-identity")

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/capirepo/capirepo/internal/buildinfo"
+	"github.com/capirepo/capirepo/internal/cli"
 )
 
 // version is set by the release build (-X main.version=...).
@@ -24,20 +23,10 @@ func newVersionCmd(s streams, g *globalOptions) *cobra.Command {
   capirepo version -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			bi := readBuildInfo()
-			if g.output == "json" {
-				return printJSON(s.out, bi)
+			if g.output == cli.JSON {
+				return readBuildInfo().WriteJSON(s.out)
 			}
-			fmt.Fprintf(s.out, "capirepo %s\n", bi.Version)
-			if bi.Commit != "" {
-				fmt.Fprintf(s.out, "commit:   %s (modified: %v)\ndate:     %s\n", bi.Commit, bi.Modified, bi.Date)
-			}
-			fmt.Fprintf(s.out, "go:       %s %s\n", bi.GoVersion, bi.Platform)
-			if bi.Version == develVersion {
-				fmt.Fprintln(s.errOut, "capirepo version: built without version information (-buildvcs=false, a git worktree or a source archive);"+
-					" go install github.com/capirepo/capirepo/cmd/capirepo@COMMIT (or @TAG) records the version")
-			}
-			return nil
+			return readBuildInfo().WriteText(s.out, s.errOut)
 		},
 	}
 }

@@ -4,7 +4,9 @@
 package buildinfo
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -88,4 +90,27 @@ func (bi Info) ID() string {
 		}
 	}
 	return id
+}
+
+// WriteText prints the build for people: the version, the commit and its
+// date, Go and the platform on out; on errOut, for a build that recorded no
+// version, how to install one that does.
+func (bi Info) WriteText(out, errOut io.Writer) error {
+	fmt.Fprintf(out, "capirepo %s\n", bi.Version)
+	if bi.Commit != "" {
+		fmt.Fprintf(out, "commit:   %s (modified: %v)\ndate:     %s\n", bi.Commit, bi.Modified, bi.Date)
+	}
+	_, err := fmt.Fprintf(out, "go:       %s %s\n", bi.GoVersion, bi.Platform)
+	if bi.Version == Devel {
+		fmt.Fprintln(errOut, "capirepo version: built without version information (-buildvcs=false, a git worktree or a source archive);"+
+			" go install github.com/capirepo/capirepo/cmd/capirepo@COMMIT (or @TAG) records the version")
+	}
+	return err
+}
+
+// WriteJSON prints the build as one JSON document.
+func (bi Info) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(bi)
 }

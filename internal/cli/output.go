@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/redact"
 )
 
 // Format is --output: how a command renders its report.
@@ -73,4 +77,33 @@ func (f Format) Print(rep Report, out, textOut io.Writer) error {
 		return r.WriteCodeQuality(out)
 	}
 	return rep.WriteText(textOut)
+}
+
+// AppendMarkdown appends rep's Markdown, masked by secrets, to file (a CI
+// job's summary page: GitHub Actions' GITHUB_STEP_SUMMARY); nothing when
+// it renders none.
+func AppendMarkdown(file string, rep Report, secrets *redact.Set) error {
+	var b bytes.Buffer
+	w := redact.NewWriter(&b, secrets)
+	err := rep.WriteMarkdown(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil && b.Len() > 0 {
+		err = fsafe.AppendFile(file, append(b.Bytes(), '\n'))
+	}
+	return err
+}
+
+// CountingWriter counts what was written through it, to tell whether a
+// command printed anything.
+type CountingWriter struct {
+	W io.Writer
+	N int64
+}
+
+func (c *CountingWriter) Write(p []byte) (int, error) {
+	n, err := c.W.Write(p)
+	c.N += int64(n)
+	return n, err
 }

@@ -35,6 +35,7 @@ const (
 	CertificateOIDCIssuer  Name = "certificate-oidc-issuer"
 	ClusterctlConfig       Name = "clusterctl-config"
 	ConfigOut              Name = "config-out"
+	Core                   Name = "core"
 	Draft                  Name = "draft"
 	DryRunOnly             Name = "dry-run-only"
 	Force                  Name = "force"
@@ -70,9 +71,11 @@ const (
 	To                     Name = "to"
 	TlogUpload             Name = "tlog-upload"
 	TrustedRoot            Name = "trusted-root"
+	UpgradeFrom            Name = "upgrade-from"
 	Values                 Name = "values"
 	Var                    Name = "var"
 	Version                Name = "version"
+	WithCertManager        Name = "with-cert-manager"
 )
 
 // Words map options to the flags that give them in one command, where a

@@ -28,3 +28,23 @@ func (s *Set) AddArgs(args []string) []string {
 	}
 	return found
 }
+
+// Environment masks the values of the variables always holds in getenv at
+// once, and returns getenv masking what it reads later: a value whose
+// variable secret names, and the credentials in a URL variable's
+// (NAME_URL).
+func (s *Set) Environment(getenv func(string) string, always []string, secret func(name string) bool) func(string) string {
+	for _, name := range always {
+		s.AddKey(getenv(name))
+	}
+	return func(name string) string {
+		v := getenv(name)
+		if secret(name) {
+			s.AddKey(v)
+		}
+		if strings.HasSuffix(name, "_URL") {
+			s.AddURL(v)
+		}
+		return v
+	}
+}

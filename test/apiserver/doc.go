@@ -1,6 +1,8 @@
 // Package apiserver tests capirepo's install check (install.Check, and
-// release's install check step) against a real kube-apiserver and etcd
-// started in process, with a service resolver that refuses every address.
+// release's install check step) and upgrade rehearsal (rehearse.Rehearse,
+// and release's rehearsal step) against a real kube-apiserver and etcd
+// started in process, with a service resolver that refuses every address
+// (and, for the rehearsal, Kubernetes' own namespace controller).
 //
 // It is a Go module of its own: importing k8s.io/kubernetes needs replace
 // directives for its staging modules, which must never reach capirepo's own

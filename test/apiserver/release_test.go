@@ -17,10 +17,11 @@ import (
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/targets"
+	"github.com/capirepo/capirepo/release"
 )
 
 // writeKubeconfig writes a kubeconfig file for the server.
-func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+func writeKubeconfig(t testing.TB, cfg *rest.Config) string {
 	t.Helper()
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, TLSServerName: cfg.ServerName, InsecureSkipTLSVerify: cfg.Insecure}
@@ -127,4 +128,52 @@ func TestRelease_InstallCheckStep(t *testing.T) {
 			t.Errorf("published %v after the install check failed", entries)
 		}
 	})
+}
+
+// TestRelease_RehearsalStep runs release --rehearse against a file://
+// target that holds the example's v0.1.0: the upgrade step finds v0.1.0,
+// and the rehearsal upgrades from it to the v0.1.1 built, with core
+// Cluster API from a folder, after the dist is written and read back and
+// before anything would be published; the summary carries its report.
+func TestRelease_RehearsalStep(t *testing.T) {
+	cfg, kubeconfig := scratchCluster(t)
+	before := crdNames(t, cfg)
+	repo := t.TempDir()
+	if err := release.Write(repo, example(t, "v0.1.0")); err != nil {
+		t.Fatal(err)
+	}
+	coreDir := t.TempDir()
+	if err := release.Write(coreDir, coreRelease(t)); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := targets.Parse("file://" + repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := pipeline.ParseSide(coreDir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	sum, err := pipeline.Release(context.Background(), pipeline.ReleaseOptions{
+		Build:   pipeline.BuildOptions{Dir: filepath.Join(root, "examples", "infrastructure-example"), Version: "v0.1.1", Out: t.TempDir()},
+		Targets: []targets.Location{loc}, DryRun: true, SkipImageCheck: true, Log: &log,
+		Rehearse: &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, Core: &core}},
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	i := slices.IndexFunc(sum.Steps, func(s pipeline.StepResult) bool { return s.Step == "upgrade rehearsal" })
+	if i < 0 || sum.Steps[i].Status != pipeline.StatusOK || sum.Steps[i-1].Step != "verify dist" || !strings.HasPrefix(sum.Steps[i].Detail, "v0.1.0 -> v0.1.1 on ") {
+		t.Fatalf("steps %+v\n%s", sum.Steps, log.String())
+	}
+	t.Logf("%s", sum.Steps[i].Detail)
+	if sum.Rehearsal == nil || sum.Rehearsal.Failure != nil || sum.Rehearsal.New != "v0.1.1" {
+		t.Errorf("the summary carries no rehearsal that passed: %+v", sum.Rehearsal)
+	}
+	var md bytes.Buffer
+	if err := sum.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "### Upgrade rehearsal v0.1.0 → v0.1.1: upgraded\n") {
+		t.Errorf("Markdown (%v):\n%s", err, md.String())
+	}
+	assertCRDsGone(t, cfg, before)
 }
