@@ -207,6 +207,7 @@ func (r *run) installCheck(ctx context.Context) (string, bool, error) {
 	}
 	rep, err := InstallCheck(ctx, r.b.Result.Release, o)
 	if rep != nil {
+		r.sum.Install = rep
 		_ = rep.WriteText(r.o.Log)
 	}
 	if err != nil {

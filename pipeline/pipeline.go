@@ -12,6 +12,7 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/diff"
+	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
@@ -142,6 +143,9 @@ type ReleaseSummary struct {
 	// UpgradeNotes is the section NotesUpgrade appends to the release notes
 	// (in a dry run: would append).
 	UpgradeNotes string `json:"upgradeNotes,omitempty"`
+	// Install is what the install check sent and the API server answered,
+	// once it ran (also when it refused the release).
+	Install *install.Report `json:"install,omitempty"`
 	// Rehearsal is what the upgrade rehearsal did and found, once it ran
 	// (also when it failed).
 	Rehearsal *rehearse.Report `json:"rehearsal,omitempty"`

@@ -83,6 +83,9 @@ func (s *ReleaseSummary) WriteMarkdown(w io.Writer) error {
 			return contract.Report{Findings: s.Findings, Waived: s.Waived}.WriteMarkdownFindings(w, 4)
 		})
 	}
+	if s.Install != nil {
+		m.Do(s.Install.WriteMarkdown)
+	}
 	if s.Rehearsal != nil {
 		m.Do(s.Rehearsal.WriteMarkdown)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/markdown"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
@@ -157,5 +158,36 @@ func TestVerifyReport_RendersTheRehearsal(t *testing.T) {
 	}
 	if !strings.Contains(js.String(), `"rehearsal": {`) || !strings.Contains(js.String(), `"state": "clusterctl upgrade apply would leave the provider half-upgraded"`) {
 		t.Errorf("JSON:\n%s", js.String())
+	}
+}
+
+// TestReleaseSummary_RendersTheInstallCheck: a release whose install check
+// refused it carries the check's report in its Markdown (the refusal, by
+// file, object and field) and its JSON, as it carries the rehearsal's.
+func TestReleaseSummary_RendersTheInstallCheck(t *testing.T) {
+	sum := &pipeline.ReleaseSummary{Version: "v1.4.0",
+		Steps: []pipeline.StepResult{{Step: "install check", Status: pipeline.StatusFailed, Detail: "refused"}},
+		Install: &install.Report{Server: "https://127.0.0.1:6443", Files: []*install.File{{Provider: "infrastructure-example", Version: "v1.4.0", File: "cluster-template.yaml",
+			Accepted: 6, Refused: []install.Refusal{{Object: "ExampleCluster/c", Field: "spec.region", Message: "Unsupported value", Reason: "422 Invalid"}}}}},
+		Error: "install check: refused",
+	}
+	var md bytes.Buffer
+	if err := sum.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := markdown.Check(md.String()); err != nil {
+		t.Fatalf("%v\n%s", err, md.String())
+	}
+	for _, want := range []string{"### Install check against `https://127.0.0.1:6443`", "| `infrastructure-example/v1.4.0/cluster-template.yaml` | `ExampleCluster/c` | `spec.region` | Unsupported value | 422 Invalid |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	js, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"install":{"server":"https://127.0.0.1:6443"`) {
+		t.Errorf("JSON lacks the install check's report: %s", js)
 	}
 }
