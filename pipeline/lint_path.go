@@ -57,7 +57,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 	}
 	fi, err := os.Stat(o.Path)
 	if err != nil {
-		return contract.Report{}, publish.Usagef("lint %s: no such file or folder", o.Path)
+		return contract.Report{}, err
 	}
 	if !fi.IsDir() {
 		if len(o.Against) > 0 {

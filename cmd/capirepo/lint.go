@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -60,6 +62,9 @@ with @VERSION; without, the release there before this one).`,
 			o.Path = "."
 			if len(args) == 1 {
 				o.Path = args[0]
+			}
+			if _, err := os.Stat(o.Path); err != nil {
+				return cli.Usagef("lint %s: no such file or folder", o.Path)
 			}
 			if err := pipeline.CheckConfigFile("--config", o.Config); err != nil {
 				return err
