@@ -229,7 +229,7 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 				if o.DryRun {
 					return "dry run: nothing published", true, nil
 				}
-				r.upgradeNotes(opened[i])
+				r.upgradeNotes(ctx, opened[i])
 				var d string
 				var err error
 				ps, d, err = r.publish(ctx, opened[i])
@@ -244,7 +244,7 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	}
 	err := runSteps(ctx, o.Progress, steps, &r.sum.Steps)
 	if err == nil && o.DryRun {
-		r.upgradeNotes(nil) // what the notes would get, for the summary
+		r.upgradeNotes(ctx, nil) // what the notes would get, for the summary
 	}
 	if err == nil {
 		err = r.finish(ctx)

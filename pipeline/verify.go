@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/capirepo/capirepo/install"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/local"
@@ -117,7 +118,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	switch {
 	case o.ConfigMaps != "" && o.Path == "":
 		if o.Signatures != nil {
-			return nil, publish.Usagef("--signatures checks a folder or an oci:// artifact; ConfigMaps carry no signatures")
+			return nil, publish.Usagef("%s checks a folder or an oci:// artifact; ConfigMaps carry no signatures", option.Flag(ctx, option.Signatures))
 		}
 		rep.Read, err = verifyConfigMaps(ctx, o.ConfigMaps, opts)
 	case o.Path != "" && o.ConfigMaps == "" && isOCIReference(o.Path):
@@ -134,7 +135,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	case o.Path != "" && o.ConfigMaps == "":
 		err = o.verifyDir(ctx, rep, opts)
 	default:
-		return nil, publish.Usagef("verify takes one DIR or oci:// reference, or --configmaps FILE; see 'capirepo verify --help'")
+		return nil, publish.Usagef("verify takes one DIR or oci:// reference, or %s FILE", option.Flag(ctx, option.ConfigMaps))
 	}
 	rep.err = err
 	return rep, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -138,6 +139,9 @@ holds any of it is refused. See docs/upgrade.md.`,
 			o.ValuesFiles, o.Keychain, o.Transport, o.Secrets, o.Log = o.install.values, s.keychain(), transport, s.secrets, s.errOut
 			if g.output != "json" {
 				o.ImagesLog = s.errOut
+			}
+			if (o.Path == "") == (o.ConfigMaps == "") {
+				return cli.UsageError{Err: cli.WithHelpHint(cmd, errors.New("verify takes one DIR or oci:// reference, or --configmaps FILE"))}
 			}
 			rep, err := pipeline.Verify(cmd.Context(), o.VerifyOptions)
 			return printVerify(s, g, rep, err)
