@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -367,6 +368,33 @@ func TagCommit(ctx context.Context, dir, tag string) string {
 		return ""
 	}
 	return git(ctx, dir, "rev-parse", "--verify", "--quiet", "refs/tags/"+tag+"^{commit}")
+}
+
+// SourceURL is the https URL of dir's git origin remote, without any
+// credentials it may hold (the image's source label, the artifacts' source
+// annotation); "" if there is none.
+func SourceURL(ctx context.Context, dir string) string {
+	return sourceURL(git(ctx, dir, "remote", "get-url", "origin"))
+}
+
+func sourceURL(remoteURL string) string {
+	if remoteURL == "" {
+		return ""
+	}
+	r := strings.TrimSuffix(remoteURL, ".git")
+	if rest, ok := strings.CutPrefix(r, "git@"); ok { // git@host:owner/name
+		host, p, ok := strings.Cut(rest, ":")
+		if !ok {
+			return ""
+		}
+		return "https://" + host + "/" + p
+	}
+	u, err := url.Parse(r)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http" && u.Scheme != "ssh") || u.Host == "" {
+		return ""
+	}
+	u.User, u.Scheme = nil, "https"
+	return u.String()
 }
 
 // git runs a read-only git command in dir and returns its trimmed output,

@@ -15,13 +15,14 @@ import (
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
 	"github.com/capirepo/capirepo/contract/finding"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/templates"
 )
 
 // ErrNoVersion is returned when neither the options nor the config give a version.
-var ErrNoVersion = errors.New("no release version: pass --version vX.Y.Z or set version: in capirepo.yaml")
+var ErrNoVersion = fmt.Errorf("no release version: pass %s vX.Y.Z or set version: in capirepo.yaml", option.Version)
 
 // Options say what to build.
 type Options struct {
@@ -214,8 +215,8 @@ func (e *ImageUsageError) Error() string {
 	if where == "" {
 		where = provider.ConfigFile
 	}
-	return fmt.Sprintf("--image %s would replace the manager image of providers whose kustomizations name different images: %s; give each provider its image with providers[].image.newName in %s instead of --image",
-		e.Image, strings.Join(parts, ", "), where)
+	return fmt.Sprintf("%s %s would replace the manager image of providers whose kustomizations name different images: %s; give each provider its image with providers[].image.newName in %s instead of %s",
+		option.Image, e.Image, strings.Join(parts, ", "), where, option.Image)
 }
 
 // oneImage refuses one --image for providers with different manager images;
@@ -481,7 +482,7 @@ func renderComponents(fs *treeFS, kdir, file string, main bool, opts Options, s 
 		by := "the version as the manager image's tag, capirepo's default"
 		switch {
 		case opts.Image != "":
-			by = "--image"
+			by = option.Image.String()
 		case s.Image != nil:
 			by = "image: in " + cfgFile
 		}

@@ -17,7 +17,10 @@
 // A RenderCache (Options.Cache) lets the Builds of one process reuse the
 // kustomize renders whose inputs did not change (capirepo dev --watch); it is
 // kept in memory only and is not a build cache across runs (pipeline's dev
-// cache decides, per provider, whether to build at all).
+// cache decides, per provider, whether to build at all, by the hash of the
+// tree's inputs, TreeHash; dev --watch polls them, TreeState: inputs.go).
+// What a tree's git checkout says of it (the commit a build stamps, a tag's
+// commit, the origin's https URL, SourceURL) is asked of git here too.
 //
 // It compiles the manager binaries when asked (BuildBinaries), but is not for
 // building their image (image), checking the release against clusterctl's

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -36,7 +37,7 @@ func deploymentPlans(opts Options, s provider.Spec, version string) ([]deploymen
 		return nil, nil
 	}
 	if opts.Image != "" {
-		return nil, fmt.Errorf("--image %s sets one manager image, but %s gives the provider an image per Deployment (images:); set each entry's newName instead", opts.Image, configName(opts))
+		return nil, fmt.Errorf("%s %s sets one manager image, but %s gives the provider an image per Deployment (images:); set each entry's newName instead", option.Image, opts.Image, configName(opts))
 	}
 	if opts.KeepImage {
 		return nil, nil
@@ -224,8 +225,8 @@ func oneDeployment(desc, from, cfgFile string, changed []container) error {
 	if from != "" {
 		shown = fmt.Sprintf(" (all %s in the tree)", from)
 	}
-	return fmt.Errorf("%s: the release image would go to the containers of %d Deployments%s, and capirepo does not guess which image each runs:\n  %s\nsay it in %s, in place of image: (and --image), with the same newName twice if they run one image:\n  images:\n  %s",
-		desc, len(byDeployment), shown, strings.Join(lines, "\n  "), cfgFile, strings.Join(entries, "\n  "))
+	return fmt.Errorf("%s: the release image would go to the containers of %d Deployments%s, and capirepo does not guess which image each runs:\n  %s\nsay it in %s, in place of image: (and %s), with the same newName twice if they run one image:\n  images:\n  %s",
+		desc, len(byDeployment), shown, strings.Join(lines, "\n  "), cfgFile, option.Image, strings.Join(entries, "\n  "))
 }
 
 func plural(n int, one, many string) string {

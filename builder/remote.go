@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/capirepo/capirepo/internal/kustomization"
+	"github.com/capirepo/capirepo/internal/option"
 )
 
 // followed are the fields whose entries can be kustomizations: kustomize
@@ -47,7 +48,7 @@ func checkLocal(fs *treeFS, dir string) error {
 			if !slices.Contains(followed, e.Field) {
 				what = "a remote file"
 			}
-			return fmt.Errorf("%s: field %s: %q is %s; a release must build from the checked-out tree (pass --allow-remote to allow it)", e.File, e.Where(), e.Value, what)
+			return fmt.Errorf("%s: field %s: %q is %s; a release must build from the checked-out tree (pass %s to allow it)", e.File, e.Where(), e.Value, what, option.AllowRemote)
 		}
 		if err := fs.Violation(); err != nil {
 			return fmt.Errorf("%s: field %s: %w", e.File, e.Where(), err)

@@ -70,6 +70,19 @@ func Copy(ctx context.Context, src, dst string, opts ...remote.Option) (Copied, 
 	return out, nil
 }
 
+// Resolve names an image by digest: ref as it is when it names one, else
+// the digest its tag points at now.
+func Resolve(ctx context.Context, ref name.Reference, opts ...remote.Option) (name.Digest, error) {
+	if d, ok := ref.(name.Digest); ok {
+		return d, nil
+	}
+	desc, err := remote.Head(ref, append([]remote.Option{remote.WithContext(ctx)}, opts...)...)
+	if err != nil {
+		return name.Digest{}, err
+	}
+	return ref.Context().Digest(desc.Digest.String()), nil
+}
+
 // CopyReferrers copies every referrer of src (signatures, SBOMs,
 // attestations) to the repository dst, by digest, so they refer to the copy
 // of src there (same digest); those already there are skipped. It returns

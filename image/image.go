@@ -4,13 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/release"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -53,7 +53,7 @@ const (
 )
 
 // NoBaseWarning says what an image without a base lacks.
-const NoBaseWarning = "--base-image none: the image holds only /manager: no CA certificates " +
+var NoBaseWarning = option.BaseImage.String() + " none: the image holds only /manager: no CA certificates " +
 	"(a manager calling a cloud API over HTTPS fails with x509 errors), no time zone data, no /etc/passwd; " +
 	"use it only for a manager that needs none of them"
 
@@ -94,7 +94,7 @@ type Options struct {
 // Build returns the multi-platform index of manager images.
 func Build(ctx context.Context, o Options) (v1.ImageIndex, error) {
 	if len(o.Binaries) == 0 {
-		return nil, errors.New("image: no binaries to put in an image (build them with --binaries)")
+		return nil, fmt.Errorf("image: no binaries to put in an image (build them with %s)", option.Flag(ctx, option.Binaries))
 	}
 	created := o.Created
 	if created.IsZero() {
@@ -273,7 +273,7 @@ func ResolvedBase(idx v1.ImageIndex) (name, digest string, err error) {
 func pullBase(ctx context.Context, ref string, opts []remote.Option) (*remoteBase, error) {
 	r, err := name.ParseReference(ref)
 	if err != nil {
-		return nil, fmt.Errorf("--base-image %q: %w", ref, err)
+		return nil, fmt.Errorf("%s %q: %w", option.Flag(ctx, option.BaseImage), ref, err)
 	}
 	desc, err := remote.Get(r, append([]remote.Option{remote.WithContext(ctx)}, opts...)...)
 	if err != nil {
@@ -328,15 +328,15 @@ func (b *remoteBase) forPlatform(bin Binary) (v1.Image, *v1.Platform, string, er
 			return img, &plat, d.Digest.String(), nil
 		}
 	}
-	return nil, nil, "", fmt.Errorf("base image %s has no image for %s (it has %v): build only the platforms it has (--platforms), or choose another --base-image",
-		b.ref, bin.platform(), have)
+	return nil, nil, "", fmt.Errorf("base image %s has no image for %s (it has %v): build only the platforms it has (%s), or choose another %s",
+		b.ref, bin.platform(), have, option.Platforms, option.BaseImage)
 }
 
 // Ref returns REPO:VERSION as a reference.
 func Ref(repo, version string) (name.Tag, error) {
 	t, err := name.NewTag(repo + ":" + version)
 	if err != nil {
-		return name.Tag{}, fmt.Errorf("--image %q with tag %q: %w", repo, version, err)
+		return name.Tag{}, fmt.Errorf("%s %q with tag %q: %w", option.Image, repo, version, err)
 	}
 	return t, nil
 }
@@ -365,7 +365,7 @@ func Push(ctx context.Context, idx v1.ImageIndex, repo, version string, opts ...
 func WriteLayout(dir string, idx v1.ImageIndex, version string) error {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		if _, err := os.Stat(filepath.Join(dir, "oci-layout")); err != nil {
-			return fmt.Errorf("--image-layout %s: folder is not empty and not an OCI layout; refusing to replace it", dir)
+			return fmt.Errorf("%s %s: folder is not empty and not an OCI layout; refusing to replace it", option.ImageLayout, dir)
 		}
 	}
 	parent := filepath.Dir(filepath.Clean(dir))

@@ -26,6 +26,14 @@ type Built struct {
 	Base string `json:"base,omitempty"`
 }
 
+// Repository is the image's repository: Tag without its tag.
+func (b *Built) Repository() string {
+	if i := strings.LastIndex(b.Tag, ":"); i > strings.LastIndex(b.Tag, "/") {
+		return b.Tag[:i]
+	}
+	return b.Tag
+}
+
 // ManagerOptions say which manager image to make and where it goes.
 type ManagerOptions struct {
 	// Repo is the image's repository, Tag its tag there and in the layout.

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 
 	"github.com/capirepo/capirepo/internal/kubeapi"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
@@ -272,11 +273,11 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 	}
 	if len(there) > 0 && !in.o.DryRunOnly && !in.o.Force {
 		return fmt.Errorf("install check: the cluster at %s already has CRDs of the release (%s): it looks like a cluster the provider is installed in, "+
-			"and the check creates and deletes CRDs; use a scratch cluster (kind create cluster), --dry-run-only (creates nothing), "+
-			"or --force to replace them for the check and put them back after", in.c.host, strings.Join(there, ", "))
+			"and the check creates and deletes CRDs; use a scratch cluster (kind create cluster), %s (creates nothing), "+
+			"or %s to replace them for the check and put them back after", in.c.host, strings.Join(there, ", "), option.Flag(ctx, option.DryRunOnly), option.Flag(ctx, option.Force))
 	}
 	own := slices.DeleteFunc(slices.Clone(provs), func(ip *installProvider) bool { return ip.base })
-	if err := in.announce(provs, len(there)); err != nil {
+	if err := in.announce(ctx, provs, len(there)); err != nil {
 		return err
 	}
 	if err := in.ensureCertManager(ctx, rel, own, existing); err != nil {
@@ -408,7 +409,7 @@ func (in *installer) session(ctx context.Context, ip *installProvider) (*verify.
 }
 
 // announce says plainly what the check is about to create.
-func (in *installer) announce(provs []*installProvider, replaced int) error {
+func (in *installer) announce(ctx context.Context, provs []*installProvider, replaced int) error {
 	if in.o.DryRunOnly {
 		_, err := fmt.Fprintf(in.o.Log, "install check on %s: dry-run only, nothing is created\n", in.c.host)
 		return err
@@ -433,7 +434,7 @@ func (in *installer) announce(provs []*installProvider, replaced int) error {
 		msg += fmt.Sprintf("; the CRDs of %s are created first where the cluster lacks them, so the release is judged against them (their own files are not checked here)", strings.Join(in.rep.Base, ", "))
 	}
 	if replaced > 0 {
-		msg += fmt.Sprintf("; --force: %d CRDs already there are replaced and put back after", replaced)
+		msg += fmt.Sprintf("; %s: %d CRDs already there are replaced and put back after", option.Flag(ctx, option.Force), replaced)
 	}
 	_, err := fmt.Fprintln(in.o.Log, msg)
 	return err

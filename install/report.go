@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
@@ -195,39 +196,28 @@ func (r *Report) Missing() []Missing {
 }
 
 // Refusals counts every refusal.
-func (r *Report) Refusals() int {
-	n := 0
-	for _, f := range r.Files {
-		n += len(f.Refused)
-	}
-	return n
-}
+func (r *Report) Refusals() int { return r.count(func(f *File) int { return len(f.Refused) }) }
 
 // RefusedWithStandInsCount counts the CEL refusals of stand-ins.
 func (r *Report) RefusedWithStandInsCount() int {
-	n := 0
-	for _, f := range r.Files {
-		n += len(f.RefusedWithStandIns)
-	}
-	return n
+	return r.count(func(f *File) int { return len(f.RefusedWithStandIns) })
 }
 
 // NotCheckedCount counts the objects not judged.
 func (r *Report) NotCheckedCount() int {
-	n := 0
-	for _, f := range r.Files {
-		n += len(f.NotChecked)
-	}
-	return n
+	return r.count(func(f *File) int { return len(f.NotChecked) })
 }
 
 // Accepted counts the objects the server accepted.
-func (r *Report) Accepted() int {
-	n := 0
+func (r *Report) Accepted() int { return r.count(func(f *File) int { return f.Accepted }) }
+
+// count sums n over the files.
+func (r *Report) count(n func(*File) int) int {
+	total := 0
 	for _, f := range r.Files {
-		n += f.Accepted
+		total += n(f)
 	}
-	return n
+	return total
 }
 
 // refusedError lists every refusal, grouped by file: the error Check
@@ -328,7 +318,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if n := r.RefusedWithStandInsCount(); n > 0 {
 		fmt.Fprintf(&b, "  %d refused by a CEL rule with stand-ins: not counted as refusals; give the variables named real values "+
-			"(--var NAME=VALUE, --values [FLAVOR=]FILE, the environment or the clusterctl config's variables) to check them for real\n", n)
+			"(%s NAME=VALUE, %s [FLAVOR=]FILE, the environment or the clusterctl config's variables) to check them for real\n", n, option.Var, option.Values)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -2,14 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,10 +15,12 @@ import (
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/image"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/sign"
 )
 
 // How the components name a built image (BuildOptions.ImageRef).
@@ -94,18 +92,6 @@ type Artifacts struct {
 	Image    *image.Built     `json:"image,omitempty"`
 }
 
-// ManagerMismatchError says the providers of a tree have different build
-// sections, so the one manager Binaries compiles cannot serve them all.
-// It is a mistake in the request, not a failed build.
-type ManagerMismatchError struct {
-	First, Other string // provider names
-	File         string // the config that holds them
-}
-
-func (e *ManagerMismatchError) Error() string {
-	return fmt.Sprintf("--binaries builds one manager, but providers %s and %s have different build sections in %s", e.First, e.Other, e.File)
-}
-
 // Build makes the binaries, then the image (so its digest is known), then
 // renders the release; it does not write the release. Progress goes to log.
 func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
@@ -134,7 +120,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 	b := &Built{Config: cfg}
 	var commit, date string
 	if o.Binaries || o.buildsImage() {
-		spec, err := managerBuild(cfg, o.Platforms)
+		spec, err := cfg.ManagerBuild(o.Platforms)
 		if err != nil {
 			return nil, err
 		}
@@ -148,20 +134,20 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 			return nil, err
 		}
 		for _, bin := range b.Artifacts.Binaries {
-			fmt.Fprintf(log, "  %-45s %10s  sha256:%s\n", bin.Path, humanBytes(bin.Size), bin.SHA256[:16])
+			fmt.Fprintf(log, "  %-45s %10s  sha256:%s\n", bin.Path, text.Bytes(bin.Size), bin.SHA256[:16])
 		}
 	}
 	if o.buildsImage() {
 		source := o.Source
 		if source == "" {
-			source = SourceURL(ctx, o.Dir)
+			source = builder.SourceURL(ctx, o.Dir)
 		}
 		bins := make([]image.Binary, len(b.Artifacts.Binaries))
 		for i, bin := range b.Artifacts.Binaries {
 			bins[i] = image.Binary{OS: bin.Platform.OS, Arch: bin.Platform.Arch, Variant: bin.Platform.Variant, Path: bin.Path}
 		}
 		img, err := image.Manager(ctx, image.ManagerOptions{
-			Repo: o.Image, Tag: imageTag(cfg, version), Binaries: bins, Base: o.BaseImage,
+			Repo: o.Image, Tag: cfg.ImageTag(version), Binaries: bins, Base: o.BaseImage,
 			Source: source, Version: version, Revision: commit, Created: date,
 			Layout: o.ImageLayout, Push: o.ImagePush, Remote: publish.RegistryOptions(publish.Registry{Keychain: o.Keychain}), Log: log,
 		})
@@ -170,7 +156,7 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		}
 		b.Artifacts.Image = img
 		if o.ImageRef == ImageRefDigest {
-			b.Config = withDigest(cfg, img.Digest)
+			b.Config = cfg.WithImageDigest(img.Digest)
 		}
 	}
 	bo := builder.Options{Dir: o.Dir, Config: b.Config, Version: version, Image: o.Image, AllowRemote: o.AllowRemote}
@@ -179,18 +165,31 @@ func Build(ctx context.Context, o BuildOptions, log io.Writer) (*Built, error) {
 		return nil, err
 	}
 	if img := b.Artifacts.Image; img != nil {
-		img.Components = o.Image + ":" + imageTag(cfg, version)
+		img.Components = o.Image + ":" + cfg.ImageTag(version)
 		if o.ImageRef == ImageRefDigest {
 			img.Components = o.Image + "@" + img.Digest
 		}
 	}
 	if len(b.Artifacts.Binaries) > 0 {
 		created, _ := time.Parse(time.RFC3339, date)
-		if err := sbomFiles(ctx, b, &o, created, log); err != nil {
+		if err := sign.AddSBOMs(ctx, b.Result.Release, sbomOptions(b, o, created, log)); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// sbomOptions ask for the SBOMs of what b built: its manager binaries and
+// image.
+func sbomOptions(b *Built, o BuildOptions, created time.Time, log io.Writer) sign.ReleaseSBOMOptions {
+	so := sign.ReleaseSBOMOptions{Created: created, Remote: publish.RegistryOptions(publish.Registry{Keychain: o.Keychain}), Log: log}
+	for _, bin := range b.Artifacts.Binaries {
+		so.Binaries = append(so.Binaries, sign.Binary{Path: bin.Path, Platform: bin.Platform.String()})
+	}
+	if img := b.Artifacts.Image; img != nil {
+		so.Image = &sign.SBOMImage{Repo: img.Repository(), Digest: img.Digest, Base: img.Base, Pushed: img.Pushed}
+	}
+	return so
 }
 
 // NextVersion is the version a build of the tree in dir takes when it is
@@ -227,8 +226,8 @@ func (m *tagMemo) nextVersionTagged(ctx context.Context, dir, version, from stri
 	if commit == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s: the next version %s (%s) is already released: git tag %s (commit %.12s) is in the tree's repository, so what is built now would pass for that release; raise nextVersion to the release being developed, or give --version",
-		dir, version, from, version, commit)
+	return fmt.Sprintf("%s: the next version %s (%s) is already released: git tag %s (commit %.12s) is in the tree's repository, so what is built now would pass for that release; raise nextVersion to the release being developed, or give %s",
+		dir, version, from, version, commit, option.Flag(ctx, option.Version))
 }
 
 func (m *tagMemo) tagCommit(ctx context.Context, dir, tag string) string {
@@ -246,88 +245,6 @@ func (m *tagMemo) tagCommit(ctx context.Context, dir, tag string) string {
 	}
 	m.commits[key] = builder.TagCommit(ctx, dir, tag)
 	return m.commits[key]
-}
-
-// managerBuild is the one build section Binaries compiles: providers of
-// a tree that share a manager share it; different ones are refused.
-func managerBuild(cfg *provider.Config, platforms []string) (provider.Build, error) {
-	var spec provider.Build
-	for i, p := range cfg.Providers {
-		if i == 0 {
-			spec = p.Build
-			continue
-		}
-		if p.Build.Main != spec.Main || p.Build.Ldflags != spec.Ldflags || !slices.Equal(p.Build.Platforms, spec.Platforms) {
-			return spec, &ManagerMismatchError{First: cfg.Providers[0].Name, Other: p.Name, File: cfg.File}
-		}
-	}
-	if len(platforms) > 0 {
-		spec.Platforms = platforms
-	}
-	return spec, nil
-}
-
-func withDigest(cfg *provider.Config, digest string) *provider.Config {
-	c := *cfg
-	c.Providers = slices.Clone(cfg.Providers)
-	for i := range c.Providers {
-		img := provider.Image{}
-		if c.Providers[i].Image != nil {
-			img = *c.Providers[i].Image
-		}
-		img.NewTag, img.Digest = "", digest
-		c.Providers[i].Image = &img
-	}
-	return &c
-}
-
-// imageTag is the tag the components give the built image: the version, or
-// what the first provider's image.tag template / newTag makes of it.
-func imageTag(cfg *provider.Config, version string) string {
-	if len(cfg.Providers) > 0 && cfg.Providers[0].Image != nil {
-		if tag, err := cfg.Providers[0].Image.TagFor(version); err == nil {
-			return tag
-		}
-	}
-	return version
-}
-
-// SourceURL is the https URL of dir's git origin remote, without any
-// credentials it may hold (the image's source label, the artifacts' source
-// annotation); "" if there is none.
-func SourceURL(ctx context.Context, dir string) string {
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "remote", "get-url", "origin").Output()
-	if err != nil {
-		return ""
-	}
-	return sourceURL(strings.TrimSpace(string(out)))
-}
-
-func sourceURL(remoteURL string) string {
-	r := strings.TrimSuffix(remoteURL, ".git")
-	if rest, ok := strings.CutPrefix(r, "git@"); ok { // git@host:owner/name
-		host, p, ok := strings.Cut(rest, ":")
-		if !ok {
-			return ""
-		}
-		return "https://" + host + "/" + p
-	}
-	u, err := url.Parse(r)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http" && u.Scheme != "ssh") || u.Host == "" {
-		return ""
-	}
-	u.User, u.Scheme = nil, "https"
-	return u.String()
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // BuildRelease runs the release pipeline's steps up to write, without the
@@ -402,11 +319,7 @@ func (r *BuildReport) WriteText(w io.Writer) {
 }
 
 // WriteJSON prints the report as one JSON document.
-func (r *BuildReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *BuildReport) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
 
 func writeVariables(w io.Writer, vars []builder.Variable) {
 	if len(vars) == 0 {

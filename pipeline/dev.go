@@ -7,12 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/local"
@@ -35,8 +36,13 @@ type DevOptions struct {
 	// in Dir. A settings file with providers/provider_repos pulls in other
 	// provider trees, as create-local-repository.py does.
 	ConfigPath string
-	// Root is the dev repository (see Env.DevRoot).
+	// Root is the dev repository; "" means the default folder in
+	// clusterctl's configuration folder that Env names
+	// (local.Env.DevRepository).
 	Root string
+	// Env is what clusterctl reads from the process to find its folders:
+	// the caller's environment, for the default Root.
+	Env local.Env
 	// Version, when set, is built for every provider instead of its nextVersion.
 	Version string
 	// Image sets the repository of the manager image (tag = version);
@@ -104,30 +110,27 @@ type DevProvider struct {
 // inputs are unchanged since the last run is not rendered again. Dev
 // versions are overwritten in place. Nothing is written when any build fails.
 func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
-	if opts.Root == "" {
-		return nil, errors.New("dev: no dev repository folder given")
-	}
-	root, err := filepath.Abs(opts.Root)
+	root, err := opts.root()
 	if err != nil {
 		return nil, err
 	}
 	if opts.Version != "" {
 		if _, err := provider.ParseVersion(opts.Version); err != nil {
-			return nil, fmt.Errorf("--version: %w", err)
+			return nil, fmt.Errorf("%s: %w", option.Flag(ctx, option.Version), err)
 		}
 	}
-	srcs, err := resolveSources(opts.Dir, opts.ConfigPath)
+	srcs, err := provider.LoadTreeSpecs(opts.Dir, opts.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
 	// Each tree's before: commands run once, before its inputs are hashed.
 	ran := map[*provider.Config]bool{}
 	for _, s := range srcs {
-		if ran[s.cfg] {
+		if ran[s.Config] {
 			continue
 		}
-		ran[s.cfg] = true
-		if err := RunBefore(ctx, s.dir, s.cfg, opts.Progress); err != nil {
+		ran[s.Config] = true
+		if err := RunBefore(ctx, s.Dir, s.Config, opts.Progress); err != nil {
 			return nil, err
 		}
 	}
@@ -141,13 +144,13 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 		return nil, err
 	}
 	defer func() { _ = lock.Release() }()
-	cleanAtomicLeftovers(root, DevConfigFile, DevCacheFile)
+	fsafe.CleanAtomicLeftovers(root, DevConfigFile, DevCacheFile)
 	cache := loadCache(filepath.Join(root, DevCacheFile))
 	hasher := newTreeHasher(root)
 
 	res := &DevResult{Root: root, ConfigFile: filepath.Join(root, DevConfigFile), Warnings: []string{}}
 	type job struct {
-		src     devSource
+		src     provider.TreeSpec
 		dp      DevProvider
 		key     string
 		built   *release.Provider
@@ -157,23 +160,23 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	jobs := make([]*job, 0, len(srcs))
 	var errs []error
 	for _, s := range srcs {
-		id, _ := s.spec.ID()
-		v, from, err := devVersion(s, opts.Version)
+		id, _ := s.Spec.ID()
+		v, from, err := devVersion(ctx, s, opts.Version)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("provider %s: %w", s.spec.Name, err))
+			errs = append(errs, fmt.Errorf("provider %s: %w", s.Spec.Name, err))
 			continue
 		}
-		j := &job{src: s, dp: DevProvider{Label: s.spec.Name, Name: id.Name, Type: string(id.Type), Version: v, VersionFrom: from, Source: s.dir}}
-		if w := settingsNextVersionIgnored(s, v, opts.Version); w != "" {
-			res.Warnings = append(res.Warnings, w)
-		}
+		j := &job{src: s, dp: DevProvider{Label: s.Spec.Name, Name: id.Name, Type: string(id.Type), Version: v, VersionFrom: from, Source: s.Dir}}
 		if opts.Version == "" {
-			if w := opts.tags.nextVersionTagged(ctx, s.dir, v, from); w != "" {
+			if w := s.SettingsNextVersionIgnored(v); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
+			if w := opts.tags.nextVersionTagged(ctx, s.Dir, v, from); w != "" {
 				res.Warnings = append(res.Warnings, w)
 			}
 		}
 		if j.key, err = hasher.key(s, v, opts); err != nil {
-			errs = append(errs, fmt.Errorf("provider %s: %w", s.spec.Name, err))
+			errs = append(errs, fmt.Errorf("provider %s: %w", s.Spec.Name, err))
 			continue
 		}
 		jobs = append(jobs, j)
@@ -182,15 +185,15 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 		return nil, err
 	}
 	for _, j := range jobs {
-		dir := filepath.Join(root, j.src.spec.Name, j.dp.Version)
-		if !opts.AllowRemote && cache.hit(j.src.spec.Name, j.key, dir) {
+		dir := filepath.Join(root, j.src.Spec.Name, j.dp.Version)
+		if !opts.AllowRemote && cache.hit(j.src.Spec.Name, j.key, dir) {
 			// The warnings of the render the folder holds still stand.
-			j.cached, j.warning = true, cache.warnings(j.src.spec.Name)
+			j.cached, j.warning = true, cache.warnings(j.src.Spec.Name)
 			continue
 		}
 		r, err := builder.Build(ctx, builder.Options{
-			Dir: j.src.dir, Config: j.src.cfg, Version: j.dp.Version,
-			Image: opts.Image, Providers: []string{j.src.spec.Name},
+			Dir: j.src.Dir, Config: j.src.Config, Version: j.dp.Version,
+			Image: opts.Image, Providers: []string{j.src.Spec.Name},
 			// The developer's image (e.g. :dev after make docker-build and
 			// kind load) stays unless --image asks for another, as
 			// create-local-repository.py leaves it.
@@ -218,9 +221,9 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	pub := &local.Target{Root: root, Replace: true, Kind: "dev", Locked: true}
 	var inits []publish.InitVersion
 	for _, j := range jobs {
-		id, _ := j.src.spec.ID()
-		components := j.src.spec.ComponentsFile
-		j.dp.URL = local.FileURL(filepath.Join(root, j.src.spec.Name, j.dp.Version, components))
+		id, _ := j.src.Spec.ID()
+		components := j.src.Spec.ComponentsFile
+		j.dp.URL = local.FileURL(filepath.Join(root, j.src.Spec.Name, j.dp.Version, components))
 		j.dp.Cached = j.cached
 		if j.built != nil {
 			sum, err := pub.Publish(ctx, &release.Release{Version: j.dp.Version, Providers: []*release.Provider{j.built}})
@@ -228,7 +231,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 				return nil, err
 			}
 			j.dp.Written = len(sum.Uploaded)+len(sum.Replaced) > 0
-			cache.put(j.src.spec.Name, j.key, j.built, j.warning)
+			cache.put(j.src.Spec.Name, j.key, j.built, j.warning)
 		}
 		res.Warnings = append(res.Warnings, j.warning...)
 		res.Providers = append(res.Providers, j.dp)
@@ -242,7 +245,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 			case !j.dp.Written:
 				state = "rendered, same content"
 			}
-			fmt.Fprintf(opts.Progress, "%s %s (%s, from %s): %s\n", j.src.spec.Name, j.dp.Version, j.dp.VersionFrom, j.src.dir, state)
+			fmt.Fprintf(opts.Progress, "%s %s (%s, from %s): %s\n", j.src.Spec.Name, j.dp.Version, j.dp.VersionFrom, j.src.Dir, state)
 		}
 	}
 	res.Config.OverridesFolder = filepath.Join(root, DevOverrides)
@@ -256,7 +259,7 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	if opts.ConfigOut != "" {
 		abs, written, err := publish.WriteConfigFile(opts.ConfigOut, res.Config)
 		if err != nil {
-			return nil, fmt.Errorf("--config-out: %w", err)
+			return nil, fmt.Errorf("%s: %w", option.Flag(ctx, option.ConfigOut), err)
 		}
 		res.ConfigOut, res.ConfigOutWritten, cfg = abs, written, abs
 	}
@@ -264,30 +267,26 @@ func Dev(ctx context.Context, opts DevOptions) (*DevResult, error) {
 	return res, nil
 }
 
-// devVersion picks the version to build: --version, else the version the
-// tree is developing (provider.NextVersion).
-func devVersion(s devSource, override string) (version, from string, err error) {
-	if override != "" {
-		return override, "--version", nil
+// root is the dev repository's absolute path: Root, else the default
+// folder Env names.
+func (o DevOptions) root() (string, error) {
+	if o.Root == "" {
+		r, err := o.Env.DevRepository()
+		if err != nil {
+			return "", publish.UsageError{Err: err}
+		}
+		return r, nil
 	}
-	return provider.NextVersion(s.dir, s.spec)
+	return filepath.Abs(o.Root)
 }
 
-// cleanAtomicLeftovers removes the temporary files writeFileAtomic leaves
-// beside a file when the run is killed (.NAME.tmp-*). Call it only under
-// the root's lock.
-func cleanAtomicLeftovers(dir string, names ...string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
+// devVersion picks the version to build: --version, else the version the
+// tree is developing (provider.NextVersion).
+func devVersion(ctx context.Context, s provider.TreeSpec, override string) (version, from string, err error) {
+	if override != "" {
+		return override, option.Flag(ctx, option.Version), nil
 	}
-	for _, e := range entries {
-		for _, n := range names {
-			if strings.HasPrefix(e.Name(), "."+n+".tmp-") && e.Type().IsRegular() {
-				_ = os.Remove(filepath.Join(dir, e.Name()))
-			}
-		}
-	}
+	return provider.NextVersion(s.Dir, s.Spec)
 }
 
 // devGate lints a dev build under the config's waivers: errors of the rules
@@ -316,18 +315,37 @@ func devGate(r *builder.Result) (warnings []string, err error) {
 	return warnings, errors.Join(errs...)
 }
 
-// DevRoot is where capirepo dev writes the dev repository by default, the
-// folder create-local-repository.py uses: dev-repository in clusterctl's
-// configuration folder.
-func DevRoot(env local.Env) (string, error) {
-	d, err := env.ConfigDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "dev-repository"), nil
-}
-
 func refused(id string) bool {
 	r, ok := contract.LookupRule(id)
 	return ok && r.Refused
+}
+
+// WriteText prints a dev run's summary: its warnings and where the dev
+// repository and its clusterctl config are on errOut, the clusterctl init
+// line that installs the providers on out.
+func (r *DevResult) WriteText(out, errOut io.Writer) error {
+	r.writeWarnings(errOut)
+	fmt.Fprintf(errOut, "dev repository %s, clusterctl config %s\n", r.Root, r.ConfigFile)
+	switch {
+	case r.ConfigOutWritten:
+		fmt.Fprintf(errOut, "clusterctl config for the dev repository written to %s\n", r.ConfigOut)
+	case r.ConfigOut != "":
+		fmt.Fprintf(errOut, "clusterctl config %s unchanged\n", r.ConfigOut)
+	}
+	fmt.Fprintln(errOut, "to install the providers, run:")
+	_, err := fmt.Fprintln(out, r.Init)
+	return err
+}
+
+// WriteJSON prints the result as one JSON document on out, its warnings
+// on errOut.
+func (r *DevResult) WriteJSON(out, errOut io.Writer) error {
+	r.writeWarnings(errOut)
+	return writeJSON(out, r)
+}
+
+func (r *DevResult) writeWarnings(w io.Writer) {
+	for _, warning := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warning)
+	}
 }

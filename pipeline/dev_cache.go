@@ -6,47 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"runtime"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 )
-
-// Folders never read by a kustomization that a tree walk skips: version
-// control, build output, and the dev repository itself when it lies inside
-// the tree. Everything else under the provider tree is an input, since a
-// kustomization may reach any file of its tree (../../ bases, patches,
-// generators), and the builder allows no file outside it.
-var skipDirs = map[string]bool{".git": true, "bin": true, "_output": true, "_artifacts": true, "node_modules": true}
-
-// skipTopDirs are skipped only at the top of a tree (capirepo build --out default).
-var skipTopDirs = map[string]bool{"dist": true}
-
-// skippedDir says whether a walk of a tree skips the folder at rel (slash
-// separated, relative to the tree's top).
-func skippedDir(rel string) bool {
-	name := path.Base(rel)
-	return skipDirs[name] || skipTopDirs[name] && !strings.Contains(rel, "/")
-}
-
-// inSkipped says whether rel lies in a folder a walk of the tree skips.
-func inSkipped(rel string) bool {
-	for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
-		if skippedDir(d) {
-			return true
-		}
-	}
-	return skippedDir(rel)
-}
 
 // treeHasher computes the cache key of a provider: its tree's content, its
 // spec and configuration, the version and the capirepo build.
@@ -59,16 +27,16 @@ func newTreeHasher(exclude string) *treeHasher {
 	return &treeHasher{exclude: exclude, trees: map[string]string{}}
 }
 
-func (h *treeHasher) key(s devSource, version string, opts DevOptions) (string, error) {
-	th, ok := h.trees[s.dir]
+func (h *treeHasher) key(s provider.TreeSpec, version string, opts DevOptions) (string, error) {
+	th, ok := h.trees[s.Dir]
 	if !ok {
 		var err error
-		if th, err = hashTree(s.dir, h.exclude); err != nil {
-			return "", fmt.Errorf("hash %s: %w", s.dir, err)
+		if th, err = builder.TreeHash(s.Dir, h.exclude); err != nil {
+			return "", fmt.Errorf("hash %s: %w", s.Dir, err)
 		}
-		h.trees[s.dir] = th
+		h.trees[s.Dir] = th
 	}
-	spec, err := json.Marshal(s.spec)
+	spec, err := json.Marshal(s.Spec)
 	if err != nil {
 		return "", err
 	}
@@ -77,11 +45,11 @@ func (h *treeHasher) key(s devSource, version string, opts DevOptions) (string, 
 	// What the spec names in a folder the tree's hash skips (a release
 	// asset a before: command builds into bin/, _output/ or dist/) is an
 	// input too: without it, the build would be reused with the old asset.
-	for _, p := range s.spec.Paths() {
-		if !inSkipped(p) {
+	for _, p := range s.Spec.Paths() {
+		if !builder.InSkippedDir(p) {
 			continue
 		}
-		nh, err := hashTree(filepath.Join(s.dir, filepath.FromSlash(p)), h.exclude)
+		nh, err := builder.TreeHash(filepath.Join(s.Dir, filepath.FromSlash(p)), h.exclude)
 		if errors.Is(err, fs.ErrNotExist) {
 			nh, err = "missing", nil // the build says so
 		}
@@ -91,114 +59,14 @@ func (h *treeHasher) key(s devSource, version string, opts DevOptions) (string, 
 		fmt.Fprintf(sum, "named %q %s\n", p, nh)
 	}
 	// The configuration file may live outside the tree (--config).
-	if s.cfg.File != "" {
-		data, err := os.ReadFile(s.cfg.File)
+	if s.Config.File != "" {
+		data, err := os.ReadFile(s.Config.File)
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(sum, "config %q %x\n", s.cfg.File, sha256.Sum256(data))
+		fmt.Fprintf(sum, "config %q %x\n", s.Config.File, sha256.Sum256(data))
 	}
 	return hex.EncodeToString(sum.Sum(nil)), nil
-}
-
-// hashTree hashes the names, kinds and contents of everything below dir,
-// except skipped folders and the folder exclude.
-func hashTree(dir, exclude string) (string, error) {
-	type entry struct {
-		rel, kind, sum string
-		path           string
-		size           int64
-	}
-	var entries []*entry
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if p != dir && (skippedDir(rel) || p == exclude) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, &entry{rel: rel, kind: "link", sum: target})
-		case d.Type().IsRegular():
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			e := &entry{rel: rel, kind: "file", path: p, size: fi.Size()}
-			if fi.Size() > builder.MaxFileSize {
-				// The builder refuses files this large, so only their size
-				// (which moves them under the limit) matters.
-				e.kind, e.sum = "large", fmt.Sprint(fi.Size())
-			}
-			entries = append(entries, e)
-		default:
-			entries = append(entries, &entry{rel: rel, kind: "other"})
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	// Hash file contents in parallel: large trees are mostly file bytes.
-	work := make(chan *entry)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range max(1, min(runtime.GOMAXPROCS(0), 4)) {
-		wg.Go(func() {
-			for e := range work {
-				s, err := hashFile(e.path)
-				if err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-					continue
-				}
-				e.sum = s
-			}
-		})
-	}
-	for _, e := range entries {
-		if e.kind == "file" {
-			work <- e
-		}
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return "", err
-	default:
-	}
-	slices.SortFunc(entries, func(a, b *entry) int { return strings.Compare(a.rel, b.rel) })
-	sum := sha256.New()
-	for _, e := range entries {
-		fmt.Fprintf(sum, "%s %q %s\n", e.kind, e.rel, e.sum)
-	}
-	return hex.EncodeToString(sum.Sum(nil)), nil
-}
-
-func hashFile(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = f.Close() }()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // devCache remembers, per provider label, the key of the inputs the dev

@@ -20,7 +20,6 @@ import (
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/local"
 	"github.com/capirepo/capirepo/verify"
 )
 
@@ -536,22 +535,6 @@ func TestDev_GateRefusesWhatClusterctlCannotReadOnly(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "infrastructure-test")); err == nil {
 		t.Errorf("provider folder written despite the refusal")
-	}
-}
-
-func TestEnv_DevRoot(t *testing.T) {
-	for _, tc := range []struct {
-		env  local.Env
-		want string
-	}{
-		{local.Env{XDGConfigHome: "/x", Home: "/h"}, "/x/cluster-api/dev-repository"},
-		{local.Env{Home: "/h"}, "/h/.config/cluster-api/dev-repository"},
-		{local.Env{XDGConfigHome: "relative", Home: "/h"}, "/h/.config/cluster-api/dev-repository"},
-	} {
-		got, err := DevRoot(tc.env)
-		if err != nil || got != tc.want {
-			t.Errorf("%+v: DevRoot = %s, %v; want %s", tc.env, got, err, tc.want)
-		}
 	}
 }
 

@@ -2,14 +2,12 @@ package pipeline
 
 import (
 	"context"
-	"io/fs"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/provider"
 )
 
 // Bounds of the watch's poll interval: it polls every MinPoll, or every
@@ -41,10 +39,11 @@ type DevWatchOptions struct {
 // in progress stops the way Dev does on cancellation (every write is
 // atomic, so the dev repository keeps the previous run's complete output).
 func DevWatch(ctx context.Context, opts DevOptions, w DevWatchOptions) error {
-	root, err := filepath.Abs(opts.Root)
+	root, err := opts.root()
 	if err != nil {
 		return err
 	}
+	opts.Root = root
 	minPoll := w.Poll
 	if minPoll <= 0 {
 		minPoll = DevWatchMinPoll
@@ -66,14 +65,14 @@ func DevWatch(ctx context.Context, opts DevOptions, w DevWatchOptions) error {
 		// (make generate, ...) write into the tree on every run.
 		var before bool
 		paths, before = watchPaths(opts)
-		last, _ = watchState(paths, root)
+		last, _ = builder.TreeState(paths, root)
 		res, err := Dev(ctx, opts)
 		if ctx.Err() != nil {
 			return
 		}
 		if before {
 			paths, _ = watchPaths(opts)
-			last, _ = watchState(paths, root)
+			last, _ = builder.TreeState(paths, root)
 		}
 		onRun(res, err)
 	}
@@ -88,7 +87,7 @@ func DevWatch(ctx context.Context, opts DevOptions, w DevWatchOptions) error {
 		case <-timer.C:
 		}
 		start := time.Now()
-		state, _ := watchState(paths, root)
+		state, _ := builder.TreeState(paths, root)
 		poll = min(max(minPoll, 4*time.Since(start)), DevWatchMaxPoll)
 		if state != last {
 			run()
@@ -105,13 +104,13 @@ func DevWatch(ctx context.Context, opts DevOptions, w DevWatchOptions) error {
 // configuration does not resolve) and the configuration files; before says
 // whether a tree has before: commands.
 func watchPaths(opts DevOptions) (paths []string, before bool) {
-	if srcs, err := resolveSources(opts.Dir, opts.ConfigPath); err == nil {
+	if srcs, err := provider.LoadTreeSpecs(opts.Dir, opts.ConfigPath); err == nil {
 		for _, s := range srcs {
-			paths = append(paths, s.dir)
-			if s.cfg.File != "" {
-				paths = append(paths, s.cfg.File)
+			paths = append(paths, s.Dir)
+			if s.Config.File != "" {
+				paths = append(paths, s.Config.File)
 			}
-			before = before || len(s.cfg.Before) > 0
+			before = before || len(s.Config.Before) > 0
 		}
 	}
 	dir := opts.Dir
@@ -126,52 +125,4 @@ func watchPaths(opts DevOptions) (paths []string, before bool) {
 	}
 	slices.Sort(paths)
 	return slices.Compact(paths), before
-}
-
-// watchState is one string naming every entry below paths with its kind,
-// size, mode and modification time (skipping what hashTree skips and the
-// folder exclude): two equal states mean nothing Dev reads has changed,
-// short of a write that keeps a file's size and its mtime.
-func watchState(paths []string, exclude string) (string, error) {
-	var b strings.Builder
-	var firstErr error
-	for _, top := range paths {
-		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				// A file removed between listing and stat: the next
-				// poll sees the folder without it.
-				b.WriteString("? " + p + "\n")
-				if d != nil && d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() && p != top {
-				rel, _ := filepath.Rel(top, p)
-				if skippedDir(filepath.ToSlash(rel)) || p == exclude {
-					return filepath.SkipDir
-				}
-			}
-			fi, err := d.Info()
-			if err != nil {
-				b.WriteString("? " + p + "\n")
-				return nil
-			}
-			b.WriteString(p)
-			b.WriteByte(' ')
-			b.WriteString(fi.Mode().String())
-			if !d.IsDir() {
-				b.WriteByte(' ')
-				b.WriteString(fi.ModTime().Format(time.RFC3339Nano))
-				b.WriteByte(' ')
-				b.WriteString(strconv.FormatInt(fi.Size(), 10))
-			}
-			b.WriteByte('\n')
-			return nil
-		})
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	return b.String(), firstErr
 }

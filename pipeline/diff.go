@@ -10,6 +10,7 @@ import (
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/diff"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
@@ -82,6 +83,32 @@ func ParseSides(flag string, args []string) ([]Side, error) {
 	return sides, nil
 }
 
+// DiffSides reads capirepo diff's arguments, OLD... NEW (ParseSide): NEW
+// takes version and each OLD oldVersion unless it names its own.
+func DiffSides(ctx context.Context, args []string, version, oldVersion string) (olds []Side, newSide Side, err error) {
+	if err := checkVersionOption(ctx, option.Version, version); err != nil {
+		return nil, Side{}, err
+	}
+	if err := checkVersionOption(ctx, option.OldVersion, oldVersion); err != nil {
+		return nil, Side{}, err
+	}
+	for i, a := range args {
+		def := oldVersion
+		if i == len(args)-1 {
+			def = version
+		}
+		side, err := ParseSide(a, def)
+		if err != nil {
+			return nil, Side{}, publish.UsageError{Err: err}
+		}
+		if i == len(args)-1 {
+			return olds, side, nil
+		}
+		olds = append(olds, side)
+	}
+	return nil, Side{}, publish.Usagef("diff compares two releases at least: OLD... NEW")
+}
+
 // DiffOptions say what capirepo diff compares.
 type DiffOptions struct {
 	// Old are the older releases, New the newer one.
@@ -93,10 +120,12 @@ type DiffOptions struct {
 	// Targets opens the targets to read (Publish is ignored: they are
 	// read, never written).
 	Targets targets.Options
-	// Disabled and Waivers waive rules (--disable, capirepo.yaml
-	// lint.disable).
-	Disabled map[string]string
-	Waivers  []contract.Waiver
+	// Disabled waives rules, rule to reason; so do Waivers and the
+	// lint.disable of Config, else of WorkDir's capirepo.yaml (the folder
+	// the command runs in; "" for none), said on Log (configWaivers).
+	Disabled        map[string]string
+	Waivers         []contract.Waiver
+	Config, WorkDir string
 	// Log hears what was read and compared; nil discards it.
 	Log io.Writer
 }
@@ -128,6 +157,11 @@ func Diff(ctx context.Context, o DiffOptions) (*DiffSummary, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	ws, err := configWaivers(o.Config, o.WorkDir, "diff", o.Log)
+	if err != nil {
+		return nil, err
+	}
+	o.Waivers = append(o.Waivers, ws...)
 	rd := &reader{o: readOptions(o.Targets), log: o.Log}
 	newRel, newFrom, err := rd.readFolderSide(o.New)
 	if err != nil {
@@ -153,10 +187,10 @@ func Diff(ctx context.Context, o DiffOptions) (*DiffSummary, error) {
 			}
 		}
 		if len(ids) == 0 {
-			return nil, publish.Usagef("%s is a target URL and no old side is a folder: name the providers to compare with --provider LABEL", o.New.Arg)
+			return nil, publish.Usagef("%s is a target URL and no old side is a folder: name the providers to compare with %s LABEL", o.New.Arg, option.Flag(ctx, option.Provider))
 		}
 		if o.New.Version == "" {
-			return nil, publish.Usagef("%s: give the new release's version (%s@vX.Y.Z or --version)", o.New.Arg, o.New.Arg)
+			return nil, publish.Usagef("%s: give the new release's version (%s@vX.Y.Z or %s)", o.New.Arg, o.New.Arg, option.Flag(ctx, option.Version))
 		}
 		src, err := rd.open(ctx, *o.New.Location)
 		if err != nil {

@@ -13,12 +13,23 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	"github.com/capirepo/capirepo/install"
-	"github.com/capirepo/capirepo/provider"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/values"
 )
+
+// Clusterctl is the user's clusterctl config as clusterctl itself reads it
+// (the file, else its default in the user's folders; the environment's
+// variables before the file's), opened by the caller: reading it is
+// reading the user's environment, which the caller does.
+type Clusterctl struct {
+	// File names the config in messages; "" is clusterctl's default.
+	File string
+	// Config is the config opened (clusterctl's config.New).
+	Config config.Client
+}
 
 // InstallCheckOptions say where the install check applies a release (see
 // install.Check).
@@ -29,10 +40,12 @@ type InstallCheckOptions struct {
 	// DryRunOnly creates nothing; Force runs on a cluster that already has
 	// the release's CRDs (replaced for the check, put back after).
 	DryRunOnly, Force bool
-	// ClusterctlConfig is the clusterctl config whose cert-manager: entry
-	// says which cert-manager clusterctl installs and from where; "" is
-	// clusterctl's default config.
-	ClusterctlConfig string
+	// Clusterctl is the user's clusterctl config: its cert-manager: entry
+	// says which cert-manager clusterctl installs and from where, and its
+	// variables client (the environment's, then the file's) gives real
+	// values. Without one, only Variables and ValuesFiles are real values
+	// and cert-manager's CRDs must be in the cluster.
+	Clusterctl Clusterctl
 	// Sources open the repository cert-manager's URL points into (as
 	// mirror's sources do): the GitHub API base, tokens, the HTTP client.
 	Sources targets.Options
@@ -46,10 +59,6 @@ type InstallCheckOptions struct {
 	// cluster-template.yaml). Variables win over them; a flavor's file wins
 	// over a file for every flavor.
 	ValuesFiles []string
-	// NoLookup leaves out the values clusterctl would find in the
-	// environment and the clusterctl config: only Variables and
-	// ValuesFiles are real values then.
-	NoLookup bool
 	// Core is the release whose core Cluster API, kubeadm bootstrap and
 	// control plane providers a management cluster runs (--core): a folder,
 	// or a target URL with @VERSION. The install check creates their CRDs
@@ -80,7 +89,7 @@ func (o *InstallCheckOptions) readBase(ctx context.Context) error {
 	rd := &reader{o: readOptions(o.Sources), log: o.Log}
 	core, err := rd.readCore(ctx, *o.Core)
 	if err != nil {
-		return fmt.Errorf("install check: --core %s: %w", o.Core, err)
+		return fmt.Errorf("install check: %s %s: %w", option.Flag(ctx, option.Core), o.Core, err)
 	}
 	for _, p := range core.Providers {
 		if slices.Contains(baseTypes, p.ID.Type) {
@@ -88,7 +97,7 @@ func (o *InstallCheckOptions) readBase(ctx context.Context) error {
 		}
 	}
 	if len(o.base) == 0 {
-		return fmt.Errorf("install check: --core %s holds no core, bootstrap or control plane provider", o.Core)
+		return fmt.Errorf("install check: %s %s holds no core, bootstrap or control plane provider", option.Flag(ctx, option.Core), o.Core)
 	}
 	return nil
 }
@@ -119,7 +128,7 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 		DryRunOnly: o.DryRunOnly,
 		Force:      o.Force,
 		CertManager: func(ctx context.Context) (*release.Provider, error) {
-			return CertManager(ctx, o.ClusterctlConfig, o.Sources)
+			return CertManager(ctx, o.Clusterctl, o.Sources)
 		},
 		KubernetesVersion: o.KubernetesVersion,
 		Variables:         o.Variables,
@@ -129,36 +138,29 @@ func InstallCheck(ctx context.Context, rel *release.Release, o InstallCheckOptio
 
 // reals are the real values of the options, for the install check and the
 // upgrade rehearsal alike: Variables over the values files (read by
-// values.ReadFiles) and, unless NoLookup, clusterctl's own variables client
-// on ClusterctlConfig (the environment, then the config file's variables).
-func (o InstallCheckOptions) reals(ctx context.Context) (values.Real, error) {
+// values.ReadFiles) and, with a Clusterctl config, clusterctl's own
+// variables client (the environment, then the config file's variables).
+func (o InstallCheckOptions) reals(context.Context) (values.Real, error) {
 	reals, err := values.ReadFiles(o.Variables, o.ValuesFiles)
-	if err != nil || o.NoLookup {
-		return reals, err
+	if cc := o.Clusterctl.Config; err == nil && cc != nil {
+		reals.Lookup = func(name string) (string, bool) {
+			v, err := cc.Variables().Get(name)
+			return v, err == nil
+		}
 	}
-	cc, err := config.New(ctx, o.ClusterctlConfig)
-	if err != nil {
-		return values.Real{}, fmt.Errorf("read clusterctl config %s: %w", o.ClusterctlConfig, err)
-	}
-	reals.Lookup = func(name string) (string, bool) {
-		v, err := cc.Variables().Get(name)
-		return v, err == nil
-	}
-	return reals, nil
+	return reals, err
 }
 
 // CertManager reads the cert-manager release clusterctl would install with
-// the clusterctl config at path ("": clusterctl's own), from where that
-// config says (its cert-manager: url:, else GitHub): what the install check
-// takes cert-manager's CRDs from when the cluster has none. When it cannot
-// be fetched (a scratch cluster without internet), the error says what it
-// was fetching and the ways on.
-func CertManager(ctx context.Context, path string, sources targets.Options) (*release.Provider, error) {
-	cfg, err := config.New(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("read clusterctl config %s: %w", path, err)
+// the clusterctl config cc, from where that config says (its cert-manager:
+// url:, else GitHub): what the install check takes cert-manager's CRDs from
+// when the cluster has none. When it cannot be fetched (a scratch cluster
+// without internet), the error says what it was fetching and the ways on.
+func CertManager(ctx context.Context, cc Clusterctl, sources targets.Options) (*release.Provider, error) {
+	if cc.Config == nil {
+		return nil, errors.New("no clusterctl config to say which cert-manager clusterctl installs: install its CRDs in the cluster first")
 	}
-	cm, err := cfg.CertManager().Get()
+	cm, err := cc.Config.CertManager().Get()
 	if err != nil {
 		return nil, err
 	}
@@ -173,17 +175,17 @@ func CertManager(ctx context.Context, path string, sources targets.Options) (*re
 	if err != nil {
 		return nil, fmt.Errorf("cert-manager URL %s: %w", cm.URL(), err)
 	}
-	p, err := certManagerRelease(ctx, src, cm.Version(), file)
+	p, err := publish.ReadCertManager(ctx, src, cm.Version(), file)
 	if err != nil {
 		where := cmp.Or(loc.Source, cm.URL())
-		return nil, certManagerFetchError(file, cm.Version(), where, path, err)
+		return nil, certManagerFetchError(ctx, file, cm.Version(), where, cc.File, err)
 	}
 	return p, nil
 }
 
 // certManagerFetchError says what the install check was fetching, why it
 // needs it and the three ways on without a network.
-func certManagerFetchError(file, version, where, config string, err error) error {
+func certManagerFetchError(ctx context.Context, file, version, where, config string, err error) error {
 	from := "clusterctl's default config"
 	if config != "" {
 		from = config
@@ -191,19 +193,9 @@ func certManagerFetchError(file, version, where, config string, err error) error
 	return fmt.Errorf("fetching cert-manager's CRDs (%s of cert-manager %s from %s, as %s says clusterctl installs it): %w\n"+
 		"the cluster has no cert-manager CRDs and the release uses cert-manager's kinds, so the install check creates them from cert-manager's release; without internet, any of:\n"+
 		"  - install cert-manager's CRDs in the cluster first (kubectl apply -f cert-manager.crds.yaml, from cert-manager's release): the check then takes the cluster's\n"+
-		"  - --clusterctl-config FILE whose cert-manager: url: names a copy the machine can read, such as a capirepo mirror folder (capirepo mirror ... --to file:///DIR --config-out FILE writes both)\n"+
-		"  - --dry-run-only: nothing is created; objects of kinds the cluster does not serve are listed as not checked",
-		file, version, where, from, err)
-}
-
-// certManagerRelease reads cert-manager's manifest file at version from
-// src: the one file clusterctl reads of cert-manager's release.
-func certManagerRelease(ctx context.Context, src publish.Source, version, file string) (*release.Provider, error) {
-	files, err := publish.ReadFiles(ctx, src, publish.Ref{ID: provider.CertManager, Version: version}, file)
-	if err != nil {
-		return nil, err
-	}
-	return &release.Provider{ID: provider.CertManager, Version: version, ComponentsFile: file, Files: files, NoChecksums: true}, nil
+		"  - %s FILE whose cert-manager: url: names a copy the machine can read, such as a capirepo mirror folder (capirepo mirror ... --to file:///DIR --config-out FILE writes both)\n"+
+		"  - %s: nothing is created; objects of kinds the cluster does not serve are listed as not checked",
+		file, version, where, from, err, option.Flag(ctx, option.ClusterctlConfig), option.Flag(ctx, option.DryRunOnly))
 }
 
 // installCheck is release's install check step: the built release applied

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"io"
 	"os"
@@ -26,8 +27,11 @@ type LintPathOptions struct {
 	// the only one in a folder.
 	Version string
 	// Config is the tree's config, or the waivers of a release folder; ""
-	// means the tree's, or ./capirepo.yaml for a folder.
+	// means the tree's, or WorkDir's capirepo.yaml for a folder.
 	Config string
+	// WorkDir is the folder the command runs in: its capirepo.yaml waives
+	// findings of a release folder when Config is empty. "" looks in none.
+	WorkDir string
 	// Provider is the label of a single file; "" infers it.
 	Provider string
 	// Disabled are the command line's waivers, rule to reason.
@@ -57,7 +61,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 	}
 	if !fi.IsDir() {
 		if len(o.Against) > 0 {
-			return contract.Report{}, publish.Usagef("--against compares releases: give a source tree or a release folder, not one file")
+			return contract.Report{}, publish.Usagef("%s compares releases: give a source tree or a release folder, not one file", option.Flag(ctx, option.Against))
 		}
 		data, err := os.ReadFile(o.Path)
 		if err != nil {
@@ -69,7 +73,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 		}
 		return contract.LintFiles([]release.File{{Name: filepath.Base(o.Path), Data: data}}, opts), nil
 	}
-	if !IsSourceTree(o.Path) {
+	if !provider.IsSourceTree(o.Path) {
 		rel, notes, err := release.Read(o.Path, release.ReadOptions{Version: o.Version, Doing: "linting"})
 		if err != nil {
 			return contract.Report{}, err
@@ -79,8 +83,8 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 		}
 		opts := contract.Options{Disabled: o.Disabled}
 		// capirepo.yaml's waivers apply to a release folder too: Config,
-		// or capirepo.yaml in the current folder.
-		if opts.Waivers, err = ConfigWaivers(o.Config, "lint", o.Log); err != nil {
+		// or capirepo.yaml in the folder the command runs in.
+		if opts.Waivers, err = configWaivers(o.Config, o.WorkDir, "lint", o.Log); err != nil {
 			return contract.Report{}, err
 		}
 		return o.lintRelease(ctx, rel, opts)
@@ -92,7 +96,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 			return contract.Report{}, err
 		}
 		if v != "" {
-			fmt.Fprintf(o.Log, "lint: no --version: linting as %s (%s)\n", v, from)
+			fmt.Fprintf(o.Log, "lint: no %s: linting as %s (%s)\n", option.Flag(ctx, option.Version), v, from)
 			if w := nextVersionTagged(ctx, o.Path, v, from); w != "" {
 				sayWarnings(o.Log, "", []string{w})
 			}
@@ -121,7 +125,7 @@ func LintPath(ctx context.Context, o LintPathOptions) (contract.Report, error) {
 // checked in the same report.
 func (o LintPathOptions) lintRelease(ctx context.Context, rel *release.Release, opts contract.Options) (contract.Report, error) {
 	if len(o.Against) > 0 {
-		sides, err := ParseSides("--against", o.Against)
+		sides, err := ParseSides(option.Flag(ctx, option.Against), o.Against)
 		if err != nil {
 			return contract.Report{}, err
 		}
@@ -130,7 +134,7 @@ func (o LintPathOptions) lintRelease(ctx context.Context, rel *release.Release, 
 			return contract.Report{}, err
 		}
 		for _, n := range notes {
-			fmt.Fprintf(o.Log, "lint --against: %s\n", n)
+			fmt.Fprintf(o.Log, "lint %s: %s\n", option.Flag(ctx, option.Against), n)
 		}
 		opts.Findings = append(opts.Findings, fs...)
 		opts.Checks = contract.CheckLint | contract.CheckUpgrade
@@ -138,13 +142,14 @@ func (o LintPathOptions) lintRelease(ctx context.Context, rel *release.Release, 
 	return contract.Lint(rel, opts), nil
 }
 
-// ConfigWaivers reads the waivers of capirepo.yaml's lint.disable for a
-// release folder: cfgPath, or capirepo.yaml in the current folder. who
-// (the command) says on log how many apply.
-func ConfigWaivers(cfgPath, who string, log io.Writer) ([]contract.Waiver, error) {
-	if cfgPath == "" {
-		if _, err := os.Stat(provider.ConfigFile); err == nil {
-			cfgPath = provider.ConfigFile
+// configWaivers reads the waivers of capirepo.yaml's lint.disable for a
+// release folder: cfgPath, or capirepo.yaml in workDir (the folder the
+// command runs in; "" for none). who (the command) says on log how many
+// apply.
+func configWaivers(cfgPath, workDir, who string, log io.Writer) ([]contract.Waiver, error) {
+	if cfgPath == "" && workDir != "" {
+		if p := filepath.Join(workDir, provider.ConfigFile); fileExists(p) {
+			cfgPath = p
 		}
 	}
 	if cfgPath == "" {
@@ -161,14 +166,7 @@ func ConfigWaivers(cfgPath, who string, log io.Writer) ([]contract.Waiver, error
 	return ws, nil
 }
 
-// IsSourceTree tells a provider source tree (a capirepo.yaml, a
-// clusterctl-settings.json or a kustomization under config/) from a folder
-// of release assets.
-func IsSourceTree(path string) bool {
-	for _, p := range []string{provider.ConfigFile, provider.SettingsFile, "config/default/kustomization.yaml", "core/config/default/kustomization.yaml"} {
-		if _, err := os.Stat(filepath.Join(path, filepath.FromSlash(p))); err == nil {
-			return true
-		}
-	}
-	return false
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

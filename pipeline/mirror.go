@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
@@ -30,9 +30,10 @@ type MirrorOptions struct {
 	Requests []string
 	// All mirrors every provider the clusterctl config knows, at the URL's version.
 	All bool
-	// ClusterctlConfig is the user's clusterctl config file; "" is
-	// clusterctl's default ($XDG_CONFIG_HOME/cluster-api/clusterctl.yaml).
-	ClusterctlConfig string
+	// Clusterctl is the user's clusterctl config, whose providers (its
+	// defaults and the config's providers:) the requests name and whose
+	// cert-manager: entry says which cert-manager is mirrored.
+	Clusterctl Clusterctl
 	// CertManager mirrors cert-manager at the version clusterctl would install.
 	CertManager bool
 
@@ -52,8 +53,9 @@ type MirrorOptions struct {
 	// Images, when set, is REGISTRY/PREFIX: every image the mirrored
 	// components reference is copied below it.
 	Images string
-	// ImageOptions authenticate and route the image copies (keychain, transport).
-	ImageOptions []remote.Option
+	// Registry authenticates and routes the image copies (keychain,
+	// transport, bounded waits).
+	Registry publish.Registry
 
 	// RequireSignatures, when set, refuses to copy anything unless every
 	// version is signed upstream for this verifier (mirror_signatures.go).
@@ -65,6 +67,9 @@ type MirrorOptions struct {
 	NoVerify bool
 	// Variables are clusterctl config values for the read-back (gitlab-access-token).
 	Variables map[string]string
+	// ConfigOut, when set, is the file the site's config (Summary.Config)
+	// is written to (atomically, when it changed) once every step passed.
+	ConfigOut string
 
 	// Log receives one line per step; nil discards it.
 	Log io.Writer
@@ -89,6 +94,10 @@ type MirrorSummary struct {
 	Verified  int    `json:"verified"`
 	// Warnings are things the site should know that did not stop the run.
 	Warnings []string `json:"warnings,omitempty"`
+	// ConfigFile is where ConfigOut was written (absolute).
+	ConfigFile string `json:"-"`
+
+	failed bool
 }
 
 // MirroredProvider is one provider and the versions copied.
@@ -131,6 +140,22 @@ type MirroredVersion struct {
 // changed upstream under a version already mirrored is refused unless the
 // target was opened with Replace.
 func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
+	sum, err := mirrorRun(ctx, o)
+	if sum == nil {
+		return nil, err
+	}
+	if sum.failed = err != nil; err == nil && o.ConfigOut != "" {
+		if sum.ConfigFile, _, err = publish.WriteFileIfChanged(o.ConfigOut, []byte(sum.Config)); err != nil {
+			sum.failed, err = true, fmt.Errorf("%s: %w", option.Flag(ctx, option.ConfigOut), err)
+		}
+	}
+	return sum, err
+}
+
+func mirrorRun(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
+	if err := o.Validate(ctx); err != nil {
+		return nil, err
+	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -140,13 +165,13 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	if o.Target == nil {
 		t, err := OpenMirrorTarget(ctx, o.To, o.TargetOptions)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s %w", option.Flag(ctx, option.To), err)
 		}
 		o.Target = t
 	}
-	cfg, err := config.New(ctx, o.ClusterctlConfig)
-	if err != nil {
-		return nil, fmt.Errorf("read clusterctl config %s: %w", o.ClusterctlConfig, err)
+	cfg := o.Clusterctl.Config
+	if cfg == nil {
+		return nil, errors.New("mirror: no clusterctl config to find the providers in")
 	}
 	provs, err := selectProviders(cfg, o.Requests, o.All)
 	if err != nil {
@@ -201,6 +226,19 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorSummary, error) {
 	return m.sum, nil
 }
 
+// Validate says, before anything is read, what the options cannot ask
+// for: providers to mirror are named (Requests) or All is set, not both.
+// The errors are publish.UsageErrors.
+func (o MirrorOptions) Validate(ctx context.Context) error {
+	switch {
+	case o.All && len(o.Requests) > 0:
+		return publish.Usagef("%s mirrors every provider of the clusterctl config: give no PROVIDER with it", option.Flag(ctx, option.All))
+	case !o.All && len(o.Requests) == 0:
+		return publish.Usagef("name at least one PROVIDER[:VERSION] (e.g. infrastructure-aws:latest), or %s", option.Flag(ctx, option.All))
+	}
+	return nil
+}
+
 type mirror struct {
 	o     MirrorOptions
 	reach publish.Reach // how clusterctl reads the target
@@ -238,16 +276,10 @@ func selectProviders(cfg config.Client, requests []string, all bool) ([]*Mirrore
 	}
 	var out []*MirroredProvider
 	if all {
-		if len(requests) > 0 {
-			return nil, errors.New("--all mirrors every provider of the clusterctl config: give no PROVIDER with it")
-		}
 		for _, p := range list {
 			out = append(out, mk(p))
 		}
 		return out, nil
-	}
-	if len(requests) == 0 {
-		return nil, errors.New("name at least one PROVIDER[:VERSION] (e.g. infrastructure-aws:latest), or --all")
 	}
 	// One entry per provider, with every version asked for: the versions
 	// of one provider are written one after the other.
@@ -516,4 +548,43 @@ func (m *mirror) version(ctx context.Context, p *MirroredProvider, v string) (*M
 	m.mu.Unlock()
 	m.logf("%s %s: %d written, %d already there, %d replaced", p.Label, v, len(mv.Uploaded), len(mv.Skipped), len(mv.Replaced))
 	return mv, nil
+}
+
+// WriteJSON prints the summary as one JSON document on out.
+func (s *MirrorSummary) WriteJSON(out, _ io.Writer) error { return writeJSON(out, s) }
+
+// WriteText prints what a mirror run did besides each version's counts,
+// which were said as it was copied: the images' counts and the warnings on
+// errOut; then, once every step passed, the site's config on out (or where
+// ConfigOut wrote it, on errOut).
+func (s *MirrorSummary) WriteText(out, errOut io.Writer) error {
+	if len(s.Images) > 0 {
+		copied := 0
+		for _, i := range s.Images {
+			if i.Copied {
+				copied++
+			}
+		}
+		fmt.Fprintf(errOut, "images: %d copied, %d already there\n", copied, len(s.Images)-copied)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(errOut, "warning: %s\n", w)
+	}
+	what := "clusterctl config for the site"
+	if s.ConfigFor != "" {
+		what = "Provider resources of " + s.ConfigFor + " for the site (clusterctl cannot install from this mirror)"
+	}
+	switch {
+	case s.failed:
+	case s.ConfigFile != "":
+		fmt.Fprintf(errOut, "%s written to %s\n", what, s.ConfigFile)
+	default:
+		if _, err := io.WriteString(out, s.Config); err != nil {
+			return err
+		}
+		if s.ConfigFor != "" {
+			fmt.Fprintf(errOut, "%s on stdout\n", what)
+		}
+	}
+	return nil
 }

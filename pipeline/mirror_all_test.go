@@ -74,7 +74,7 @@ func TestMirror_AllMirrorsEveryProviderClusterctlKnows(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var log bytes.Buffer
-	sum, err := pipeline.Mirror(context.Background(), pipeline.MirrorOptions{All: true, ClusterctlConfig: cfg, To: mustParse(t, "file://"+dir),
+	sum, err := pipeline.Mirror(context.Background(), pipeline.MirrorOptions{All: true, Clusterctl: clusterctlConfig(t, cfg), To: mustParse(t, "file://"+dir),
 		Sources: targets.Options{GitHub: github.Options{APIURL: srv.APIURL()}, HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}}, Concurrency: 8, Log: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())

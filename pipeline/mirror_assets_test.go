@@ -46,7 +46,7 @@ func TestMirror_CopiesTheReleasesOtherAssetsAsTheyAre(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	o := pipeline.MirrorOptions{Requests: []string{"infrastructure-test:v0.1.0"}, ClusterctlConfig: cfg, To: loc, Log: &log}
+	o := pipeline.MirrorOptions{Requests: []string{"infrastructure-test:v0.1.0"}, Clusterctl: clusterctlConfig(t, cfg), To: loc, Log: &log}
 	if _, err := pipeline.Mirror(ctx, o); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}

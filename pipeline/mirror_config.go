@@ -40,7 +40,7 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 	if err != nil {
 		return err
 	}
-	rp, err := certManagerRelease(ctx, r, v, p.components)
+	rp, err := publish.ReadCertManager(ctx, r, v, p.components)
 	if err != nil {
 		return err
 	}
@@ -58,95 +58,51 @@ func (m *mirror) certManager(ctx context.Context, cfg config.Client) error {
 	return nil
 }
 
-// siteConfig is what the air-gapped site installs from: for a target
-// clusterctl reads, the clusterctl config; for one only another reader reads
-// (an OCI registry), that reader's resources (operatorResources).
+// siteConfig is what the air-gapped site installs from (publish.Site): for
+// a target clusterctl reads, the clusterctl config; for one only another
+// reader reads (an OCI registry), that reader's resources (the operator's
+// Provider resources of each provider's newest mirrored version).
 func (m *mirror) siteConfig() (string, error) {
-	if m.reach.ProviderURL == nil {
-		return m.operatorResources()
-	}
-	return m.clusterctlConfig(), nil
-}
-
-// clusterctlConfig is the clusterctl config for the air-gapped site: every
-// mirrored provider at its latest mirrored version (newestVersion; a GitLab
-// repository has no version list, so the URL names one; the others are
-// installed as name:version), cert-manager, and the image overrides.
-func (m *mirror) clusterctlConfig() string {
-	var c publish.ClusterctlConfig
-	var b strings.Builder
-	b.WriteString("# clusterctl config for the mirror " + m.o.To.URL + ", written by capirepo mirror.\n")
-	b.WriteString("# Each provider URL names the mirrored version clusterctl's latest would pick; install\n# another mirrored version as NAME:VERSION (clusterctl init --infrastructure aws:v2.5.1).\n")
-	for _, p := range m.sum.Providers {
-		if len(p.Versions) == 0 {
-			continue
-		}
-		newest := newestVersion(p.Versions)
-		c.Providers = append(c.Providers, publish.ProviderURL{Name: p.Name, Type: p.Type, URL: newest.URL})
-		var vs []string
-		for _, v := range p.Versions {
-			vs = append(vs, v.Version)
-		}
-		fmt.Fprintf(&b, "#   %s: %s\n", p.Label, strings.Join(vs, ", "))
-	}
+	site := publish.Site{Mirror: m.o.To.URL}
 	if cm := m.sum.CertManager; cm != nil {
-		c.CertManager = &publish.CertManagerURL{URL: cm.URL, Version: cm.Version}
+		site.CertManager = &publish.CertManagerURL{URL: cm.URL, Version: cm.Version}
 	}
 	if len(m.sum.Images) > 0 {
-		c.Images = map[string]publish.ImageOverride{}
+		site.Images, site.ImageOverrides = m.o.Images, map[string]publish.ImageOverride{}
 		for _, img := range m.sum.Images {
-			c.Images[img.Provider] = publish.ImageOverride{Repository: img.Copy[:strings.LastIndex(img.Copy, "/")]}
+			site.ImageOverrides[img.Provider] = publish.ImageOverride{Repository: img.Copy[:strings.LastIndex(img.Copy, "/")]}
 		}
-		fmt.Fprintf(&b, "# Images were copied to %s/<key>/<image-name>; each images: key maps\n# its provider's images there (clusterctl replaces everything before the last '/').\n",
-			strings.TrimSuffix(m.o.Images, "/"))
 	}
-	return b.String() + c.YAML()
-}
-
-// operatorResources are the cluster-api-operator Provider resources that
-// install every mirrored provider at its latest mirrored version from a
-// target clusterctl cannot read, as publish oci prints them, headed by what
-// the site can and cannot do with the mirror.
-func (m *mirror) operatorResources() (string, error) {
-	t, ok := m.o.Target.(publish.Operator)
-	if !ok {
-		return "", nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# cluster-api-operator Provider resources for the mirror %s, written by capirepo mirror.\n", m.o.To.URL)
-	fmt.Fprintf(&b, "# %s, so it cannot install from this mirror: apply these where\n# cluster-api-operator runs. Each installs the mirrored version clusterctl's\n# latest would pick (set spec.version to install another).\n", m.reach.Why)
+	op, isOperator := m.o.Target.(publish.Operator)
 	for _, p := range m.sum.Providers {
 		if len(p.Versions) == 0 {
 			continue
 		}
 		newest := newestVersion(p.Versions)
-		rp, ok := p.read[newest.Version]
-		if !ok {
-			return "", fmt.Errorf("%s %s: not read, so no Provider resource", p.Label, newest.Version)
-		}
-		res, err := t.Resources(&release.Release{Version: newest.Version, Providers: []*release.Provider{rp}}, "")
-		if err != nil {
-			return "", fmt.Errorf("%s %s: %w", p.Label, newest.Version, err)
-		}
-		var vs []string
+		sp := publish.SiteProvider{Label: p.Label, Name: p.Name, Type: p.Type, Newest: newest.Version, URL: newest.URL}
 		for _, v := range p.Versions {
-			vs = append(vs, v.Version)
+			sp.Versions = append(sp.Versions, v.Version)
 		}
-		fmt.Fprintf(&b, "#   %s: %s\n", p.Label, strings.Join(vs, ", "))
-		for _, r := range res {
-			y, err := r.YAML()
-			if err != nil {
-				return "", err
+		if m.reach.ProviderURL == nil && isOperator {
+			rp, ok := p.read[newest.Version]
+			if !ok {
+				return "", fmt.Errorf("%s %s: not read, so no Provider resource", p.Label, newest.Version)
 			}
-			b.WriteString("---\n")
-			b.Write(y)
+			res, err := op.Resources(&release.Release{Version: newest.Version, Providers: []*release.Provider{rp}}, "")
+			if err != nil {
+				return "", fmt.Errorf("%s %s: %w", p.Label, newest.Version, err)
+			}
+			sp.Resources = res
 		}
+		site.Providers = append(site.Providers, sp)
 	}
-	if len(m.sum.Images) > 0 {
-		fmt.Fprintf(&b, "# Images were copied to %s/<provider-label>/<image-name>: point the providers'\n# containers there (the Provider resources' spec.deployment.containers[].imageUrl).\n",
-			strings.TrimSuffix(m.o.Images, "/"))
+	switch {
+	case m.reach.ProviderURL != nil:
+		return site.ClusterctlConfig(), nil
+	case isOperator:
+		return site.OperatorResources(m.reach.Why)
 	}
-	return b.String(), nil
+	return "", nil
 }
 
 // newestVersion is the mirrored version clusterctl installs for latest
@@ -161,24 +117,24 @@ func newestVersion(vs []*MirroredVersion) *MirroredVersion {
 }
 
 // verify reads every mirrored version back as release reads a target back
-// (readBack): through clusterctl's repository client by the mirror's
+// (verify.ReadBack): through clusterctl's repository client by the mirror's
 // provider URLs; a target clusterctl cannot read (an OCI registry) through
 // its Source by its reader's rules (the operator's), and what that reader
 // gets through clusterctl's client from memory. cert-manager is read back
 // as clusterctl reads it.
 func (m *mirror) verify(ctx context.Context) error {
-	var vs []readBackVersion
+	var vs []verify.Published
 	for _, p := range m.sum.Providers {
 		for _, v := range p.Versions {
-			vs = append(vs, readBackVersion{Ref: p.ref(v.Version), Files: v.files})
+			vs = append(vs, verify.Published{Ref: p.ref(v.Version), Files: v.files})
 		}
 	}
-	rep, bySource, err := readBack(ctx, m.o.Target, m.o.To.URL, vs, verify.Options{Variables: m.o.Variables, HTTPClient: m.o.TargetOptions.HTTPClient}, m.o.Log)
+	rep, bySource, err := verify.ReadBack(ctx, m.o.Target, m.o.To.URL, vs, verify.Options{Variables: m.o.Variables, HTTPClient: m.o.TargetOptions.HTTPClient}, m.o.Log)
 	if rep != nil {
 		m.sum.Verified = len(rep.Providers)
 	}
 	if err == nil && bySource {
-		m.logf("%d provider versions read back from %s %s", len(vs), m.o.To.URL, readBackWay(m.reach))
+		m.logf("%d provider versions read back from %s %s", len(vs), m.o.To.URL, verify.ReadBackWay(m.reach))
 	}
 	errs := []error{err}
 	if cm := m.sum.CertManager; cm != nil {

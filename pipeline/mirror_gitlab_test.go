@@ -108,7 +108,7 @@ func TestMirror_IntoGitLabThenClusterctlReadsIt(t *testing.T) {
 	dir := t.TempDir()
 	var log bytes.Buffer
 	o := u.options(t, "file://"+dir, &log, "infrastructure-example:latest-1")
-	o.ClusterctlConfig, o.CertManager = cfg, false
+	o.Clusterctl, o.CertManager = clusterctlConfig(t, cfg), false
 	o.Sources.GitLab.Token = mirrorGLToken
 	o.Sources.HTTPClient = &http.Client{Transport: gl.Transport(mirrorGLHost)}
 	out, err := pipeline.Mirror(ctx, o)

@@ -150,7 +150,7 @@ func (m *mirror) images(ctx context.Context) error {
 	m.sum.Images = make([]MirroredImage, len(plan))
 	err = boundedEach(ctx, len(plan), m.o.Concurrency, func(i int) error {
 		img := plan[i]
-		c, err := image.Copy(ctx, img.Source, img.Copy, m.o.ImageOptions...)
+		c, err := image.Copy(ctx, img.Source, img.Copy, publish.RegistryOptions(m.o.Registry)...)
 		img.Digest, img.Copied, img.Referrers = c.Digest, c.Copied, c.Referrers
 		if err != nil {
 			return fmt.Errorf("image %s of %s to %s: %w", img.Source, img.Provider, img.Copy, err)

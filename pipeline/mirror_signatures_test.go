@@ -109,7 +109,7 @@ func TestMirror_SignaturesAreCopiedAndCanBeRequired(t *testing.T) {
 		}
 		var logb bytes.Buffer
 		sum, err := pipeline.Mirror(context.Background(), pipeline.MirrorOptions{Requests: []string{"infrastructure-example:v0.3.0"},
-			ClusterctlConfig: config, To: loc, RequireSignatures: v, Log: &logb,
+			Clusterctl: clusterctlConfig(t, config), To: loc, RequireSignatures: v, Log: &logb,
 			Sources: targets.Options{GitHub: github.Options{APIURL: gh.APIURL()}, HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}}})
 		return sum, logb.String(), err
 	}

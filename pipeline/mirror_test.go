@@ -17,6 +17,7 @@ import (
 	"github.com/capirepo/capirepo/publish/targets"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/pipeline"
@@ -191,7 +192,7 @@ func (u *upstream) options(t *testing.T, target string, log *bytes.Buffer, reque
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline.MirrorOptions{Requests: requests, ClusterctlConfig: u.config, CertManager: true, To: loc,
+	return pipeline.MirrorOptions{Requests: requests, Clusterctl: clusterctlConfig(t, u.config), CertManager: true, To: loc,
 		Sources: targets.Options{GitHub: github.Options{APIURL: u.gh.APIURL()}, HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}}, Log: log}
 }
 
@@ -501,7 +502,7 @@ func TestMirror_FromAMirror(t *testing.T) {
 	}
 	second := t.TempDir()
 	o := u.options(t, "file://"+second, &log, "infrastructure-example:latest-1")
-	o.ClusterctlConfig, o.CertManager = cfg, false
+	o.Clusterctl, o.CertManager = clusterctlConfig(t, cfg), false
 	sum, err := pipeline.Mirror(ctx, o)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
@@ -520,4 +521,15 @@ func TestMirror_FromAMirror(t *testing.T) {
 			t.Errorf("%s differs between the mirrors", f)
 		}
 	}
+}
+
+// clusterctlConfig opens the clusterctl config file as cmd opens the
+// user's.
+func clusterctlConfig(t testing.TB, file string) pipeline.Clusterctl {
+	t.Helper()
+	c, err := config.New(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.Clusterctl{File: file, Config: c}
 }

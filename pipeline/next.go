@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
@@ -25,7 +26,7 @@ func (r *run) next(ctx context.Context) error {
 		if p.Reader != "" || p.Overrides { // not read by a providers: entry
 			continue
 		}
-		next, err := p.next(r.o.ConfigOut)
+		next, err := p.next(ctx, r.o.ConfigOut)
 		r.sum.Next = append(r.sum.Next, next...)
 		return err
 	}
@@ -56,7 +57,7 @@ func (r *run) wouldPublish(ctx context.Context) []string {
 				bundles++
 			}
 		}
-		what := humanBytes(int64(size))
+		what := text.Bytes(int64(size))
 		if bundles > 0 {
 			what += fmt.Sprintf(" and %d Sigstore bundles, made when signing", bundles)
 		}

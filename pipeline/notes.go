@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/sign"
 )
@@ -14,25 +16,26 @@ import (
 // run, which only makes the section, for the summary (UpgradeNotes). The section is made
 // once per run, before the first publish step, from what the upgrade step
 // compared (ReleaseSummary.Upgrade): never from a comparison of its own.
-func (r *run) upgradeNotes(t publish.Target) {
+func (r *run) upgradeNotes(ctx context.Context, t publish.Target) {
 	if !r.o.NotesUpgrade {
 		return
 	}
+	flag := option.Flag(ctx, option.NotesUpgrade)
 	if !r.notesMade {
 		r.notesMade = true
 		r.sum.UpgradeNotes = r.notesSection()
 		if r.sum.UpgradeNotes == "" {
-			fmt.Fprintf(r.o.Log, "  --notes-upgrade: the upgrade step compared no release (%s): the release notes get no upgrade section\n", r.upgradeDetail())
+			fmt.Fprintf(r.o.Log, "  %s: the upgrade step compared no release (%s): the release notes get no upgrade section\n", flag, r.upgradeDetail())
 		}
 	}
 	if r.sum.UpgradeNotes == "" || t == nil {
 		return
 	}
 	if n, ok := t.(publish.Noted); !ok || !n.AddNotes(r.sum.UpgradeNotes) {
-		fmt.Fprintf(r.o.Log, "  --notes-upgrade: this target has no release notes (a GitLab target needs --gitlab-release)\n")
+		fmt.Fprintf(r.o.Log, "  %s: this target has no release notes (a GitLab target needs %s)\n", flag, option.Flag(ctx, option.GitLabRelease))
 		return
 	}
-	fmt.Fprintf(r.o.Log, "  --notes-upgrade: the release notes get the section \"Upgrading from %s\"\n", r.sum.Upgrade[0].Old)
+	fmt.Fprintf(r.o.Log, "  %s: the release notes get the section \"Upgrading from %s\"\n", flag, r.sum.Upgrade[0].Old)
 }
 
 // upgradeDetail is the upgrade step's detail, which says why nothing was

@@ -9,9 +9,11 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/diff"
 	"github.com/capirepo/capirepo/install"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/targets"
@@ -27,8 +29,12 @@ type ReleaseOptions struct {
 	// Targets are where the release is published, in this order.
 	Targets []targets.Location
 	// TargetOptions open the targets (credentials, clients, release notes),
-	// to publish.
+	// to publish. An OCI artifact's created annotation and source, when
+	// unset, are Build's SOURCE_DATE_EPOCH and the git origin of Build.Dir.
 	TargetOptions targets.Options
+	// NotesFile, when set, is the release notes (Markdown) of a target that
+	// makes a release (GitHub, GitLab with a Release).
+	NotesFile string
 	// Open makes the target of a location; nil means the location's own
 	// Open with TargetOptions. Release calls it for every target before
 	// anything is built, so a missing token fails first; not at all in a
@@ -82,6 +88,21 @@ type ReleaseOptions struct {
 	Log io.Writer
 	// Progress hears of each step; nil means Lines(Log, false).
 	Progress Progress
+}
+
+// ParseTargets checks the target URLs a release publishes to, without a
+// network call or credential, so a mistyped one is refused first; flag
+// names them in the error (a publish.UsageError).
+func ParseTargets(flag string, urls []string) ([]targets.Location, error) {
+	var locs []targets.Location
+	for _, raw := range urls {
+		loc, err := targets.Parse(raw)
+		if err != nil {
+			return nil, publish.UsageError{Err: fmt.Errorf("%s %w", flag, err)}
+		}
+		locs = append(locs, loc)
+	}
+	return locs, nil
 }
 
 // Step statuses.
@@ -156,6 +177,21 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	if o.Progress == nil {
 		o.Progress = Lines(o.Log, false)
 	}
+	if err := readNotes(ctx, o.NotesFile, &o.TargetOptions); err != nil {
+		return nil, err
+	}
+	if meta := &o.TargetOptions.OCI.Meta; meta.Created.IsZero() || meta.Source == "" {
+		created, err := epochTime(o.Build.SourceDateEpoch)
+		if err != nil {
+			return nil, err
+		}
+		if meta.Created.IsZero() {
+			meta.Created = created
+		}
+		if meta.Source == "" {
+			meta.Source = builder.SourceURL(ctx, o.Build.Dir)
+		}
+	}
 	if o.Open == nil {
 		to := o.TargetOptions
 		to.Publish = true // a missing credential fails here, before the build
@@ -193,7 +229,7 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 				if o.DryRun {
 					return "dry run: nothing published", true, nil
 				}
-				r.upgradeNotes(opened[i])
+				r.upgradeNotes(ctx, opened[i])
 				var d string
 				var err error
 				ps, d, err = r.publish(ctx, opened[i])
@@ -208,7 +244,7 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	}
 	err := runSteps(ctx, o.Progress, steps, &r.sum.Steps)
 	if err == nil && o.DryRun {
-		r.upgradeNotes(nil) // what the notes would get, for the summary
+		r.upgradeNotes(ctx, nil) // what the notes would get, for the summary
 	}
 	if err == nil {
 		err = r.finish(ctx)
@@ -311,12 +347,12 @@ func (r *run) build(ctx context.Context) (string, bool, error) {
 		for _, f := range p.Assets() {
 			files++
 			size += len(f.Data)
-			rows = append(rows, [2]string{filepath.Join(p.Label(), p.Version, f.Name), humanBytes(int64(len(f.Data)))})
+			rows = append(rows, [2]string{filepath.Join(p.Label(), p.Version, f.Name), text.Bytes(int64(len(f.Data)))})
 		}
 	}
 	writeColumns(r.o.Log, "  ", rows)
 	sayBuild(r.o.Log, "  ", b.Result)
-	d := fmt.Sprintf("%s, %s (%s)", text.Plural(len(rel.Providers), "provider", "providers"), text.Plural(files, "file", "files"), humanBytes(int64(size)))
+	d := fmt.Sprintf("%s, %s (%s)", text.Plural(len(rel.Providers), "provider", "providers"), text.Plural(files, "file", "files"), text.Bytes(int64(size)))
 	if n := len(b.Artifacts.Binaries); n > 0 {
 		d += fmt.Sprintf("; %d binaries", n)
 	}
@@ -340,7 +376,7 @@ func (r *run) lint(context.Context) (string, bool, error) {
 // release is never published before its images can be pulled.
 func (r *run) images(ctx context.Context) (string, bool, error) {
 	if r.o.SkipImageCheck {
-		return "--skip-image-check: not checked", true, nil
+		return option.Flag(ctx, option.SkipImageCheck) + ": not checked", true, nil
 	}
 	platforms := r.o.Build.Platforms
 	if len(platforms) == 0 && r.b.Config != nil && len(r.b.Config.Providers) > 0 {
@@ -392,7 +428,7 @@ func (r *run) publish(ctx context.Context, t publish.Target) (*publish.Summary, 
 		return nil, "", err
 	}
 	ps := p.Summary
-	d := fmt.Sprintf("%s: %d %s (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), ps.Verb(), humanBytes(ps.BytesUploaded),
+	d := fmt.Sprintf("%s: %d %s (%s), %d unchanged, %d replaced", ps.URL, len(ps.Uploaded), ps.Verb(), text.Bytes(ps.BytesUploaded),
 		len(ps.Skipped), len(ps.Replaced))
 	if ps.Draft {
 		d += "; left a draft"
@@ -419,7 +455,7 @@ func writeColumns(w io.Writer, indent string, rows [][2]string) {
 }
 
 // verifyTarget reads a published target back the way its readers will
-// (readBack): through clusterctl by its provider URLs, or through the
+// (verify.ReadBack): through clusterctl by its provider URLs, or through the
 // target's Source, checked against what was built, then through clusterctl
 // from memory. A draft nobody can read yet is not read back: the dist was,
 // before anything was published.
@@ -428,21 +464,21 @@ func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.
 		return "the release is a draft, which clusterctl cannot read until a person publishes it: the dist was read back before publishing", true, nil
 	}
 	rel := r.b.Result.Release
-	var vs []readBackVersion
+	var vs []verify.Published
 	for _, p := range rel.Providers {
-		v := readBackVersion{Ref: publish.Ref{ID: p.ID, Version: rel.Version, Components: p.ComponentsFile}, Built: p}
+		v := verify.Published{Ref: publish.Ref{ID: p.ID, Version: rel.Version, Components: p.ComponentsFile}, Built: p}
 		for _, f := range p.Files {
 			v.Files = append(v.Files, f.Name)
 		}
 		vs = append(vs, v)
 	}
-	rep, bySource, err := readBack(ctx, t, loc.URL, vs, verify.Options{Variables: r.o.Variables, HTTPClient: r.o.TargetOptions.HTTPClient}, r.o.Log)
+	rep, bySource, err := verify.ReadBack(ctx, t, loc.URL, vs, verify.Options{Variables: r.o.Variables, HTTPClient: r.o.TargetOptions.HTTPClient}, r.o.Log)
 	if err != nil {
 		return "", false, err
 	}
 	provs := text.Plural(len(rep.Providers), "provider", "providers")
 	if bySource {
-		return fmt.Sprintf("%s read back from %s %s", provs, loc.URL, readBackWay(t.Clusterctl())), false, nil
+		return fmt.Sprintf("%s read back from %s %s", provs, loc.URL, verify.ReadBackWay(t.Clusterctl())), false, nil
 	}
 	return fmt.Sprintf("%s read back from %s through clusterctl", provs, ps.URL), false, nil
 }

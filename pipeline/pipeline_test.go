@@ -253,7 +253,7 @@ func TestRun_ManagerMismatchIsATypedError(t *testing.T) {
 	}))
 	o := pipeline.ReleaseOptions{Build: pipeline.BuildOptions{Dir: dir, Version: "v1.2.0", Out: t.TempDir(), Binaries: true}, DryRun: true, SkipImageCheck: true}
 	_, err := pipeline.Release(context.Background(), o)
-	var mm *pipeline.ManagerMismatchError
+	var mm *provider.ManagerMismatchError
 	if !errors.As(err, &mm) || mm.First != "infrastructure-test" || mm.Other != "infrastructure-other" {
 		t.Fatalf("error %v, want a ManagerMismatchError naming both providers", err)
 	}

@@ -1,14 +1,23 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/internal/epoch"
+	"github.com/capirepo/capirepo/internal/option"
+	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/local"
 	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
@@ -30,18 +39,38 @@ type PublishOptions struct {
 	// TargetOptions open it, to publish.
 	Target        string
 	TargetOptions targets.Options
-	// Load reads the release to publish, once the target is open, so a
+	// Overrides publishes into clusterctl's overrides folder instead of
+	// Target, found as clusterctl finds it with Env (the caller's
+	// environment) and ClusterctlConfig (the config naming it; "" is
+	// clusterctl's default).
+	Overrides        bool
+	Env              local.Env
+	ClusterctlConfig string
+	// Dist is the built release folder, DistName how the user named it
+	// ("" for DIST), and Version the version in it to publish ("" when it
+	// holds one); the release is read once the target is open, so a
 	// missing credential is said before anything else.
-	Load func() (*release.Release, error)
+	Dist, DistName, Version string
+	// NotesFile, when set, is the release notes (Markdown) of a target that
+	// makes a release (GitHub, GitLab with a Release).
+	NotesFile string
 	// Images, when set, asks the registries for every image the components
 	// run before anything is published; a missing one stops the run with
 	// nothing uploaded (a draft made before its images were promoted).
 	Images *ImageCheck
 	// Signer, when set, signs what a target that pushes artifacts pushed
 	// (publish.Signable: a signature referrer of each OCI artifact's
-	// digest); Created stamps the signatures.
-	Signer  *sign.Signer
-	Created time.Time
+	// digest).
+	Signer *sign.Signer
+	// SourceDateEpoch ($SOURCE_DATE_EPOCH, "" for now) stamps the
+	// signatures and an OCI artifact's created annotation.
+	SourceDateEpoch string
+	// SourceDir is the tree whose git origin an OCI artifact's source
+	// annotation names when TargetOptions.OCI.Meta.Source is empty.
+	SourceDir string
+	// ConfigHeader heads the providers: entry printed for a target
+	// clusterctl reads (Published.WriteText).
+	ConfigHeader string
 	// ConfigOut, when set, is the file the clusterctl config of a target
 	// clusterctl reads is written to (atomically) instead of being printed.
 	ConfigOut string
@@ -80,12 +109,18 @@ type Published struct {
 	// release from the target (in the namespaces asked for), once every
 	// step passed; none for a target the operator cannot read.
 	Resources []operator.Resource
+	// NotInstallable says why the operator cannot install from the
+	// target (publish.NotInstallable), when it cannot.
+	NotInstallable string `json:"-"`
 	// Signed are the signatures of the artifacts the target pushed, by
 	// reference.
 	Signed map[string]*sign.Signature
 
 	target publish.Target
 	rel    *release.Release
+	// header heads the providers: entry; clusterctlConfig is the config
+	// the init line of an overrides folder names, folder that folder.
+	header, clusterctlConfig, folder string
 }
 
 // Publish is `capirepo publish <target>`: it opens the target (a missing
@@ -99,13 +134,35 @@ func Publish(ctx context.Context, o PublishOptions) (*Published, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	to := o.TargetOptions
-	to.Publish = true
-	t, err := targets.Open(ctx, o.Target, to)
+	created, err := epochTime(o.SourceDateEpoch)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := o.Load()
+	to := o.TargetOptions
+	to.Publish, to.Overrides = true, o.Overrides
+	if err := readNotes(ctx, o.NotesFile, &to); err != nil {
+		return nil, err
+	}
+	if to.OCI.Meta.Created.IsZero() {
+		to.OCI.Meta.Created = created
+	}
+	if to.OCI.Meta.Source == "" && o.SourceDir != "" {
+		to.OCI.Meta.Source = builder.SourceURL(ctx, o.SourceDir)
+	}
+	target, folder := o.Target, ""
+	if o.Overrides {
+		var from string
+		if folder, from, err = local.OverridesFolder(o.Env, o.ClusterctlConfig); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(o.Log, "clusterctl overrides folder: %s (from %s)\n", folder, from)
+		target = local.TargetURL(folder)
+	}
+	t, err := targets.Open(ctx, target, to)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := loadDist(ctx, o.Dist, o.DistName, o.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -122,14 +179,15 @@ func Publish(ctx context.Context, o PublishOptions) (*Published, error) {
 			return nil, fmt.Errorf("images: %w\nnothing was uploaded or published%s: publish again once the images are in their registry", err, unchanged)
 		}
 	}
-	p, err := publishTo(ctx, t, rel, o.Signer, o.Created, o.Log)
+	p, err := publishTo(ctx, t, rel, o.Signer, created, o.Log)
 	if err != nil {
 		return nil, err
 	}
+	p.header, p.clusterctlConfig, p.folder = o.ConfigHeader, o.ClusterctlConfig, folder
 	if err := p.resources(o.Namespace); err != nil {
 		return nil, err
 	}
-	p.Summary.Next, err = p.next(o.ConfigOut)
+	p.Summary.Next, err = p.next(ctx, o.ConfigOut)
 	return p, err
 }
 
@@ -172,7 +230,7 @@ func writePublished(log io.Writer, rel *release.Release, ps *publish.Summary) {
 			rows = append(rows, [2]string{ps.Verb() + " " + n, ""})
 			continue
 		}
-		rows = append(rows, [2]string{ps.Verb() + " " + n, humanBytes(int64(size))})
+		rows = append(rows, [2]string{ps.Verb() + " " + n, text.Bytes(int64(size))})
 	}
 	writeColumns(log, "  ", rows)
 }
@@ -185,6 +243,10 @@ func (p *Published) resources(namespace string) error {
 		return nil
 	}
 	res, err := op.Resources(p.rel, namespace)
+	var ni *publish.NotInstallable
+	if errors.As(err, &ni) {
+		p.NotInstallable, err = ni.Why, nil
+	}
 	p.Resources = res
 	return err
 }
@@ -194,15 +256,55 @@ func (p *Published) resources(namespace string) error {
 // configOut when set) and the clusterctl init line that tries the version
 // (publish.NextSteps); nothing for a target another reader reads or for
 // clusterctl's overrides folder.
-func (p *Published) next(configOut string) ([]string, error) {
+func (p *Published) next(ctx context.Context, configOut string) ([]string, error) {
 	if p.Reader != "" || p.Overrides {
 		return nil, nil
 	}
-	return publish.NextSteps(p.Summary, configOut)
+	return publish.NextSteps(ctx, p.Summary, configOut)
 }
 
 // isDraft says whether t leaves what it publishes a draft.
 func isDraft(t publish.Target) bool {
 	d, ok := t.(publish.Drafting)
 	return ok && d.Draft()
+}
+
+// readNotes reads the release notes file into the options of the targets
+// that make a release with notes: GitHub's, and GitLab's when it makes a
+// Release.
+func readNotes(ctx context.Context, file string, to *targets.Options) error {
+	if file == "" {
+		return nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return publish.UsageError{Err: fmt.Errorf("%s: %w", option.Flag(ctx, option.NotesFile), err)}
+	}
+	to.GitHub.Notes = string(b)
+	if to.GitLab.Release {
+		to.GitLab.Notes = string(b)
+	}
+	return nil
+}
+
+// epochTime is $SOURCE_DATE_EPOCH as a time; the zero time ("now") when
+// unset. A value that is no epoch is the caller's mistake.
+func epochTime(raw string) (time.Time, error) {
+	t, err := epoch.Parse(raw)
+	if err != nil {
+		return time.Time{}, publish.Usagef("%s=%q: %v", epoch.Var, strings.TrimSpace(raw), err)
+	}
+	return t, nil
+}
+
+// loadDist reads the release of version in a built release folder, named
+// what in its errors ("" for DIST).
+func loadDist(ctx context.Context, dir, what, version string) (*release.Release, error) {
+	if err := CheckFolder(cmp.Or(what, "DIST"), dir); err != nil {
+		return nil, err
+	}
+	if err := checkVersionOption(ctx, option.Version, version); err != nil {
+		return nil, err
+	}
+	return release.Load(dir, version)
 }

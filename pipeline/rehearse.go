@@ -6,6 +6,7 @@ import (
 
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/rehearse"
@@ -19,7 +20,7 @@ type RehearseOptions struct {
 	// cluster (Kubeconfig), core Cluster API (Core, installed by clusterctl
 	// init first; nil when the releases are core's own), the clusterctl config (where cert-manager is read
 	// from, and real values), the real values (Variables, ValuesFiles,
-	// NoLookup, KubernetesVersion), Sources (to read targets) and Log.
+	// KubernetesVersion), Sources (to read targets) and Log.
 	// DryRunOnly and Force do not apply: a rehearsal installs for real, on a
 	// cluster without the providers.
 	InstallCheckOptions
@@ -30,7 +31,7 @@ type RehearseOptions struct {
 	From *Side
 	// WithCertManager lets clusterctl install cert-manager from the
 	// rehearsal's repository when the cluster lacks its CRDs, read from
-	// where ClusterctlConfig says (GitHub by default); without it such a
+	// where Clusterctl says (GitHub by default); without it such a
 	// cluster is refused and nothing is fetched.
 	WithCertManager bool
 }
@@ -46,14 +47,14 @@ func Rehearse(ctx context.Context, old, rel *release.Release, o RehearseOptions)
 	var core *release.Release
 	if o.Core != nil {
 		if core, err = rd.readCore(ctx, *o.Core); err != nil {
-			return nil, fmt.Errorf("upgrade rehearsal: --core %s: %w", o.Core, err)
+			return nil, fmt.Errorf("upgrade rehearsal: %s %s: %w", option.Flag(ctx, option.Core), o.Core, err)
 		}
 	}
 	ro := rehearse.Options{Kubeconfig: o.Kubeconfig, Old: old, New: rel, Core: core, KubernetesVersion: o.KubernetesVersion,
 		Values: reals, Log: o.Log}
 	if o.WithCertManager {
 		ro.CertManager = func(ctx context.Context) (*release.Provider, error) {
-			return CertManager(ctx, o.ClusterctlConfig, o.Sources)
+			return CertManager(ctx, o.Clusterctl, o.Sources)
 		}
 	}
 	return rehearse.Rehearse(ctx, ro)
@@ -91,10 +92,10 @@ func (o RehearseOptions) rehearseFrom(ctx context.Context, rel *release.Release)
 	rd := &reader{o: readOptions(o.Sources), log: o.Log}
 	old, _, _, err := rd.readOld(ctx, *o.From, rel)
 	if err != nil {
-		return nil, fmt.Errorf("--upgrade-from %s: %w", o.From, err)
+		return nil, fmt.Errorf("%s %s: %w", option.Flag(ctx, option.UpgradeFrom), o.From, err)
 	}
 	if old == nil {
-		return nil, fmt.Errorf("--upgrade-from %s: no release below %s there to upgrade from", o.From, rel.Version)
+		return nil, fmt.Errorf("%s %s: no release below %s there to upgrade from", option.Flag(ctx, option.UpgradeFrom), o.From, rel.Version)
 	}
 	return old, nil
 }

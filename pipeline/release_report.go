@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -42,11 +41,7 @@ func (s *ReleaseSummary) WriteText(w io.Writer) error {
 }
 
 // WriteJSON prints the summary as one JSON document.
-func (s *ReleaseSummary) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s)
-}
+func (s *ReleaseSummary) WriteJSON(w io.Writer) error { return writeJSON(w, s) }
 
 var statusMarks = map[string]string{StatusOK: "✅ ok", StatusFailed: "❌ failed", StatusSkipped: "⏭️ skipped", StatusNotRun: "⬜ not run"}
 

@@ -2,19 +2,19 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/image"
 	"github.com/capirepo/capirepo/internal/epoch"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -63,7 +63,7 @@ func (r *run) sign(ctx context.Context) (string, bool, error) {
 	}
 	d := fmt.Sprintf("%s as %s", text.Plural(len(signed), "bundle", "bundles"), o.Signer.Identity())
 	if img := r.b.Artifacts.Image; img != nil && img.Pushed {
-		ref, err := name.NewDigest(strings.TrimSuffix(img.Tag, ":"+tagOf(img.Tag)) + "@" + img.Digest)
+		ref, err := name.NewDigest(img.Repository() + "@" + img.Digest)
 		if err != nil {
 			return "", false, err
 		}
@@ -139,7 +139,7 @@ func (r *run) buildSource(ctx context.Context) string {
 			return loc.Source
 		}
 	}
-	return SourceURL(ctx, r.o.Build.Dir)
+	return builder.SourceURL(ctx, r.o.Build.Dir)
 }
 
 // imageRemote are the registry options of the build's image push.
@@ -153,79 +153,19 @@ func (r *run) created() time.Time {
 	return t
 }
 
-func tagOf(ref string) string {
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		return ref[i+1:]
-	}
-	return ""
-}
-
-// sbomFiles makes the SBOM of each manager binary and of the image, adds
-// them to every provider's files (checksums.txt lists them, so the
-// signature covers them), and attaches the image's to the pushed image as
-// a referrer.
-func sbomFiles(ctx context.Context, b *Built, o *BuildOptions, created time.Time, log io.Writer) error {
-	so := sign.SBOMOptions{Created: created}
-	var bins []sign.Binary
-	var files []release.File
-	for _, bin := range b.Artifacts.Binaries {
-		sb := sign.Binary{Path: bin.Path, Platform: bin.Platform.String()}
-		data, err := sign.BinarySBOM(sb, so)
-		if err != nil {
-			return err
-		}
-		bins = append(bins, sb)
-		files = append(files, release.File{Name: filepath.Base(bin.Path) + sign.SBOMSuffix, Data: data})
-	}
-	img := b.Artifacts.Image
-	if img != nil {
-		repo := strings.TrimSuffix(img.Tag, ":"+tagOf(img.Tag))
-		baseName, baseDigest, _ := strings.Cut(img.Base, "@")
-		data, err := sign.ImageSBOM(repo, img.Digest, baseName, baseDigest, bins, so)
-		if err != nil {
-			return err
-		}
-		files = append(files, release.File{Name: sign.ImageSBOMFile, Data: data})
-		if img.Pushed {
-			ref, err := name.NewDigest(repo + "@" + img.Digest)
-			if err != nil {
-				return err
-			}
-			if _, err := sign.Attach(ctx, ref, sign.SBOMArtifactType, data, nil, created,
-				publish.RegistryOptions(publish.Registry{Keychain: o.Keychain})...); err != nil {
-				return err
-			}
-			fmt.Fprintf(log, "  attached %s to %s\n", sign.ImageSBOMFile, ref)
-		}
-	}
-	for _, p := range b.Result.Release.Providers {
-		for _, f := range files {
-			if err := p.Add(f.Name, f.Data); err != nil {
-				return err
-			}
-		}
-	}
-	for _, f := range files {
-		fmt.Fprintf(log, "  SBOM %s (%s)\n", f.Name, humanBytes(int64(len(f.Data))))
-	}
-	return nil
-}
-
 // imageDigest names an image by digest: as given, or the digest its tag
-// points at now.
-func imageDigest(ctx context.Context, raw string, nameOpts []name.Option, ropts []remote.Option) (name.Digest, error) {
+// points at now (image.Resolve); what says where the image was named (the
+// option it was given with, or "image").
+func imageDigest(ctx context.Context, what, raw string, nameOpts []name.Option, ropts []remote.Option) (name.Digest, error) {
 	ref, err := name.ParseReference(raw, nameOpts...)
 	if err != nil {
-		return name.Digest{}, publish.Usagef("--image %q: %v", raw, err)
+		return name.Digest{}, publish.Usagef("%s %q: %v", what, raw, err)
 	}
-	if d, ok := ref.(name.Digest); ok {
-		return d, nil
-	}
-	desc, err := remote.Head(ref, append([]remote.Option{remote.WithContext(ctx)}, ropts...)...)
+	d, err := image.Resolve(ctx, ref, ropts...)
 	if err != nil {
-		return name.Digest{}, fmt.Errorf("--image %s: %w", raw, err)
+		return name.Digest{}, fmt.Errorf("%s %s: %w", what, raw, err)
 	}
-	return ref.Context().Digest(desc.Digest.String()), nil
+	return d, nil
 }
 
 // SignDistOptions say what Sign signs: the release in a dist folder, and
@@ -243,11 +183,13 @@ type SignDistOptions struct {
 	// resolved, so a wrong dist or image fails before a token is asked for.
 	Signer sign.SignerOptions
 	// Provenance and Source are as for SignOptions; SourceHint says how a
-	// user names Source (sign.ReleaseOptions.SourceHint).
-	Provenance         bool
-	Source, SourceHint string
-	// Created stamps the image signatures; zero means now.
-	Created time.Time
+	// user names Source (sign.ReleaseOptions.SourceHint); without Source,
+	// the provenance names SourceDir's git origin.
+	Provenance                    bool
+	Source, SourceHint, SourceDir string
+	// SourceDateEpoch ($SOURCE_DATE_EPOCH) stamps the image signatures; ""
+	// means now.
+	SourceDateEpoch string
 	// Keychain gives the registries' credentials (nil: anonymous);
 	// Transport is what they are talked to through (nil: the default).
 	Keychain  authn.Keychain
@@ -275,11 +217,7 @@ func (r *SignReport) WriteText(w io.Writer) {
 }
 
 // WriteJSON prints the report as one JSON document.
-func (r *SignReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *SignReport) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
 
 // Sign signs a built release as the release pipeline's sign step does:
 // checksums.txt and provenance get Sigstore bundles, written into the dist
@@ -287,6 +225,13 @@ func (r *SignReport) WriteJSON(w io.Writer) error {
 func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	created, err := epochTime(o.SourceDateEpoch)
+	if err != nil {
+		return nil, err
+	}
+	if o.Source == "" && o.SourceDir != "" {
+		o.Source = builder.SourceURL(ctx, o.SourceDir)
 	}
 	rel, err := release.Load(o.Dir, o.Version)
 	if err != nil {
@@ -299,7 +244,7 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 	ropts := publish.RegistryOptions(publish.Registry{Keychain: o.Keychain, Transport: o.Transport})
 	rep := &SignReport{Version: rel.Version}
 	for _, raw := range o.Images {
-		ref, err := imageDigest(ctx, raw, nameOpts, ropts)
+		ref, err := imageDigest(ctx, option.Flag(ctx, option.Image), raw, nameOpts, ropts)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +265,7 @@ func Sign(ctx context.Context, o SignDistOptions) (*SignReport, error) {
 	if err := release.WriteContext(ctx, o.Dir, rel, release.WriteOptions{Progress: o.Log}); err != nil {
 		return nil, fmt.Errorf("write the bundles into %s: %w", o.Dir, err)
 	}
-	if rep.Images, err = SignImages(ctx, signer, rep.refs, o.Created, io.Discard, ropts...); err != nil {
+	if rep.Images, err = SignImages(ctx, signer, rep.refs, created, io.Discard, ropts...); err != nil {
 		return nil, err
 	}
 	return rep, nil

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/diff"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
@@ -28,11 +30,13 @@ type UpgradeError struct {
 	Report contract.Report
 	// Against names the release compared with.
 	Against string
+	// skip is how the command skips the check (option.SkipUpgradeCheck).
+	skip string
 }
 
 func (e *UpgradeError) Error() string {
-	return fmt.Sprintf("%s against %s: what breaks clusterctl upgrade; fix them, waive a rule with a reason in capirepo.yaml lint.disable, or skip the check with --skip-upgrade-check REASON",
-		lintCounts(e.Report), e.Against)
+	return fmt.Sprintf("%s against %s: what breaks clusterctl upgrade; fix them, waive a rule with a reason in capirepo.yaml lint.disable, or skip the check with %s REASON",
+		lintCounts(e.Report), e.Against, cmp.Or(e.skip, option.SkipUpgradeCheck.String()))
 }
 
 // upgrade is the release's upgrade step: the releases of Against, or else
@@ -43,13 +47,13 @@ func (e *UpgradeError) Error() string {
 func (r *run) upgrade(ctx context.Context, opened []publish.Target) (string, bool, error) {
 	if reason := strings.TrimSpace(r.o.SkipUpgradeCheck); reason != "" {
 		fmt.Fprintf(r.o.Log, "  upgrade check skipped: %s\n", reason)
-		return "--skip-upgrade-check: not checked (" + reason + ")", true, nil
+		return option.Flag(ctx, option.SkipUpgradeCheck) + ": not checked (" + reason + ")", true, nil
 	}
 	if len(r.o.Against) > 0 {
 		return r.upgradeAgainst(ctx)
 	}
 	if len(r.o.Targets) == 0 {
-		return "no --publish target to read the previous release from: not checked", true, nil
+		return "no " + option.Flag(ctx, option.Publish) + " target to read the previous release from: not checked", true, nil
 	}
 	newRel := r.b.Result.Release
 	rd := &reader{o: readOptions(r.o.TargetOptions), log: r.o.Log}
@@ -65,7 +69,7 @@ func (r *run) upgrade(ctx context.Context, opened []publish.Target) (string, boo
 				if r.unreachable(loc.URL, err, &unreachable) {
 					continue
 				}
-				return "", false, r.skipHint(err)
+				return "", false, r.skipHint(ctx, err)
 			}
 			src = t
 		}
@@ -74,7 +78,7 @@ func (r *run) upgrade(ctx context.Context, opened []publish.Target) (string, boo
 			if r.unreachable(loc.URL, err, &unreachable) {
 				continue
 			}
-			return "", false, r.skipHint(fmt.Errorf("%s: %w", loc.URL, err))
+			return "", false, r.skipHint(ctx, fmt.Errorf("%s: %w", loc.URL, err))
 		}
 		if prev == "" {
 			continue
@@ -88,7 +92,7 @@ func (r *run) upgrade(ctx context.Context, opened []publish.Target) (string, boo
 			return "", false, err
 		}
 		r.old = old
-		rep, err := r.compare(old, rd.historyOrNote(ctx, src, ids, old, newRel), prev+" at "+loc.URL)
+		rep, err := r.compare(ctx, old, rd.historyOrNote(ctx, src, ids, old, newRel), prev+" at "+loc.URL)
 		if err != nil {
 			return "", false, err
 		}
@@ -118,18 +122,18 @@ func (r *run) upgradeAgainst(ctx context.Context) (string, bool, error) {
 			if r.unreachable(s.String(), err, &unreachable) {
 				continue
 			}
-			return "", false, r.skipHint(fmt.Errorf("--against %s: %w", s, err))
+			return "", false, r.skipHint(ctx, fmt.Errorf("%s %s: %w", option.Flag(ctx, option.Against), s, err))
 		}
 		if old == nil {
-			fmt.Fprintf(r.o.Log, "  --against %s: no release below %s: nothing to compare\n", s, newRel.Version)
+			fmt.Fprintf(r.o.Log, "  %s %s: no release below %s: nothing to compare\n", option.Flag(ctx, option.Against), s, newRel.Version)
 			continue
 		}
 		against := old.Version + " at " + from
 		if r.old == nil {
 			r.old = old
 		}
-		fmt.Fprintf(r.o.Log, "  comparing with %s (--against)\n", against)
-		rep, err := r.compare(old, hist, against)
+		fmt.Fprintf(r.o.Log, "  comparing with %s (%s)\n", against, option.Flag(ctx, option.Against))
+		rep, err := r.compare(ctx, old, hist, against)
 		if err != nil {
 			return "", false, err
 		}
@@ -140,7 +144,7 @@ func (r *run) upgradeAgainst(ctx context.Context) (string, bool, error) {
 		if len(unreachable) > 0 {
 			return "not checked: " + strings.Join(unreachable, ", ") + " could not be reached (a dry run does not fail for it; a real run stops)", true, nil
 		}
-		return "--against: no release below " + newRel.Version + ": nothing to compare", true, nil
+		return option.Flag(ctx, option.Against) + ": no release below " + newRel.Version + ": nothing to compare", true, nil
 	}
 	return fmt.Sprintf("against %s: %s, %s", strings.Join(done, "; "), text.Plural(errs, "error", "errors"), text.Plural(warns, "warning", "warnings")) + unreachableDetail(unreachable), false, nil
 }
@@ -148,7 +152,7 @@ func (r *run) upgradeAgainst(ctx context.Context) (string, bool, error) {
 // compare checks the upgrade from old (with the history findings hist) to
 // the release built, prints the findings, adds them to the summary and
 // fails on an error.
-func (r *run) compare(old *release.Release, hist []contract.Finding, against string) (contract.Report, error) {
+func (r *run) compare(ctx context.Context, old *release.Release, hist []contract.Finding, against string) (contract.Report, error) {
 	res := diff.Compare(old, r.b.Result.Release)
 	r.sum.Upgrade = append(r.sum.Upgrade, res.Changes)
 	for _, n := range res.Notes {
@@ -165,7 +169,7 @@ func (r *run) compare(old *release.Release, hist []contract.Finding, against str
 	r.sum.Findings = append(r.sum.Findings, rep.Findings...)
 	r.sum.Waived = append(r.sum.Waived, rep.Waived...)
 	if rep.HasErrors() {
-		return rep, &UpgradeError{Report: rep, Against: against}
+		return rep, &UpgradeError{Report: rep, Against: against, skip: option.Flag(ctx, option.SkipUpgradeCheck)}
 	}
 	return rep, nil
 }
@@ -191,11 +195,11 @@ func unreachableDetail(list []string) string {
 
 // skipHint adds how to go on without the upgrade check to err: a real run
 // publishes without it; a dry run publishes nothing either way.
-func (r *run) skipHint(err error) error {
+func (r *run) skipHint(ctx context.Context, err error) error {
 	if r.o.DryRun {
-		return fmt.Errorf("%w (to run without the check: --skip-upgrade-check REASON)", err)
+		return fmt.Errorf("%w (to run without the check: %s REASON)", err, option.Flag(ctx, option.SkipUpgradeCheck))
 	}
-	return fmt.Errorf("%w (to publish without the check: --skip-upgrade-check REASON)", err)
+	return fmt.Errorf("%w (to publish without the check: %s REASON)", err, option.Flag(ctx, option.SkipUpgradeCheck))
 }
 
 func releaseIDs(rel *release.Release) []provider.ID {

@@ -397,7 +397,7 @@ func TestRun_AgainstComparesWithTheNamedRelease(t *testing.T) {
 func TestRun_RehearsalStepUpgradesFromTheReleaseTheUpgradeStepRead(t *testing.T) {
 	empty, root := "file://"+filepath.Join(t.TempDir(), "empty"), "file://"+filepath.Join(t.TempDir(), "repo")
 	publishTo(t, root, targets.Options{}, buildtest.MinimalRelease(t, "v0.1.0"))
-	rehearse := &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"), NoLookup: true}}
+	rehearse := &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: filepath.Join(t.TempDir(), "kubeconfig")}}
 
 	var logs bytes.Buffer
 	o := minimalRun(t, buildtest.MinimalTree(t, 2), &logs, root)

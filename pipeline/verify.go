@@ -11,8 +11,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/capirepo/capirepo/install"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/local"
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/rehearse"
 	"github.com/capirepo/capirepo/release"
@@ -116,22 +118,24 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	switch {
 	case o.ConfigMaps != "" && o.Path == "":
 		if o.Signatures != nil {
-			return nil, publish.Usagef("--signatures checks a folder or an oci:// artifact; ConfigMaps carry no signatures")
+			return nil, publish.Usagef("%s checks a folder or an oci:// artifact; ConfigMaps carry no signatures", option.Flag(ctx, option.Signatures))
 		}
 		rep.Read, err = verifyConfigMaps(ctx, o.ConfigMaps, opts)
-	case o.Path != "" && o.ConfigMaps == "" && strings.HasPrefix(o.Path, "oci://"):
-		rep.Read, err = o.verifyOCI(ctx, opts)
+	case o.Path != "" && o.ConfigMaps == "" && isOCIReference(o.Path):
+		ref, plainHTTP, _ := oci.ParseReference(o.Path)
+		oo := o.OCI
+		oo.PlainHTTP = oo.PlainHTTP || plainHTTP
+		rep.Read, err = o.verifyOCI(ctx, ref, oo, opts)
 		if o.Signatures != nil && err == nil {
 			rep.Signatures = &SignatureReport{Verifier: o.Signatures.String()}
 			var found []*sign.Signature
-			ref := ociRef(o.Path)
-			found, err = o.verifyImageSignature(ctx, ref, o.OCI.Keychain, o.OCI.PlainHTTP || strings.HasPrefix(strings.TrimPrefix(o.Path, "oci://"), "http://"))
+			found, err = o.verifyImageSignature(ctx, ref, oo.Keychain, oo.PlainHTTP)
 			rep.Signatures.Images = map[string][]*sign.Signature{ref: found}
 		}
 	case o.Path != "" && o.ConfigMaps == "":
 		err = o.verifyDir(ctx, rep, opts)
 	default:
-		return nil, publish.Usagef("verify takes one DIR or oci:// reference, or --configmaps FILE; see 'capirepo verify --help'")
+		return nil, publish.Usagef("verify takes one DIR or oci:// reference, or %s FILE", option.Flag(ctx, option.ConfigMaps))
 	}
 	rep.err = err
 	return rep, err
@@ -140,12 +144,15 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 // verifyDir reads every version of a DIR and runs the images, signatures
 // and install checks on it; each check runs even when another failed.
 func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts verify.Options) error {
-	path, err := FolderPath(o.Path)
+	path, err := local.Folder(o.Path)
 	if err != nil {
 		return err
 	}
+	if err := CheckFolder("verify", path); err != nil {
+		return err
+	}
 	o.Path = path
-	f, err := openFolder(o.Path, o.Version, o.Log)
+	f, err := openFolder(ctx, o.Path, o.Version, o.Log)
 	if err != nil {
 		return err
 	}
@@ -192,12 +199,7 @@ func (o VerifyOptions) verifyDir(ctx context.Context, rep *VerifyReport, opts ve
 
 // verifyOCI reads an artifact back by the operator's rules and hands its
 // files to clusterctl's client.
-func (o VerifyOptions) verifyOCI(ctx context.Context, opts verify.Options) (*verify.Report, error) {
-	ref := strings.TrimPrefix(o.Path, "oci://")
-	oo := o.OCI
-	if r, ok := strings.CutPrefix(ref, "http://"); ok { // the operator's plain-HTTP form
-		ref, oo.PlainHTTP = r, true
-	}
+func (o VerifyOptions) verifyOCI(ctx context.Context, ref string, oo oci.Options, opts verify.Options) (*verify.Report, error) {
 	rd, err := oci.New(oo)
 	if err != nil {
 		return nil, publish.UsageError{Err: err}
@@ -212,10 +214,11 @@ func (o VerifyOptions) verifyOCI(ctx context.Context, opts verify.Options) (*ver
 	return verify.Providers(ctx, provs, o.Path, opts)
 }
 
-// ociRef is an oci:// argument as a registry reference.
-func ociRef(arg string) string {
-	ref := strings.TrimPrefix(arg, "oci://")
-	return strings.TrimPrefix(ref, "http://")
+// isOCIReference says whether a verify argument is an OCI artifact's
+// reference (oci.ParseReference), not a folder.
+func isOCIReference(arg string) bool {
+	_, _, ok := oci.ParseReference(arg)
+	return ok
 }
 
 // verifyImages checks the images of the release in the DIR.

@@ -1,35 +1,18 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/local"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/release"
 )
-
-// FolderPath is a folder argument as a path: file://DIR (as a clusterctl
-// provider URL or a capirepo target names a folder) is DIR; anything else
-// is taken as it is.
-func FolderPath(arg string) (string, error) {
-	rest, ok := strings.CutPrefix(arg, "file://")
-	if !ok {
-		return arg, nil
-	}
-	dir, err := local.ParseURL(rest)
-	if err != nil {
-		return "", publish.UsageError{Err: fmt.Errorf("%s: %w", arg, err)}
-	}
-	return dir, nil
-}
 
 // folder is a DIR verify reads: a repository tree (a dist folder, a
 // clusterctl local repository, a capirepo mirror folder) or one
@@ -55,7 +38,7 @@ type folder struct {
 // name (unreadable): the others are still verified, and clusterctl's
 // latest is said with every folder it lists in view. A tree of such
 // folders alone is an error.
-func openFolder(path, version string, log io.Writer) (*folder, error) {
+func openFolder(ctx context.Context, path, version string, log io.Writer) (*folder, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -79,7 +62,7 @@ func openFolder(path, version string, log io.Writer) (*folder, error) {
 		return nil, err
 	}
 	if rel.Version == "" {
-		return nil, fmt.Errorf("%s: no version: the folder is not in a <label>/<version>/ tree and its manager image carries no vX.Y.Z tag: give it with --version", path)
+		return nil, fmt.Errorf("%s: no version: the folder is not in a <label>/<version>/ tree and its manager image carries no vX.Y.Z tag: give it with %s", path, option.Flag(ctx, option.Version))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(log, "%s: %s\n", path, n)
@@ -205,7 +188,7 @@ func (f *folder) checkSums(version string, log io.Writer) error {
 	var unsummed []string
 	var errs []error
 	for _, dir := range f.dirs(version) {
-		has, err := checkFolderSums(dir)
+		has, err := release.CheckFolder(dir)
 		if !has {
 			unsummed = append(unsummed, dir)
 		}
@@ -215,24 +198,4 @@ func (f *folder) checkSums(version string, log io.Writer) error {
 		fmt.Fprintf(log, "no %s in %s: nothing to check the files against (capirepo build writes one; a release rendered with the kustomize CLI, downloaded assets and a mirror folder have none): the files are checked as they are\n", release.ChecksumsFile, strings.Join(unsummed, ", "))
 	}
 	return errors.Join(errs...)
-}
-
-// checkFolderSums checks a folder's files against its checksums.txt: all of
-// them, as capirepo build writes it; those there, where the checksums.txt
-// is signed (a mirror copies upstream's with only the files clusterctl
-// reads). false: there is none.
-func checkFolderSums(dir string) (bool, error) {
-	sums, err := os.ReadFile(filepath.Join(dir, release.ChecksumsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	files, err := release.ReadFolder(dir)
-	if err != nil {
-		return true, err
-	}
-	signed := slices.ContainsFunc(files, func(f release.File) bool { return f.Name == release.ChecksumsFile+release.BundleSuffix })
-	return true, release.CheckChecksums(dir, sums, files, signed)
 }

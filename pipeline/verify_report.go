@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -178,7 +177,7 @@ func (o VerifyOptions) verifyImageSignature(ctx context.Context, raw string, kc 
 	if insecure {
 		nameOpts = append(nameOpts, name.Insecure)
 	}
-	ref, err := imageDigest(ctx, raw, nameOpts, ropts)
+	ref, err := imageDigest(ctx, "image", raw, nameOpts, ropts)
 	if err != nil {
 		return nil, err
 	}
@@ -188,24 +187,9 @@ func (o VerifyOptions) verifyImageSignature(ctx context.Context, raw string, kc 
 // verifyConfigMaps reads a file of ConfigMaps and Provider resources back by
 // the operator's rules and hands each provider's files to clusterctl's client.
 func verifyConfigMaps(ctx context.Context, file string, opts verify.Options) (*verify.Report, error) {
-	data, err := os.ReadFile(file)
+	provs, err := configmap.ReadFile(file, opts.Version)
 	if err != nil {
 		return nil, err
-	}
-	f, err := configmap.Parse(file, data)
-	if err != nil {
-		return nil, err
-	}
-	var provs []*release.Provider
-	for _, r := range f.Resources {
-		if opts.Version != "" {
-			r.Version = opts.Version
-		}
-		p, err := configmap.Load(f, r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		provs = append(provs, p)
 	}
 	opts.Version = ""
 	return verify.Providers(ctx, provs, file, opts)

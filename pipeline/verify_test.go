@@ -54,19 +54,3 @@ func TestLintPath_AgainstOnOneFileIsAUsageError(t *testing.T) {
 		t.Errorf("--against on a file: %v", err)
 	}
 }
-
-func TestIsSourceTree_TellsATreeFromReleaseAssets(t *testing.T) {
-	tree, assets := t.TempDir(), t.TempDir()
-	if err := os.MkdirAll(filepath.Join(tree, "config", "default"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tree, "config", "default", "kustomization.yaml"), []byte("resources: []\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(assets, "metadata.yaml"), []byte("kind: Metadata\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if !pipeline.IsSourceTree(tree) || pipeline.IsSourceTree(assets) {
-		t.Errorf("tree %v, assets %v", pipeline.IsSourceTree(tree), pipeline.IsSourceTree(assets))
-	}
-}

@@ -166,7 +166,7 @@ func TestNewestAndPrevious_AsClusterctlsOwnClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			log.Reset()
-			sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: []string{"infrastructure-example:latest-1"}, ClusterctlConfig: cfg, To: to,
+			sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: []string{"infrastructure-example:latest-1"}, Clusterctl: clusterctlConfig(t, cfg), To: to,
 				Sources: targets.Options{HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}}, Log: &log})
 			if tc.newest == "error" || tc.previous == "error" {
 				if err == nil || !strings.Contains(err.Error(), refused) {

@@ -152,3 +152,15 @@ func labelFromKustomization(file string) (string, error) {
 	}
 	return "", nil
 }
+
+// IsSourceTree tells a provider source tree (a capirepo.yaml, a
+// clusterctl-settings.json or a kustomization under config/) from a folder
+// of release assets.
+func IsSourceTree(path string) bool {
+	for _, p := range []string{ConfigFile, SettingsFile, DefaultKustomize + "/kustomization.yaml", "core/" + DefaultKustomize + "/kustomization.yaml"} {
+		if _, err := os.Stat(filepath.Join(path, filepath.FromSlash(p))); err == nil {
+			return true
+		}
+	}
+	return false
+}

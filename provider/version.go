@@ -9,13 +9,14 @@ import (
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
 	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/option"
 )
 
 // ParseVersion parses a release version. Releases are tagged with a leading
 // "v" (clusterctl resolves "latest" as "v"+semver), so one is required.
 func ParseVersion(v string) (*semver.Version, error) {
 	if v == "" {
-		return nil, fmt.Errorf("no release version: pass --version vX.Y.Z or set version: in capirepo.yaml")
+		return nil, fmt.Errorf("no release version: pass %s vX.Y.Z or set version: in capirepo.yaml", option.Version)
 	}
 	if !strings.HasPrefix(v, "v") {
 		return nil, fmt.Errorf("version %q must start with 'v'%s: clusterctl asks for tags as v<semver>", v, didYouMeanVersion(v))

@@ -6,7 +6,11 @@
 // version is the newest, and which came before, is package versions'
 // answer; Repository hands it a Source's versions.
 // A target's optional abilities are one-method interfaces (Planner,
-// Signable, Operator, Drafting, Noted, Flat) that callers find with a type check.
+// Signable, Operator, Drafting, Noted, Flat) that callers find with a type
+// check; an Operator that holds nothing its reader installs from says why
+// (NotInstallable). ReadCertManager reads the one file clusterctl reads of
+// cert-manager's release; Site renders what a mirror's site installs from
+// (its clusterctl config, or the operator's Provider resources).
 // The backends are one folder each: github/ (a GitHub release), gitlab/
 // (GitLab generic packages), local/ (the semver folder tree of a file://
 // URL), oci/ (artifacts cluster-api-operator reads), configmap/ (a file of
@@ -46,7 +50,7 @@
 //     - Clusterctl() says how clusterctl reads it: Reach.ProviderURL (the
 //     URL for a clusterctl config), or Why it cannot and which Reader
 //     reads the target instead; verify, release and mirror read it back
-//     that way (pipeline's readBack).
+//     that way (verify.ReadBack).
 //     - What else it can do is one of the optional interfaces, each asserted
 //     with var _ publish.X = (*Target)(nil): Planner (the files Publish
 //     would write, for a dry run's count: implement it whenever the target

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/capirepo/capirepo/internal/option"
 )
 
 // Waits every request of capirepo is bounded by (HTTPOptions).
@@ -90,7 +92,7 @@ type TransferTimeoutError struct {
 }
 
 func (e *TransferTimeoutError) Error() string {
-	return fmt.Sprintf("%s: the reply was still arriving after %s (%d times --timeout): stopped reading", e.What, e.After, TransferTimeFactor)
+	return fmt.Sprintf("%s: the reply was still arriving after %s (%d times %s): stopped reading", e.What, e.After, TransferTimeFactor, option.Timeout)
 }
 
 // HTTPOptions say how long a request may wait and whom to tell.
@@ -172,7 +174,7 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("%s sent nothing for %s (raise --timeout if the server is just slow)", e.Host, e.After)
+	return fmt.Sprintf("%s sent nothing for %s (raise %s if the server is just slow)", e.Host, e.After, option.Timeout)
 }
 
 // Timeout marks the error as a timeout (net.Error), so it is retried.

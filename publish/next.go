@@ -2,11 +2,13 @@ package publish
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -40,22 +42,22 @@ func WriteFileIfChanged(file string, data []byte) (abs string, written bool, err
 // configOut when set, atomically; sum.ConfigFile then names it) and the
 // clusterctl init line that tries the version with it. Release and every
 // publish command build these lines here.
-func NextSteps(sum *Summary, configOut string) ([]string, error) {
+func NextSteps(ctx context.Context, sum *Summary, configOut string) ([]string, error) {
 	var next []string
 	file := "FILE"
 	if configOut != "" {
 		abs, _, err := WriteConfigFile(configOut, ClusterctlConfig{Providers: sum.Providers})
 		if err != nil {
-			return nil, fmt.Errorf("--config-out: %w", err)
+			return nil, fmt.Errorf("%s: %w", option.Flag(ctx, option.ConfigOut), err)
 		}
 		sum.ConfigFile, file = abs, abs
 		next = append(next, fmt.Sprintf("clusterctl config for %s written to %s", sum.URL, abs))
 	} else {
-		next = append(next, fmt.Sprintf("save the clusterctl config printed for %s as FILE (or pass --config-out FILE)", sum.URL))
+		next = append(next, fmt.Sprintf("save the clusterctl config printed for %s as FILE (or pass %s FILE)", sum.URL, option.Flag(ctx, option.ConfigOut)))
 	}
 	try := "try it: "
 	if sum.Draft { // clusterctl sees no draft
-		try = "once the draft is published (capirepo publish github without --draft), try it: "
+		try = "once the draft is published (capirepo publish github without " + option.Draft.String() + "), try it: "
 	}
 	return append(next, try+InitCommand(sum.InitVersions(), file)), nil
 }

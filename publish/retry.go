@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+
+	"github.com/capirepo/capirepo/internal/option"
 )
 
 // Retry is the one retry policy for every network call of this package.
@@ -189,8 +191,8 @@ func DoValue[T any](ctx context.Context, r Retry, op func(ctx context.Context) (
 			}
 			wait = after
 		} else if left, ok := budget.left(); ok && wait >= left {
-			return v, fmt.Errorf("%w (gave up after %s: one request waits at most %s in all, %d times --timeout)",
-				err, attempts(attempt), budget.total.Round(time.Millisecond), WaitBudgetFactor)
+			return v, fmt.Errorf("%w (gave up after %s: one request waits at most %s in all, %d times %s)",
+				err, attempts(attempt), budget.total.Round(time.Millisecond), WaitBudgetFactor, option.Flag(ctx, option.Timeout))
 		}
 		if r.Notify != nil {
 			r.Notify(attempt, err, wait)

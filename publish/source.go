@@ -193,6 +193,16 @@ func read(ctx context.Context, src Source, ref Ref, components string, files map
 	return p, nil
 }
 
+// ReadCertManager reads cert-manager's release at version from src as
+// clusterctl reads it: the one manifest file its URL names.
+func ReadCertManager(ctx context.Context, src Source, version, file string) (*release.Provider, error) {
+	files, err := ReadFiles(ctx, src, Ref{ID: provider.CertManager, Version: version}, file)
+	if err != nil {
+		return nil, err
+	}
+	return &release.Provider{ID: provider.CertManager, Version: version, ComponentsFile: file, Files: files, NoChecksums: true}, nil
+}
+
 // ReadFiles downloads the named files of one provider version and checks
 // each against the sha256 the source lists, whatever they are (cert-manager's
 // release holds no metadata.yaml).

@@ -64,10 +64,19 @@ type Signable interface {
 // that install a release from it.
 type Operator interface {
 	// Resources are the Provider resources that install rel from the
-	// target, in namespace (each provider's own when ""); none when the
-	// operator cannot read what the target holds.
+	// target, in namespace (each provider's own when ""); a
+	// *NotInstallable error when the operator cannot read what the target
+	// holds.
 	Resources(rel *release.Release, namespace string) ([]operator.Resource, error)
 }
+
+// NotInstallable is what an Operator's Resources returns when its reader
+// cannot install from what the target holds (OCI artifacts in the
+// proposal's layout, which cluster-api-operator never unpacks): Why says
+// so, in place of resources.
+type NotInstallable struct{ Why string }
+
+func (e *NotInstallable) Error() string { return e.Why }
 
 // Drafting is a target that may leave what it publishes a draft, which no
 // reader sees until a person publishes it (a GitHub release).

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 	"sigs.k8s.io/yaml"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish/local"
 	"github.com/capirepo/capirepo/release"
 )
@@ -48,8 +49,8 @@ func (r *rehearsal) serve(ctx context.Context) error {
 	default:
 		return fmt.Errorf("upgrade rehearsal: the cluster at %s has no cert-manager CRDs (%s), which clusterctl init needs before any provider: "+
 			"install them first (kubectl apply -f cert-manager.crds.yaml, an asset of cert-manager %s's release), or let clusterctl install cert-manager "+
-			"from the rehearsal's repository (--with-cert-manager: read from where the clusterctl config says, GitHub by default; its webhooks are taken out and nothing of it runs)",
-			r.c.Host, certManagerCRDs[0]+", "+certManagerCRDs[1], config.CertManagerDefaultVersion)
+			"from the rehearsal's repository (%s: read from where the clusterctl config says, GitHub by default; its webhooks are taken out and nothing of it runs)",
+			r.c.Host, certManagerCRDs[0]+", "+certManagerCRDs[1], config.CertManagerDefaultVersion, option.Flag(ctx, option.WithCertManager))
 	}
 	t := &local.Target{Root: r.repo, Kind: "rehearsal"}
 	for _, p := range provs {

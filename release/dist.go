@@ -16,6 +16,7 @@ import (
 
 	"github.com/capirepo/capirepo/internal/dirlock"
 	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/versions"
 )
@@ -223,7 +224,7 @@ func Load(root, version string) (*Release, error) {
 	if version == "" {
 		vs := versions.Sorted(slices.Collect(maps.Keys(held)))
 		if len(vs) > 1 {
-			return nil, fmt.Errorf("%s holds several versions (%s): choose one with --version", root, strings.Join(vs, ", "))
+			return nil, fmt.Errorf("%s holds several versions (%s): choose one with %s", root, strings.Join(vs, ", "), option.Version)
 		}
 		version = vs[0]
 	}
@@ -387,6 +388,27 @@ func CheckChecksums(dir string, sums []byte, files []File, partial bool) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CheckFolder checks a folder's files against its checksums.txt: all of
+// them, as capirepo build writes it; only those listed, where the
+// checksums.txt is signed (a mirror copies upstream's with only the files
+// clusterctl reads). has is false when the folder holds no checksums.txt:
+// there is nothing to check its files against.
+func CheckFolder(dir string) (has bool, err error) {
+	sums, err := os.ReadFile(filepath.Join(dir, ChecksumsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	files, err := ReadFolder(dir)
+	if err != nil {
+		return true, err
+	}
+	signed := slices.ContainsFunc(files, func(f File) bool { return f.Name == ChecksumsFile+BundleSuffix })
+	return true, CheckChecksums(dir, sums, files, signed)
 }
 
 // ComponentsFile picks the components file among a version folder's file

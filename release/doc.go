@@ -3,7 +3,8 @@
 // dist/<provider-label>/<version>/<files>, with a checksums.txt per folder
 // (Write, Load). Read takes a release from any folder clusterctl reads one
 // from (a repository tree, a version folder, a flat folder of assets), for
-// the lint and the diff of releases capirepo did not build. ScanTree and
+// the lint and the diff of releases capirepo did not build; CheckFolder
+// checks a folder's files against its checksums.txt. ScanTree and
 // ScanLabel list the version folders clusterctl reads; Latest is the one it
 // installs for latest (package versions' rule), which Read takes when no
 // version is given.

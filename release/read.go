@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/capirepo/capirepo/internal/fsafe"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 )
 
@@ -34,7 +35,7 @@ type ReadOptions struct {
 	// in ..."); "" means "reading".
 	Doing string
 	// Choose is how the user picks another of a tree's versions, as that
-	// note says it; "" means "--version".
+	// note says it; "" means option.Version's flag.
 	Choose string
 }
 
@@ -50,7 +51,7 @@ type ReadOptions struct {
 // inferred, for the user.
 func Read(root string, o ReadOptions) (rel *Release, notes []string, err error) {
 	version := o.Version
-	doing, choose := cmp.Or(o.Doing, "reading"), cmp.Or(o.Choose, "--version")
+	doing, choose := cmp.Or(o.Doing, "reading"), cmp.Or(o.Choose, option.Version.String())
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, nil, err
@@ -163,15 +164,15 @@ func readFlat(dir, version string) (*Provider, []string, error) {
 	if err != nil {
 		label := labelFromObjects(files)
 		if id, err = provider.ParseLabel(label); err != nil {
-			return nil, nil, fmt.Errorf("%s: cannot tell the provider: the folder is not in a <label>/<version>/ tree and its objects carry no cluster.x-k8s.io/provider label; put it in <label>/<version>/, or lint the files one by one with --provider", dir)
+			return nil, nil, fmt.Errorf("%s: cannot tell the provider: the folder is not in a <label>/<version>/ tree and its objects carry no cluster.x-k8s.io/provider label; put it in <label>/<version>/, or lint the files one by one with %s", dir, option.Provider)
 		}
 		notes = append(notes, fmt.Sprintf("provider %s, from the objects' %s label", label, provider.ProviderLabel))
 	}
 	if version == "" {
 		if version = imageTag(files); version != "" {
-			notes = append(notes, fmt.Sprintf("version %s, from the manager image's tag (set it with --version)", version))
+			notes = append(notes, fmt.Sprintf("version %s, from the manager image's tag (set it with %s)", version, option.Version))
 		} else {
-			notes = append(notes, "no version: the checks that need one are skipped (set it with --version)")
+			notes = append(notes, "no version: the checks that need one are skipped (set it with "+option.Version.String()+")")
 		}
 	}
 	p, err := readProvider(dir, id, version)

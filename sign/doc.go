@@ -16,6 +16,10 @@
 // referrers of an image against its digest, for a public key or a
 // certificate identity and issuer.
 //
+// AddSBOMs makes the SBOMs of what a build made and adds them to its
+// release; LoadVerifier makes a verifier with the trusted root a keyless
+// check needs.
+//
 // The package takes values: cmd/capirepo reads the key, its password and
 // the OIDC token from the environment. It does not decide when to sign (the
 // release pipeline does) nor upload what it made (the publish targets do). It signs with

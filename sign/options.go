@@ -9,6 +9,7 @@ import (
 
 	"github.com/sigstore/sigstore-go/pkg/root"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/redact"
 	"github.com/capirepo/capirepo/publish"
 )
@@ -38,12 +39,12 @@ func LoadInstance(ctx context.Context, o InstanceOptions, wantConfig, wantRoot b
 	var err error
 	if o.SigningConfig != "" {
 		if sc, err = root.NewSigningConfigFromPath(o.SigningConfig); err != nil {
-			return nil, nil, publish.Usagef("--signing-config %s: %v", o.SigningConfig, err)
+			return nil, nil, publish.Usagef("%s %s: %v", option.Flag(ctx, option.SigningConfig), o.SigningConfig, err)
 		}
 	}
 	if o.TrustedRoot != "" {
 		if tr, err = root.NewTrustedRootFromPath(o.TrustedRoot); err != nil {
-			return nil, nil, publish.Usagef("--trusted-root %s: %v", o.TrustedRoot, err)
+			return nil, nil, publish.Usagef("%s %s: %v", option.Flag(ctx, option.TrustedRoot), o.TrustedRoot, err)
 		}
 	}
 	if (wantConfig && sc == nil) || (wantRoot && tr == nil) {
@@ -52,7 +53,7 @@ func LoadInstance(ctx context.Context, o InstanceOptions, wantConfig, wantRoot b
 		}
 		psc, ptr, err := PublicInstance(ctx, o.CacheDir, o.HTTPClient)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w (give --signing-config and --trusted-root for another instance, or where the public one cannot be reached)", err)
+			return nil, nil, fmt.Errorf("%w (give %s and %s for another instance, or where the public one cannot be reached)", err, option.Flag(ctx, option.SigningConfig), option.Flag(ctx, option.TrustedRoot))
 		}
 		if sc == nil {
 			sc = psc
@@ -96,7 +97,7 @@ type SignerOptions struct {
 // options are usage errors (publish.IsUsage).
 func NewSigner(ctx context.Context, o SignerOptions) (*Signer, error) {
 	if o.TransparencyLog && o.Key == nil {
-		return nil, publish.Usagef("--tlog-upload goes with --key: keyless signing always records its signatures in the transparency log")
+		return nil, publish.Usagef("%s goes with %s: keyless signing always records its signatures in the transparency log", option.Flag(ctx, option.TlogUpload), option.Flag(ctx, option.Key))
 	}
 	var transport http.RoundTripper
 	if o.HTTPClient != nil {
@@ -106,7 +107,7 @@ func NewSigner(ctx context.Context, o SignerOptions) (*Signer, error) {
 	if o.Key != nil {
 		priv, err := LoadPrivateKey(o.Key, o.Password)
 		if err != nil {
-			return nil, publish.Usagef("--key %s: %v", o.KeyName, err)
+			return nil, publish.Usagef("%s %s: %v", option.Flag(ctx, option.Key), o.KeyName, err)
 		}
 		var svc Services
 		if o.TransparencyLog {
@@ -123,7 +124,7 @@ func NewSigner(ctx context.Context, o SignerOptions) (*Signer, error) {
 		}
 		return NewKeySigner(priv, svc)
 	}
-	tokens, err := o.tokens()
+	tokens, err := o.tokens(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func NewSigner(ctx context.Context, o SignerOptions) (*Signer, error) {
 
 // tokens is where keyless signing gets its OIDC tokens: IDToken, else
 // GitHub Actions' token service. Every token joins Secrets.
-func (o SignerOptions) tokens() (TokenSource, error) {
+func (o SignerOptions) tokens(ctx context.Context) (TokenSource, error) {
 	var src TokenSource
 	switch {
 	case o.IDToken != "":
@@ -151,7 +152,7 @@ func (o SignerOptions) tokens() (TokenSource, error) {
 	case o.GitHubTokenURL != "" && o.GitHubToken != "":
 		src = GitHubActionsToken(o.HTTPClient, o.GitHubTokenURL, o.GitHubToken)
 	default:
-		return nil, publish.Usagef("keyless signing needs an OIDC token: set SIGSTORE_ID_TOKEN (GitLab CI: id_tokens with aud: sigstore), or run in GitHub Actions with permissions: id-token: write; or sign with --key")
+		return nil, publish.Usagef("keyless signing needs an OIDC token: set SIGSTORE_ID_TOKEN (GitLab CI: id_tokens with aud: sigstore), or run in GitHub Actions with permissions: id-token: write; or sign with %s", option.Flag(ctx, option.Key))
 	}
 	return func(ctx context.Context) (string, error) {
 		t, err := src(ctx)

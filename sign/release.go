@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
@@ -126,7 +127,7 @@ func signRelease(ctx context.Context, signBlob func(context.Context, []byte) (*S
 					path.Join(dir, pf.Name), hint)
 			}
 		} else {
-			fmt.Fprintf(o.Log, "  %s: no %s: nothing signed names version %s, so verify --signatures refuses it unless --allow-missing-provenance\n", dir, release.ProvenanceFile, rel.Version)
+			fmt.Fprintf(o.Log, "  %s: no %s: nothing signed names version %s, so verify %s refuses it unless %s\n", dir, release.ProvenanceFile, rel.Version, option.Signatures, option.AllowMissingProvenance)
 		}
 		if warning != "" {
 			fmt.Fprintf(o.Log, "  warning: %s\n", warning)
@@ -300,8 +301,8 @@ func VerifyFiles(v *Verifier, dir string, files []release.File, o VerifyFilesOpt
 	pf, ok := byName[release.ProvenanceFile]
 	switch {
 	case !ok && o.Version != "" && !v.allowNoProvenance:
-		errs = append(errs, fmt.Errorf("%s: no %s: the signed %s names files, not a version, so nothing signed tells these files from another release's put under %s (a rollback); capirepo sign writes and signs one unless --provenance=false: sign the release again, or pass --allow-missing-provenance to accept a release whose version nothing signed names",
-			dir, release.ProvenanceFile, release.ChecksumsFile, o.Version))
+		errs = append(errs, fmt.Errorf("%s: no %s: the signed %s names files, not a version, so nothing signed tells these files from another release's put under %s (a rollback); capirepo sign writes and signs one unless %s=false: sign the release again, or pass %s to accept a release whose version nothing signed names",
+			dir, release.ProvenanceFile, release.ChecksumsFile, o.Version, option.Provenance, option.AllowMissingProvenance))
 	case ok:
 		if err := verifyOne(pf); err != nil {
 			errs = append(errs, err)

@@ -2,9 +2,11 @@ package sign
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/bundle"
@@ -12,6 +14,9 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/capirepo/capirepo/internal/option"
+	"github.com/capirepo/capirepo/publish"
 )
 
 // VerifyOptions say whose signatures are accepted: a public key's, or a
@@ -66,6 +71,35 @@ func NewVerifier(o VerifyOptions) (*Verifier, error) {
 	return v, nil
 }
 
+// LoadVerifier makes the verifier o asks for, its public key read from
+// keyFile ("" for a certificate identity) and, for an identity or a key
+// whose signatures need a log entry, the trusted root of inst (else the
+// public instance's; a key needs no network). Mistakes in what is asked
+// for are usage errors.
+func LoadVerifier(ctx context.Context, o VerifyOptions, keyFile string, inst InstanceOptions) (*Verifier, error) {
+	if keyFile != "" {
+		pem, err := os.ReadFile(keyFile)
+		if err != nil {
+			return nil, publish.Usagef("%s: %v", option.Flag(ctx, option.Key), err)
+		}
+		o.Key = pem
+	}
+	if needRoot := keyFile == "" || o.RequireLog; needRoot || inst.TrustedRoot != "" {
+		_, tr, err := LoadInstance(ctx, inst, false, needRoot)
+		if err != nil {
+			return nil, err
+		}
+		if tr != nil {
+			o.TrustedRoot = tr
+		}
+	}
+	v, err := NewVerifier(o)
+	if err != nil {
+		return nil, publish.UsageError{Err: err}
+	}
+	return v, nil
+}
+
 func newVerifier(o VerifyOptions) (*Verifier, error) {
 	hasID := o.Identity != "" || o.IdentityRegexp != "" || o.Issuer != "" || o.IssuerRegexp != ""
 	switch {
@@ -76,9 +110,9 @@ func newVerifier(o VerifyOptions) (*Verifier, error) {
 	case !hasID:
 		return nil, errors.New("no key or certificate identity to verify signatures against")
 	case o.Identity == "" && o.IdentityRegexp == "":
-		return nil, errors.New("a certificate identity (--certificate-identity) is needed with the issuer")
+		return nil, fmt.Errorf("a certificate identity (%s) is needed with the issuer", option.CertificateIdentity)
 	case o.Issuer == "" && o.IssuerRegexp == "":
-		return nil, errors.New("an OIDC issuer (--certificate-oidc-issuer) is needed with the identity")
+		return nil, fmt.Errorf("an OIDC issuer (%s) is needed with the identity", option.CertificateOIDCIssuer)
 	case o.TrustedRoot == nil:
 		return nil, errors.New("a certificate identity is checked against a trusted root, and none was given")
 	}

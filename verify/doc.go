@@ -12,7 +12,10 @@
 // tree (file:///base/<label>/<version>/<components>), a GitHub release or a
 // GitLab generic package. Dir builds the targets for a dist folder or a local
 // repository tree; Repository takes any targets, so publishers can read back
-// what they uploaded.
+// what they uploaded. ReadBack reads a published target back the way its
+// readers will: by its provider URLs, or through its Source by its reader's
+// rules (an OCI registry, which the operator reads) and then from memory;
+// release's verify steps and mirror read back there.
 //
 // It is not a linter: rules clusterctl does not enforce belong to contract/.
 // Reading a repository never talks to a management cluster and needs no

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/release"
 )
 
@@ -112,8 +113,8 @@ func (e *ImagesError) Error() string {
 			e.missing, e.Total, strings.Join(e.Missing, "\n  ")))
 	}
 	if e.unreachable > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d images could not be checked, which is not the same as missing: the registry did not answer (check the network, the registry name, or its status; a dry run reports this without failing; --skip-image-check publishes without asking the registry, safe only when you know these images are pushed, e.g. by this run's --image-push or a job that must pass before this one):\n  %s",
-			e.unreachable, e.Total, strings.Join(e.Unreachable, "\n  ")))
+		parts = append(parts, fmt.Sprintf("%d of %d images could not be checked, which is not the same as missing: the registry did not answer (check the network, the registry name, or its status; a dry run reports this without failing; %s publishes without asking the registry, safe only when you know these images are pushed, e.g. by this run's %s or a job that must pass before this one):\n  %s",
+			e.unreachable, e.Total, option.SkipImageCheck, option.ImagePush, strings.Join(e.Unreachable, "\n  ")))
 	}
 	return strings.Join(parts, "\n")
 }

@@ -174,7 +174,7 @@ func TestMirrorTimes(t *testing.T) {
 		}
 		sources := targets.Options{GitHub: capigh.Options{APIURL: srv.APIURL()}, HTTPClient: hc, Retry: &publish.Retry{Attempts: 1}}
 		start := time.Now()
-		sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: reqs, ClusterctlConfig: cfg, To: to,
+		sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: reqs, Clusterctl: clusterctlConfig(t, cfg), To: to,
 			Sources: sources, Concurrency: conc, NoVerify: true})
 		if err != nil {
 			t.Fatal(err)
@@ -187,10 +187,21 @@ func TestMirrorTimes(t *testing.T) {
 		t.Logf("capirepo --concurrency %2d: %6.1fs  %4d requests  %d versions  %.2fx of sequential", conc, d.Seconds(), n, mirrored, d.Seconds()/seq.Seconds())
 
 		start = time.Now()
-		if _, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: reqs, ClusterctlConfig: cfg, To: to,
+		if _, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{Requests: reqs, Clusterctl: clusterctlConfig(t, cfg), To: to,
 			Sources: sources, Concurrency: conc, NoVerify: true}); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("  re-run (nothing to copy): %6.1fs  %4d requests", time.Since(start).Seconds(), tr.n.Swap(0))
 	}
+}
+
+// clusterctlConfig opens the clusterctl config file as cmd opens the
+// user's.
+func clusterctlConfig(t testing.TB, file string) pipeline.Clusterctl {
+	t.Helper()
+	c, err := config.New(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.Clusterctl{File: file, Config: c}
 }

@@ -13,9 +13,10 @@ import (
 
 	"github.com/capirepo/capirepo/builder"
 	"github.com/capirepo/capirepo/builder/buildtest"
+	"github.com/capirepo/capirepo/internal/cli"
 	fakegh "github.com/capirepo/capirepo/internal/fake/github"
 	"github.com/capirepo/capirepo/internal/testtree"
-	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/verify"
 )
@@ -383,10 +384,10 @@ func TestExitCode_FromTypeNotText(t *testing.T) {
 		{nil, exitOK},
 		{errors.New(`metadata.yaml: release series 1.2 has contract "v1alpha9"; clusterctl accepts only v1beta2, v1beta1`), exitFailure},
 		{errors.New("unknown command in the Makefile"), exitFailure},
-		{usagef("--repo must be OWNER/NAME"), exitUsage},
-		{fmt.Errorf("--publish gitlab://x/y: %w", usagef("set GITLAB_ACCESS_TOKEN")), exitUsage},
+		{cli.Usagef("--repo must be OWNER/NAME"), exitUsage},
+		{fmt.Errorf("--publish gitlab://x/y: %w", cli.Usagef("set GITLAB_ACCESS_TOKEN")), exitUsage},
 		{fmt.Errorf("build: %w", builder.ErrNoVersion), exitUsage},
-		{&pipeline.ManagerMismatchError{First: "a", Other: "b", File: "capirepo.yaml"}, exitUsage},
+		{&provider.ManagerMismatchError{First: "a", Other: "b", File: "capirepo.yaml"}, exitUsage},
 	} {
 		if got := exitCode(tc.err); got != tc.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)

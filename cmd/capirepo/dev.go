@@ -3,43 +3,36 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"time"
-
-	"github.com/capirepo/capirepo/pipeline"
 
 	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/internal/buildinfo"
+	"github.com/capirepo/capirepo/internal/cli"
+	"github.com/capirepo/capirepo/pipeline"
 )
 
+// devOptions are dev's flags, bound to what Dev builds.
 type devOptions struct {
-	dir     string
-	config  string
-	root    string
-	version string
-	image   string
-
-	allowRemote bool
+	pipeline.DevOptions
 	// watch keeps the process running, building again on every change.
-	watch bool
-	// lockTimeout bounds the wait for another run writing into the root.
-	lockTimeout time.Duration
-	configOut   configOut
+	watch     bool
+	configOut configOut
 }
 
-// bind binds the flags; w gets deprecation notices.
-func (o *devOptions) bind(cmd *cobra.Command, w io.Writer) {
+// AddFlags binds the flags; w gets deprecation notices.
+func (o *devOptions) AddFlags(cmd *cobra.Command, w io.Writer) {
 	f := cmd.Flags()
-	f.StringVar(&o.dir, "dir", ".", "provider source tree (only read)")
-	deprecatedFlag(w, f, "dir", "pass the provider tree as PATH")
-	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in PATH)")
-	f.StringVar(&o.root, "out", "", "dev repository folder to write (default: $XDG_CONFIG_HOME/cluster-api/dev-repository)")
-	deprecatedAlias(w, f, "root", "out") // the name before every command wrote to --out
-	f.StringVar(&o.version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
-	f.StringVar(&o.image, "image", "", "repository of the manager image, tagged with the dev version (default: keep the image the kustomization names)")
-	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs); rendered on every run")
+	f.StringVar(&o.Dir, "dir", ".", "provider source tree (only read)")
+	cli.DeprecatedFlag(w, f, "dir", "pass the provider tree as PATH")
+	f.StringVar(&o.ConfigPath, "config", "", "capirepo.yaml or clusterctl-settings.json (default: looked up in PATH)")
+	f.StringVar(&o.Root, "out", "", "dev repository folder to write (default: $XDG_CONFIG_HOME/cluster-api/dev-repository)")
+	cli.DeprecatedAlias(w, f, "root", "out") // the name before every command wrote to --out
+	f.StringVar(&o.Version, "version", "", "version to build for every provider (default: its nextVersion, else <newest metadata series>.99)")
+	f.StringVar(&o.Image, "image", "", "repository of the manager image, tagged with the dev version (default: keep the image the kustomization names)")
+	f.BoolVar(&o.AllowRemote, "allow-remote", false, "allow kustomizations to pull remote bases (git or http URLs); rendered on every run")
 	f.BoolVar(&o.watch, "watch", false, "keep running: build and write the dev repository again each time a file of the tree changes, until interrupted")
-	bindLockTimeout(cmd, &o.lockTimeout)
-	o.configOut.bind(cmd, "write the clusterctl config to this file too (atomically; with --watch only when it changed), for the clusterctl init line printed")
+	bindLockTimeout(cmd, &o.LockTimeout)
+	o.configOut.AddFlags(cmd, "write the clusterctl config to this file too (atomically; with --watch only when it changed), for the clusterctl init line printed")
 }
 
 func newDevCmd(s streams, g *globalOptions) *cobra.Command {
@@ -75,84 +68,37 @@ and with --watch only when it changed), and the init line names FILE.`,
   capirepo dev --config clusterctl-settings.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := treeArg(cmd, args, &o.dir); err != nil {
+			if err := cli.Arg(cmd, args, "dir", "PATH", "the tree", &o.Dir); err != nil {
 				return err
 			}
-			for _, err := range []error{checkDirFlag(argName(cmd, "dir", "PATH"), o.dir), checkConfigFlag(o.config), checkVersionFlag(o.version), checkImageFlag(o.image), o.configOut.check()} {
+			for _, err := range []error{pipeline.CheckFolder(cli.ArgName(cmd, "dir", "PATH"), o.Dir), pipeline.CheckConfigFile("--config", o.ConfigPath),
+				o.Validate(cmd.Context()), o.configOut.check()} {
 				if err != nil {
 					return err
 				}
 			}
-			root := o.root
-			if root == "" {
-				r, err := pipeline.DevRoot(s.clusterctlEnv())
+			o.Env, o.BuildID, o.Progress, o.ConfigOut = s.clusterctlEnv(), buildinfo.Read(version).ID(), s.errOut, string(o.configOut)
+			if !o.watch {
+				res, err := pipeline.Dev(cmd.Context(), o.DevOptions)
 				if err != nil {
-					return usagef("%v", err)
+					return err
 				}
-				root = r
+				return printOutcome(s, g, res, nil)
 			}
-			opts := pipeline.DevOptions{
-				Dir: o.dir, ConfigPath: o.config, Root: root, Version: o.version, Image: o.image, AllowRemote: o.allowRemote,
-				BuildID: devBuildID(), Progress: s.errOut, LockTimeout: o.lockTimeout, ConfigOut: string(o.configOut),
-			}
-			if o.watch {
-				fmt.Fprintf(s.errOut, "watching %s (stop with Ctrl-C)\n", o.dir)
-				return pipeline.DevWatch(cmd.Context(), opts, pipeline.DevWatchOptions{
-					OnRun: func(res *pipeline.DevResult, err error) {
-						if err != nil {
-							fmt.Fprintf(s.errOut, "error: %v\nwaiting for the next change\n", err)
-							return
-						}
-						if err := printDev(s, g, res); err != nil {
-							fmt.Fprintf(s.errOut, "error: %v\n", err)
-						}
-					},
-				})
-			}
-			res, err := pipeline.Dev(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printDev(s, g, res)
+			fmt.Fprintf(s.errOut, "watching %s (stop with Ctrl-C)\n", o.Dir)
+			return pipeline.DevWatch(cmd.Context(), o.DevOptions, pipeline.DevWatchOptions{
+				OnRun: func(res *pipeline.DevResult, err error) {
+					if err != nil {
+						fmt.Fprintf(s.errOut, "error: %v\nwaiting for the next change\n", err)
+						return
+					}
+					if err := printOutcome(s, g, res, nil); err != nil {
+						fmt.Fprintf(s.errOut, "error: %v\n", err)
+					}
+				},
+			})
 		},
 	}
-	o.bind(cmd, s.errOut)
+	o.AddFlags(cmd, s.errOut)
 	return cmd
-}
-
-// printDev prints a dev run's summary: warnings and where the repository
-// is on stderr, the clusterctl init line (or the JSON result) on stdout.
-func printDev(s streams, g *globalOptions, res *pipeline.DevResult) error {
-	for _, w := range res.Warnings {
-		fmt.Fprintf(s.errOut, "warning: %s\n", w)
-	}
-	if g.output == "json" {
-		return printJSON(s.out, res)
-	}
-	fmt.Fprintf(s.errOut, "dev repository %s, clusterctl config %s\n", res.Root, res.ConfigFile)
-	switch {
-	case res.ConfigOutWritten:
-		fmt.Fprintf(s.errOut, "clusterctl config for the dev repository written to %s\n", res.ConfigOut)
-	case res.ConfigOut != "":
-		fmt.Fprintf(s.errOut, "clusterctl config %s unchanged\n", res.ConfigOut)
-	}
-	fmt.Fprintln(s.errOut, "to install the providers, run:")
-	_, err := fmt.Fprintln(s.out, res.Init)
-	return err
-}
-
-// devBuildID identifies this capirepo build for the dev cache: a tagged
-// build by its version, a development build also by its executable's size
-// and time, since its source may have changed without a new version.
-func devBuildID() string {
-	bi := readBuildInfo()
-	id := fmt.Sprintf("%s %s %v %s", bi.Version, bi.Commit, bi.Modified, bi.GoVersion)
-	if bi.Version == "(devel)" || bi.Modified || bi.Commit == "" {
-		if exe, err := os.Executable(); err == nil {
-			if fi, err := os.Stat(exe); err == nil {
-				id += fmt.Sprintf(" %s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())
-			}
-		}
-	}
-	return id
 }

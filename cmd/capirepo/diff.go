@@ -7,37 +7,14 @@ import (
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/provider"
-	"github.com/capirepo/capirepo/publish/targets"
 )
 
+// diffOptions are diff's flags, bound to what Diff compares.
 type diffOptions struct {
-	version    string
-	oldVersion string
-	providers  []string
-	config     string
-	disable    []string
-	read       readFlags
-}
-
-// readFlags are how the commands that read published releases (diff, lint
-// --against) reach the targets.
-type readFlags struct{ targetFlags }
-
-func (f *readFlags) bind(cmd *cobra.Command) {
-	f.bindGitHubAPI(cmd, "GitHub REST API base for github:// releases (default $GITHUB_API_URL, else https://api.github.com/)")
-	f.bindGitLabURL(cmd, "GitLab instance URL for gitlab:// releases (default https://HOST)")
-	f.bindPlainHTTP(cmd, "talk plain HTTP to an oci:// registry")
-	f.bindTimeout(cmd)
-}
-
-// options are the targets' options for reading: credentials when the
-// environment has them (GITHUB_TOKEN, GITLAB_ACCESS_TOKEN, OCI_*), none
-// required.
-func (f *readFlags) options(s streams) targets.Options {
-	to, _ := f.targetFlags.options(s) // no --gitlab-token-type to refuse
-	to.Progress = s.errOut
-	return to
+	pipeline.DiffOptions
+	version, oldVersion string
+	disable             []string
+	read                readOptions
 }
 
 func newDiffCmd(s streams, g *globalOptions) *cobra.Command {
@@ -82,67 +59,39 @@ usage errors.`,
   capirepo diff file:///srv/capi@v1.2.0 file:///srv/capi@v1.3.0 dist -o sarif > upgrade.sarif`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDiff(cmd, s, g, o, args)
+			var err error
+			if o.Old, o.New, err = pipeline.DiffSides(cmd.Context(), args, o.version, o.oldVersion); err != nil {
+				return err
+			}
+			if err := pipeline.CheckConfigFile("--config", o.Config); err != nil {
+				return err
+			}
+			if o.Disabled, err = pipeline.ParseWaivers(o.disable); err != nil {
+				return err
+			}
+			o.WorkDir, o.Targets, o.Log = ".", o.read.Options(s), s.errOut
+			sum, err := pipeline.Diff(cmd.Context(), o.DiffOptions)
+			if err != nil {
+				return err
+			}
+			for _, n := range sum.Notes {
+				fmt.Fprintf(s.errOut, "diff: %s\n", n)
+			}
+			if err := printReport(s, g, sum, s.errOut); err != nil {
+				return err
+			}
+			if n := sum.Report.Count(contract.Error); n > 0 {
+				return fmt.Errorf("diff: %d %s: %s breaks", n, map[bool]string{true: "error", false: "errors"}[n == 1], sum.Describe())
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.version, "version", "", "NEW's version (a folder: which version it holds; a target: which release to read)")
 	f.StringVar(&o.oldVersion, "old-version", "", "OLD's version, for OLD without @VERSION (default: a folder's only or newest release; a target's release before NEW)")
-	f.StringArrayVar(&o.providers, "provider", nil, "provider label to compare when OLD and NEW are both targets (repeatable)")
-	f.StringVar(&o.config, "config", "", "capirepo.yaml whose lint.disable waives findings (default: ./capirepo.yaml when there is one)")
+	f.StringArrayVar(&o.Providers, "provider", nil, "provider label to compare when OLD and NEW are both targets (repeatable)")
+	f.StringVar(&o.Config, "config", "", "capirepo.yaml whose lint.disable waives findings (default: ./capirepo.yaml when there is one)")
 	f.StringArrayVar(&o.disable, "disable", nil, "waive a rule: RULE=reason (repeatable)")
-	o.read.bind(cmd)
+	o.read.AddFlags(cmd)
 	return cmd
-}
-
-func runDiff(cmd *cobra.Command, s streams, g *globalOptions, o *diffOptions, args []string) error {
-	if err := checkVersionFlag(o.version); err != nil {
-		return err
-	}
-	if o.oldVersion != "" {
-		if _, err := provider.ParseVersion(o.oldVersion); err != nil {
-			return usagef("--old-version: %v", err)
-		}
-	}
-	if err := checkConfigFlag(o.config); err != nil {
-		return err
-	}
-	disabled, err := parseDisable(o.disable)
-	if err != nil {
-		return err
-	}
-	waivers, err := configWaivers(cmd, o.config)
-	if err != nil {
-		return err
-	}
-	do := pipeline.DiffOptions{Providers: o.providers, Targets: o.read.options(s), Disabled: disabled, Waivers: waivers, Log: s.errOut}
-	for i, a := range args {
-		def := o.oldVersion
-		if i == len(args)-1 {
-			def = o.version
-		}
-		side, err := pipeline.ParseSide(a, def)
-		if err != nil {
-			return usageError{err}
-		}
-		if i == len(args)-1 {
-			do.New = side
-		} else {
-			do.Old = append(do.Old, side)
-		}
-	}
-	sum, err := pipeline.Diff(cmd.Context(), do)
-	if err != nil {
-		return err
-	}
-	for _, n := range sum.Notes {
-		fmt.Fprintf(s.errOut, "diff: %s\n", n)
-	}
-	if err := printReport(s, g, sum, s.errOut); err != nil {
-		return err
-	}
-	if n := sum.Report.Count(contract.Error); n > 0 {
-		return fmt.Errorf("diff: %d %s: %s breaks", n, map[bool]string{true: "error", false: "errors"}[n == 1], sum.Describe())
-	}
-	return nil
 }

@@ -116,11 +116,11 @@ func TestInstallCheckDocs_OfflineCommandsRun(t *testing.T) {
 
 	// GitHub unreachable: the mirror's config serves, the default does not.
 	offline := targets.Options{GitHub: github.Options{APIURL: closedURL(t)}, HTTPClient: &http.Client{}, Retry: &publish.Retry{Attempts: 1}}
-	cm, err := pipeline.CertManager(t.Context(), "clusterctl-offline.yaml", offline)
+	cm, err := pipeline.CertManager(t.Context(), mustClusterctl(t, "clusterctl-offline.yaml"), offline)
 	if err != nil || cm.Version != "v1.16.0" || !bytes.Equal(cm.Components().Data, certManager) {
 		t.Fatalf("cert-manager from the mirror, offline: %v, %+v", err, cm)
 	}
-	_, err = pipeline.CertManager(t.Context(), upstream, offline)
+	_, err = pipeline.CertManager(t.Context(), mustClusterctl(t, upstream), offline)
 	for _, want := range []string{
 		fmt.Sprintf("fetching cert-manager's CRDs (cert-manager.yaml of cert-manager v1.16.0 from https://github.com/cert-manager/cert-manager, as %s says clusterctl installs it)", upstream),
 		"127.0.0.1",
@@ -139,4 +139,14 @@ func TestInstallCheckDocs_OfflineCommandsRun(t *testing.T) {
 			t.Errorf("%s: exit %d, want the flags taken and the (absent) cluster asked:\n%s", line, code, stderr)
 		}
 	}
+}
+
+// mustClusterctl opens a clusterctl config file as the commands open one.
+func mustClusterctl(t *testing.T, file string) pipeline.Clusterctl {
+	t.Helper()
+	cc, err := clusterctlConfig(t.Context(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc
 }

@@ -3,23 +3,18 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
+// lintOptions are lint's flags, bound to what LintPath checks.
 type lintOptions struct {
-	version  string
-	config   string
-	provider string
-	disable  []string
-	against  []string
-	read     readFlags
-
-	allowRemote bool
+	pipeline.LintPathOptions
+	disable []string
+	read    readOptions
 }
 
 func newLintCmd(s streams, g *globalOptions) *cobra.Command {
@@ -64,22 +59,22 @@ with @VERSION; without, the release there before this one).`,
   capirepo lint infrastructure-components.yaml --version v1.4.0 --disable CAPI313="listed under our own category"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := "."
+			o.Path = "."
 			if len(args) == 1 {
-				path = args[0]
+				o.Path = args[0]
 			}
-			if _, err := os.Stat(path); err != nil {
-				return usagef("lint %s: no such file or folder", path)
+			if _, err := os.Stat(o.Path); err != nil {
+				return cli.Usagef("lint %s: no such file or folder", o.Path)
 			}
-			if err := checkConfigFlag(o.config); err != nil {
+			if err := pipeline.CheckConfigFile("--config", o.Config); err != nil {
 				return err
 			}
-			disabled, err := o.disabled()
-			if err != nil {
+			var err error
+			if o.Disabled, err = pipeline.ParseWaivers(o.disable); err != nil {
 				return err
 			}
-			rep, err := pipeline.LintPath(cmd.Context(), pipeline.LintPathOptions{Path: path, Version: o.version, Config: o.config, Provider: o.provider,
-				Disabled: disabled, AllowRemote: o.allowRemote, Against: o.against, Targets: o.read.options(s), Log: cmd.ErrOrStderr()})
+			o.WorkDir, o.Targets, o.Log = ".", o.read.Options(s), s.errOut
+			rep, err := pipeline.LintPath(cmd.Context(), o.LintPathOptions)
 			if err != nil {
 				return err
 			}
@@ -93,36 +88,12 @@ with @VERSION; without, the release there before this one).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.version, "version", "", "release version (source tree: default from the config; dist folder: the version to check)")
-	f.StringVar(&o.config, "config", "", "capirepo.yaml or clusterctl-settings.json: the source tree's config, or the waivers for a release folder (default: ./capirepo.yaml)")
-	f.StringVar(&o.provider, "provider", "", "provider label of a single file (default: inferred)")
-	f.BoolVar(&o.allowRemote, "allow-remote", false, "source tree: allow kustomizations to pull remote bases (git or http URLs)")
+	f.StringVar(&o.Version, "version", "", "release version (source tree: default from the config; dist folder: the version to check)")
+	f.StringVar(&o.Config, "config", "", "capirepo.yaml or clusterctl-settings.json: the source tree's config, or the waivers for a release folder (default: ./capirepo.yaml)")
+	f.StringVar(&o.Provider, "provider", "", "provider label of a single file (default: inferred)")
+	f.BoolVar(&o.AllowRemote, "allow-remote", false, "source tree: allow kustomizations to pull remote bases (git or http URLs)")
 	f.StringArrayVar(&o.disable, "disable", nil, "waive a rule: RULE=reason (repeatable); the reason is printed with each waived finding")
-	f.StringArrayVar(&o.against, "against", nil, "also check the upgrade from this older release: a folder, or a target URL with an optional @VERSION (repeatable)")
-	o.read.bind(cmd)
+	f.StringArrayVar(&o.Against, "against", nil, "also check the upgrade from this older release: a folder, or a target URL with an optional @VERSION (repeatable)")
+	o.read.AddFlags(cmd)
 	return cmd
-}
-
-func (o *lintOptions) disabled() (map[string]string, error) { return parseDisable(o.disable) }
-
-// parseDisable turns --disable RULE=reason flags into Options.Disabled.
-func parseDisable(flags []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, d := range flags {
-		rule, reason, ok := strings.Cut(d, "=")
-		if !ok || strings.TrimSpace(reason) == "" {
-			reason = "disabled on the command line"
-		}
-		out[strings.TrimSpace(rule)] = reason
-	}
-	if err := (contract.Options{Disabled: out}).Validate(); err != nil {
-		return nil, usageError{err}
-	}
-	return out, nil
-}
-
-// configWaivers reads the waivers of capirepo.yaml's lint.disable for a
-// release folder: --config, or capirepo.yaml in the current folder.
-func configWaivers(cmd *cobra.Command, cfgPath string) ([]contract.Waiver, error) {
-	return pipeline.ConfigWaivers(cfgPath, cmd.Name(), cmd.ErrOrStderr())
 }

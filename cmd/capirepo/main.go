@@ -4,15 +4,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/capirepo/capirepo/builder"
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/publish"
 )
 
 func main() {
@@ -23,17 +21,13 @@ func main() {
 
 // exitCode maps an error to the exit code by its type, never by its text:
 // 0 ok, 2 a usage error (the command line or the request was wrong: a
-// usageError, set where flags and arguments are checked, or a
-// publish.UsageError, a target named or given its credentials wrongly), 1
-// any other failure.
+// cli.UsageError, set where flags and arguments are checked, or what
+// pipeline.IsUsage says is one), 1 any other failure.
 func exitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
-	var ue usageError
-	var mismatch *pipeline.ManagerMismatchError
-	var oneImage *builder.ImageUsageError
-	if errors.As(err, &ue) || publish.IsUsage(err) || errors.As(err, &mismatch) || errors.As(err, &oneImage) || errors.Is(err, builder.ErrNoVersion) {
+	if cli.IsUsage(err) || pipeline.IsUsage(err) {
 		return exitUsage
 	}
 	return exitFailure

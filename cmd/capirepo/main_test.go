@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capirepo/capirepo/internal/buildinfo"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/pipeline"
 )
@@ -189,7 +190,7 @@ func TestRun_VersionJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	var bi buildInfo
+	var bi buildinfo.Info
 	if err := json.Unmarshal([]byte(stdout), &bi); err != nil || bi.GoVersion == "" || bi.Version == "" {
 		t.Errorf("version json = %q (%v)", stdout, err)
 	}

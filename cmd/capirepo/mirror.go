@@ -2,31 +2,26 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
-	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/gitlab"
-	"github.com/capirepo/capirepo/publish/targets"
 )
 
+// mirrorOptions are mirror's flags, bound to what Mirror copies.
 type mirrorOptions struct {
+	pipeline.MirrorOptions
 	to               string
-	all              bool
 	clusterctlConfig string
-	targetFlags
-	images      string
-	replace     bool
-	concurrency int
-	noVerify    bool
-	certManager bool
-	configOut   configOut
-	signatures  verifyFlags
+	replace          bool
+	targets          targetOptions
+	oci              ociOptions
+	configOut        configOut
+	signatures       signatureOptions
 }
 
 func newMirrorCmd(s streams, g *globalOptions) *cobra.Command {
@@ -82,130 +77,76 @@ operator's rules, then through clusterctl's client from memory.`,
   # Into a registry, for cluster-api-operator
   capirepo mirror infrastructure-aws:v2.13.0 --to oci://registry.example.com/capi/providers`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMirror(cmd.Context(), s, g, o, args)
+			o.Requests = args
+			return runMirror(cmd.Context(), s, g, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.to, "to", "", "target: file://DIR, gitlab://HOST/PROJECT or oci://REGISTRY/PATH (required)")
-	f.BoolVar(&o.all, "all", false, "mirror every provider the clusterctl config knows, at its URL's version")
+	f.BoolVar(&o.All, "all", false, "mirror every provider the clusterctl config knows, at its URL's version")
 	f.StringVar(&o.clusterctlConfig, "clusterctl-config", "", "clusterctl config whose providers: and cert-manager: apply (default clusterctl's own)")
-	o.bindGitHubAPI(cmd, "GitHub REST API base for github.com provider URLs (default $GITHUB_API_URL, else https://api.github.com/)")
-	o.bindGitLabURL(cmd, "GitLab instance URL for a gitlab:// target (default https://HOST)")
-	o.bindTokenType(cmd, "GitLab token header: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
-	f.StringVar(&o.images, "images", "", "copy every image to REGISTRY/PREFIX and write image overrides")
+	o.targets.AddFlags(cmd, targetUsage{githubAPI: "GitHub REST API base for github.com provider URLs (default $GITHUB_API_URL, else https://api.github.com/)",
+		gitlabURL: "GitLab instance URL for a gitlab:// target (default https://HOST)",
+		tokenType: "GitLab token header: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)"})
+	f.StringVar(&o.Images, "images", "", "copy every image to REGISTRY/PREFIX and write image overrides")
 	f.BoolVar(&o.replace, "replace", false, "let mirrored files that changed upstream be replaced")
-	o.bindPlainHTTP(cmd, "talk plain HTTP to an oci:// target registry")
-	o.bindTimeout(cmd)
-	f.IntVar(&o.concurrency, "concurrency", 4, "providers mirrored at once")
-	f.BoolVar(&o.noVerify, "no-verify", false, "do not read the mirror back through clusterctl")
-	f.BoolVar(&o.certManager, "cert-manager", true, "mirror cert-manager at the version clusterctl would install")
-	o.configOut.bind(cmd, "write the site's clusterctl config (for an oci:// target: the operator's Provider resources) to this file (atomically) instead of stdout")
-	o.signatures.bind(cmd, "require-signatures", "copy nothing unless every version is signed upstream (its checksums.txt and provenance, as capirepo sign makes them) for --key or --certificate-identity with --certificate-oidc-issuer")
+	o.oci.AddFlags(cmd, "", "talk plain HTTP to an oci:// target registry", false)
+	f.IntVar(&o.Concurrency, "concurrency", 4, "providers mirrored at once")
+	f.BoolVar(&o.NoVerify, "no-verify", false, "do not read the mirror back through clusterctl")
+	f.BoolVar(&o.CertManager, "cert-manager", true, "mirror cert-manager at the version clusterctl would install")
+	o.configOut.AddFlags(cmd, "write the site's clusterctl config (for an oci:// target: the operator's Provider resources) to this file (atomically) instead of stdout")
+	o.signatures.AddFlags(cmd, "require-signatures", "copy nothing unless every version is signed upstream (its checksums.txt and provenance, as capirepo sign makes them) for --key or --certificate-identity with --certificate-oidc-issuer")
 	return cmd
 }
 
-func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOptions, args []string) error {
+func runMirror(ctx context.Context, s streams, g *globalOptions, o *mirrorOptions) error {
 	if o.to == "" {
-		return usagef("mirror needs --to file://DIR, gitlab://HOST/PROJECT or oci://REGISTRY/PATH")
+		return cli.Usagef("mirror needs --to file://DIR, gitlab://HOST/PROJECT or oci://REGISTRY/PATH")
 	}
-	if len(args) == 0 && !o.all {
-		return usagef("name at least one PROVIDER[:VERSION] (e.g. infrastructure-aws:latest), or --all")
+	if err := o.Validate(ctx); err != nil {
+		return err
 	}
-	if o.all && len(args) > 0 {
-		return usagef("--all mirrors every provider of the clusterctl config: give no PROVIDER with it")
-	}
-	if o.concurrency < 1 {
-		return usagef("--concurrency must be at least 1")
+	if o.Concurrency < 1 {
+		return cli.Usagef("--concurrency must be at least 1")
 	}
 	if err := o.configOut.check(); err != nil {
 		return err
 	}
-	loc, err := targets.Parse(o.to)
-	if err != nil {
-		return usagef("--to %v", err)
-	}
-	required, err := o.signatures.verifier(ctx, s, o.timeout)
+	locs, err := pipeline.ParseTargets("--to", []string{o.to})
 	if err != nil {
 		return err
 	}
-	to, err := o.options(s)
-	if err != nil {
+	if o.RequireSignatures, err = o.signatures.verifier(ctx, s, o.targets.timeout); err != nil {
 		return err
+	}
+	if o.Clusterctl, err = clusterctlConfig(ctx, o.clusterctlConfig); err != nil {
+		return err
+	}
+	// On a terminal, a bar per upload to GitLab, with the run's lines above
+	// the bars; one line shows the provider versions as they are copied.
+	// Elsewhere (CI logs) every step is a line of its own.
+	bars, ms := uploadBars(s, g)
+	defer bars.Close()
+	if o.TargetOptions, err = o.targets.Options(ms); err != nil {
+		return err
+	}
+	o.To, o.Log, o.ConfigOut = locs[0], ms.errOut, string(o.configOut)
+	if cli.IsTerminal(s.errOut) {
+		o.Log, o.Progress = io.Discard, pipeline.Lines(ms.errOut, bars == nil)
 	}
 	// The providers' repositories are read with GitHub's API and the
 	// tokens; --gitlab-url and --plain-http are the target's.
-	sources := targets.Options{Getenv: to.Getenv, HTTPClient: to.HTTPClient, GitHub: to.GitHub}
-	// On a terminal, a bar per upload to GitLab, with the run's lines above the bars.
-	bars := newUploadBars(s, g)
-	defer bars.Close()
-	ms := bars.streams(s)
-	to.GitHub, to.Replace, to.Progress, to.UploadProgress = github.Options{}, o.replace, ms.errOut, bars.hook()
-	t, err := pipeline.OpenMirrorTarget(ctx, loc, to)
-	if err != nil {
-		return fmt.Errorf("--to %w", err)
+	o.Sources, o.Variables = o.targets.sources(s), tokenVariables(s.getenv)
+	o.TargetOptions.GitHub.APIURL, o.TargetOptions.OCI.PlainHTTP = "", o.oci.plainHTTP
+	o.TargetOptions.Replace, o.TargetOptions.UploadProgress = o.replace, bars.Hook()
+	if o.TargetOptions.GitLab.TokenType == gitlab.JobToken && o.To.Scheme == "gitlab" {
+		o.Variables["gitlab-access-token"] = s.getenv("CI_JOB_TOKEN") // clusterctl reads a GitLab mirror back with it
 	}
-	vars := tokenVariables(s.getenv)
-	if to.GitLab.TokenType == gitlab.JobToken && loc.Scheme == "gitlab" {
-		vars["gitlab-access-token"] = s.getenv("CI_JOB_TOKEN") // clusterctl reads the mirror back with it
-	}
-	// On a terminal one line shows the provider versions as they are copied;
-	// elsewhere (CI logs) every step is a line of its own.
-	// With bars, steps are lines above the bars.
-	log := ms.errOut
-	var progress pipeline.Progress
-	if isTerminal(s.errOut) {
-		log, progress = io.Discard, pipeline.Lines(ms.errOut, bars == nil)
-	}
-	sum, err := pipeline.Mirror(ctx, pipeline.MirrorOptions{
-		Requests: args, All: o.all, ClusterctlConfig: o.clusterctlConfig, CertManager: o.certManager,
-		To: loc, Target: t,
-		Sources: sources,
-		Images:  o.images, ImageOptions: publish.RegistryOptions(publish.Registry{Keychain: authn.DefaultKeychain, Secrets: s.secrets, HTTP: publish.HTTPOptions{Timeout: o.timeout, Progress: s.errOut}}),
-		Concurrency: o.concurrency, NoVerify: o.noVerify, Variables: vars, RequireSignatures: required,
-		Log: log, Progress: progress,
-	})
+	o.Registry = publish.Registry{Keychain: s.keychain(), HTTP: publish.HTTPOptions{Timeout: o.targets.timeout, Progress: s.errOut}}
+	sum, err := pipeline.Mirror(ctx, o.MirrorOptions)
 	bars.Close()
 	if sum == nil {
 		return err
 	}
-	configFile := string(o.configOut)
-	if err == nil && o.configOut != "" {
-		var werr error
-		if configFile, _, werr = publish.WriteFileIfChanged(configFile, []byte(sum.Config)); werr != nil {
-			return fmt.Errorf("--config-out: %w", werr)
-		}
-	}
-	if g.output == "json" {
-		if perr := printJSON(s.out, sum); perr != nil {
-			return perr
-		}
-		return err
-	}
-	// Each version's counts were said as it was copied (a log line, or its
-	// progress line): not again here.
-	copied := 0
-	for _, i := range sum.Images {
-		if i.Copied {
-			copied++
-		}
-	}
-	if len(sum.Images) > 0 {
-		fmt.Fprintf(s.errOut, "images: %d copied, %d already there\n", copied, len(sum.Images)-copied)
-	}
-	for _, w := range sum.Warnings {
-		fmt.Fprintf(s.errOut, "warning: %s\n", w)
-	}
-	what := "clusterctl config for the site"
-	if sum.ConfigFor != "" {
-		what = "Provider resources of " + sum.ConfigFor + " for the site (clusterctl cannot install from this mirror)"
-	}
-	if err == nil && o.configOut == "" {
-		fmt.Fprint(s.out, sum.Config)
-		if sum.ConfigFor != "" {
-			fmt.Fprintf(s.errOut, "%s on stdout\n", what)
-		}
-	} else if err == nil {
-		fmt.Fprintf(s.errOut, "%s written to %s\n", what, configFile)
-	}
-	return err
+	return printOutcome(s, g, sum, err)
 }

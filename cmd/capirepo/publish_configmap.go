@@ -1,23 +1,15 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
-	"github.com/capirepo/capirepo/internal/fsafe"
-	"github.com/capirepo/capirepo/publish/configmap"
-	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/internal/cli"
+	"github.com/capirepo/capirepo/pipeline"
 )
 
-type publishConfigMapOptions struct {
-	fromOptions
-	namespace string
-	out       string
-}
-
 func newPublishConfigMapCmd(s streams, g *globalOptions) *cobra.Command {
-	o := &publishConfigMapOptions{}
+	var dist distOptions
+	var o pipeline.ConfigMapOptions
 	cmd := &cobra.Command{
 		Use:   "configmap [--out FILE] [DIST]",
 		Short: "Write the ConfigMaps and Provider resources cluster-api-operator installs a built release from",
@@ -40,75 +32,22 @@ client-side kubectl apply: use kubectl apply --server-side.`,
   kubectl apply --server-side -f providers.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.fromArg(cmd, args); err != nil {
+			if err := dist.arg(cmd, args); err != nil {
 				return err
 			}
-			rel, err := o.load()
+			if o.Out == "" && g.output == "json" {
+				return cli.Usagef("-o json needs --out FILE: the YAML goes to stdout otherwise")
+			}
+			o.Dist, o.DistName, o.Version = dist.dir, dist.what, dist.version
+			rep, err := pipeline.PublishConfigMap(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
-			return runPublishConfigMap(s, g, rel, o)
+			return printOutcome(s, g, rep, nil)
 		},
 	}
-	o.bind(cmd, s.errOut)
-	cmd.Flags().StringVar(&o.namespace, "namespace", "", "namespace of every ConfigMap and Provider resource (default: each provider's own)")
-	cmd.Flags().StringVar(&o.out, "out", "", "file to write (default: stdout)")
+	dist.AddFlags(cmd, s.errOut, "version to publish when DIST holds several")
+	cmd.Flags().StringVar(&o.Namespace, "namespace", "", "namespace of every ConfigMap and Provider resource (default: each provider's own)")
+	cmd.Flags().StringVar(&o.Out, "out", "", "file to write (default: stdout)")
 	return cmd
-}
-
-// configMapSummary is the -o json result.
-type configMapSummary struct {
-	Out        string           `json:"out,omitempty"`
-	ConfigMaps []configMapEntry `json:"configMaps"`
-}
-
-type configMapEntry struct {
-	Provider   string `json:"provider"`
-	Version    string `json:"version"`
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
-	Compressed bool   `json:"compressed"`
-	Bytes      int    `json:"bytes"`
-}
-
-func runPublishConfigMap(s streams, g *globalOptions, rel *release.Release, o *publishConfigMapOptions) error {
-	data, items, err := configmap.Render(rel, configmap.Options{Namespace: o.namespace})
-	if err != nil {
-		return err
-	}
-	sum := configMapSummary{Out: o.out}
-	large := false
-	for _, it := range items {
-		sum.ConfigMaps = append(sum.ConfigMaps, configMapEntry{Provider: it.ID.Label(), Version: it.Version, Namespace: it.Namespace,
-			Name: it.Name, Compressed: it.Compressed, Bytes: it.Size})
-		state := ""
-		if it.Compressed {
-			state = fmt.Sprintf(", components gzipped (%d bytes of metadata + components)", it.RawSize)
-		}
-		fmt.Fprintf(s.errOut, "ConfigMap %s/%s: %d bytes%s\n", it.Namespace, it.Name, it.Size, state)
-		large = large || it.Size > configmap.ClientSideApplyLimit
-	}
-	if o.out == "" {
-		if g.output == "json" {
-			return usagef("-o json needs --out FILE: the YAML goes to stdout otherwise")
-		}
-		if _, err := s.out.Write(data); err != nil {
-			return err
-		}
-	} else if err := fsafe.WriteFileAtomic(o.out, data); err != nil {
-		return err
-	}
-	target := o.out
-	if target == "" {
-		target = "-"
-	}
-	hint := fmt.Sprintf("apply with: kubectl apply --server-side -f %s", target)
-	if large {
-		hint += "  (client-side apply fails on ConfigMaps over 256 KiB)"
-	}
-	fmt.Fprintln(s.errOut, hint)
-	if g.output == "json" {
-		return printJSON(s.out, sum)
-	}
-	return nil
 }

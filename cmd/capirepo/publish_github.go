@@ -2,41 +2,25 @@ package main
 
 import (
 	"strings"
-	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
-	"github.com/capirepo/capirepo/internal/redact"
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/publish/github"
-	"github.com/capirepo/capirepo/publish/targets"
+	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/verify"
 )
 
 type publishGitHubOptions struct {
-	fromOptions
-	repo        string
-	tag         string
-	notes       releaseNotesOptions
+	dist        distOptions
+	repo, tag   string
+	notes       notesOptions
 	replace     bool
 	concurrency int
-	apiURL      string
-	timeout     time.Duration
+	targets     targetOptions
 	images      bool
 	platforms   []string
 	configOut   configOut
-}
-
-func (o *publishGitHubOptions) validate() (owner, name string, err error) {
-	owner, name, ok := strings.Cut(o.repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", usagef("--repo must be OWNER/NAME, not %q", o.repo)
-	}
-	if o.concurrency < 0 {
-		return "", "", usagef("--concurrency must be positive")
-	}
-	return owner, name, o.configOut.check()
 }
 
 func newPublishGitHubCmd(s streams, g *globalOptions) *cobra.Command {
@@ -65,41 +49,51 @@ a GitHub Enterprise server.`,
     --github-api-url https://github.example.com/api/v3/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.fromArg(cmd, args); err != nil {
+			if err := o.dist.arg(cmd, args); err != nil {
 				return err
 			}
-			owner, name, err := o.validate()
+			owner, name, ok := strings.Cut(o.repo, "/")
+			switch {
+			case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
+				return cli.Usagef("--repo must be OWNER/NAME, not %q", o.repo)
+			case o.concurrency < 0:
+				return cli.Usagef("--concurrency must be positive")
+			}
+			if err := o.configOut.check(); err != nil {
+				return err
+			}
+			to, err := o.targets.Options(s)
 			if err != nil {
 				return err
 			}
-			gho := github.Options{Tag: o.tag, Concurrency: o.concurrency, APIURL: gitHubAPI(s, o.apiURL)}
-			if err := o.notes.apply(&gho); err != nil {
+			to.Replace, to.GitHub.Tag, to.GitHub.Concurrency = o.replace, o.tag, o.concurrency
+			if err := o.notes.apply(&to); err != nil {
 				return err
 			}
-			po := pipeline.PublishOptions{Target: "github://" + owner + "/" + name, Load: o.load, ConfigOut: string(o.configOut),
-				TargetOptions: targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitHub: gho}}
+			po := pipeline.PublishOptions{Target: "github://" + owner + "/" + name, TargetOptions: to, NotesFile: o.notes.notesFile,
+				Dist: o.dist.dir, DistName: o.dist.what, Version: o.dist.version, ConfigOut: string(o.configOut)}
 			if o.images {
 				// Publishing a draft made before its images were promoted
 				// (release --github-draft only reports them) is when the
 				// release becomes installable: the images are checked first.
-				po.Images = &pipeline.ImageCheck{Platforms: o.platforms, Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets)}
+				po.Images = &pipeline.ImageCheck{Platforms: o.platforms, Keychain: s.keychain()}
 			}
-			return runPublish(cmd.Context(), s, g, po, publishOut{})
+			return runPublish(cmd.Context(), s, g, po)
 		},
 	}
-	o.bind(cmd, s.errOut)
+	o.dist.AddFlags(cmd, s.errOut, "version to publish when DIST holds several")
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", "", "GitHub repository OWNER/NAME")
 	f.StringVar(&o.tag, "tag", "", "release tag (default: the version)")
-	o.notes.bind(cmd, "", true)
+	o.notes.AddFlags(cmd, "add "+publish.ProvenanceFile+", an in-toto statement (SLSA provenance v1) naming every asset with its sha256")
+	o.notes.AddGitHubFlags(cmd, "")
 	f.BoolVar(&o.replace, "replace", false, "replace assets whose content differs, and the title and notes of an existing release")
 	f.IntVar(&o.concurrency, "concurrency", 4, "parallel uploads")
-	f.StringVar(&o.apiURL, "github-api-url", "", "GitHub API URL, e.g. https://github.example.com/api/v3/ (default: GITHUB_API_URL, else api.github.com)")
-	deprecatedAlias(s.errOut, f, "api-url", "github-api-url") // the name release uses; the old one stays for a release
-	bindTimeout(cmd, &o.timeout)
+	o.targets.AddFlags(cmd, targetUsage{githubAPI: "GitHub API URL, e.g. https://github.example.com/api/v3/ (default: GITHUB_API_URL, else api.github.com)"})
+	cli.DeprecatedAlias(s.errOut, f, "api-url", "github-api-url") // the name release uses; the old one stays for a release
 	f.BoolVar(&o.images, "images", false, "first ask the registry for every image the components run, for every --platforms; a missing one stops the run before anything is uploaded or published (a draft made before its images were promoted)")
 	f.StringSliceVar(&o.platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
-	o.configOut.bind(cmd, configOutUsage)
+	o.configOut.AddFlags(cmd, configOutUsage)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }

@@ -3,24 +3,21 @@ package main
 import (
 	"net/url"
 	"strings"
-	"time"
-
-	"github.com/capirepo/capirepo/pipeline"
-	"github.com/capirepo/capirepo/publish/gitlab"
-	"github.com/capirepo/capirepo/publish/targets"
 
 	"github.com/spf13/cobra"
+
+	"github.com/capirepo/capirepo/internal/cli"
+	"github.com/capirepo/capirepo/pipeline"
+	"github.com/capirepo/capirepo/publish"
 )
 
 type publishGitLabOptions struct {
-	fromOptions
-	url       string
+	dist      distOptions
 	project   string
 	pkg       string
 	replace   bool
-	tokenType string
-	release   gitlabReleaseOptions
-	timeout   time.Duration
+	notes     notesOptions
+	targets   targetOptions
 	configOut configOut
 }
 
@@ -43,42 +40,46 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
   capirepo publish gitlab --gitlab-url "$CI_SERVER_URL" --project "$CI_PROJECT_ID" --gitlab-token-type job`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.fromArg(cmd, args); err != nil {
+			if err := o.dist.arg(cmd, args); err != nil {
 				return err
 			}
-			if err := checkGitLabURL(o.url); err != nil {
+			if err := checkGitLabURL(o.targets.gitlabURL); err != nil {
 				return err
 			}
-			tt, err := checkTokenType(o.tokenType)
+			to, err := o.targets.Options(s)
 			if err != nil {
 				return err
 			}
 			if err := o.configOut.check(); err != nil {
 				return err
 			}
-			glo := gitlab.Options{URL: o.url, Package: o.pkg, TokenType: tt}
-			if err := o.release.apply(&glo); err != nil {
+			to.Replace, to.GitLab.Package = o.replace, o.pkg
+			if err := o.notes.apply(&to); err != nil {
 				return err
 			}
+			po := pipeline.PublishOptions{TargetOptions: to, Dist: o.dist.dir, DistName: o.dist.what, Version: o.dist.version, ConfigOut: string(o.configOut)}
+			if o.notes.gitlabRelease {
+				po.NotesFile = o.notes.notesFile
+			}
 			// The target URL names the project; --gitlab-url is the instance.
-			u, _ := url.Parse(o.url)
-			return runPublish(cmd.Context(), s, g, pipeline.PublishOptions{Target: "gitlab://" + u.Host + "/" + strings.Trim(o.project, "/"), Load: o.load,
-				ConfigOut: string(o.configOut), TargetOptions: targets.Options{Replace: o.replace, HTTPClient: httpClient(s, o.timeout), GitLab: glo}}, publishOut{})
+			u, _ := url.Parse(o.targets.gitlabURL)
+			po.Target = "gitlab://" + u.Host + "/" + strings.Trim(o.project, "/")
+			return runPublish(cmd.Context(), s, g, po)
 		},
 	}
-	o.bind(cmd, s.errOut)
+	o.dist.AddFlags(cmd, s.errOut, "version to publish when DIST holds several")
 	f := cmd.Flags()
-	f.StringVar(&o.url, "gitlab-url", "", "GitLab instance URL, e.g. https://gitlab.example.com (required)")
 	f.StringVar(&o.project, "project", "", "project path GROUP/[SUBGROUP/]NAME or numeric id")
 	f.StringVar(&o.pkg, "package", "", "package name (default: each provider's label; only for a single-provider release)")
 	f.BoolVar(&o.replace, "replace", false, "replace files whose content differs")
-	o.release.bind(cmd, "", true)
-	f.StringVar(&o.tokenType, "gitlab-token-type", "private", "token header: private (PRIVATE-TOKEN), bearer, or job (JOB-TOKEN from CI_JOB_TOKEN)")
+	o.notes.AddFlags(cmd, "add "+publish.ProvenanceFile+" to each package, an in-toto statement (SLSA provenance v1) naming its files with their sha256")
+	o.notes.AddGitLabFlags(cmd, "")
+	o.targets.AddFlags(cmd, targetUsage{gitlabURL: "GitLab instance URL, e.g. https://gitlab.example.com (required)",
+		tokenType: "token header: private (PRIVATE-TOKEN), bearer, or job (JOB-TOKEN from CI_JOB_TOKEN)"})
 	// The names release uses; the old ones stay for a release.
-	deprecatedAlias(s.errOut, f, "url", "gitlab-url")
-	deprecatedAlias(s.errOut, f, "token-type", "gitlab-token-type")
-	bindTimeout(cmd, &o.timeout)
-	o.configOut.bind(cmd, configOutUsage)
+	cli.DeprecatedAlias(s.errOut, f, "url", "gitlab-url")
+	cli.DeprecatedAlias(s.errOut, f, "token-type", "gitlab-token-type")
+	o.configOut.AddFlags(cmd, configOutUsage)
 	_ = cmd.MarkFlagRequired("project")
 	return cmd
 }
@@ -86,21 +87,11 @@ GITLAB_ACCESS_TOKEN (the variable clusterctl reads), or CI_JOB_TOKEN with
 // checkGitLabURL checks --gitlab-url before any token is looked for.
 func checkGitLabURL(raw string) error {
 	if raw == "" {
-		return usagef("--gitlab-url is required: the GitLab instance, e.g. https://gitlab.example.com")
+		return cli.Usagef("--gitlab-url is required: the GitLab instance, e.g. https://gitlab.example.com")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return usagef("--gitlab-url %q is not an http(s) URL of a GitLab instance, e.g. https://gitlab.example.com", raw)
+		return cli.Usagef("--gitlab-url %q is not an http(s) URL of a GitLab instance, e.g. https://gitlab.example.com", raw)
 	}
 	return nil
-}
-
-// checkTokenType checks --gitlab-token-type: private or bearer send
-// GITLAB_ACCESS_TOKEN (the variable clusterctl reads), job sends CI_JOB_TOKEN.
-func checkTokenType(tokenType string) (gitlab.TokenType, error) {
-	switch tt := gitlab.TokenType(tokenType); tt {
-	case gitlab.PrivateToken, gitlab.BearerToken, gitlab.JobToken:
-		return tt, nil
-	}
-	return "", usagef("--gitlab-token-type must be private, bearer or job, not %q", tokenType)
 }

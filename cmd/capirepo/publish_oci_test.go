@@ -227,3 +227,19 @@ func TestPublishOCI_APlainHTTPRegistryWithoutTheFlagGetsHTTPReferences(t *testin
 		t.Errorf("verify %s: exit %d: %s", ref, code, stderr)
 	}
 }
+
+// TestRelease_WhatTheStepsSayNamesReleasesOwnFlags: a warning of the OCI
+// target names the flag release has (--oci-plain-http), not publish oci's.
+func TestRelease_WhatTheStepsSayNamesReleasesOwnFlags(t *testing.T) {
+	host := authRegistry(t, "u", "secret-for-release")
+	env := map[string]string{"OCI_USERNAME": "u", "OCI_PASSWORD": "secret-for-release"}
+	out := filepath.Join(t.TempDir(), "dist")
+	code, _, stderr := runCmd(t, env, "release", exampleDir(t), "--version", "v0.1.0", "--out", out,
+		"--publish", "oci://"+host+"/capi", "--skip-image-check")
+	if code != 0 || !strings.Contains(stderr, "answers plain HTTP") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "pass --oci-plain-http to say so") || strings.Contains(stderr, "pass --plain-http") {
+		t.Errorf("the warning names another command's flag:\n%s", stderr)
+	}
+}

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/capirepo/capirepo/publish/targets"
-
 	"github.com/spf13/cobra"
 
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish"
 )
@@ -16,29 +15,21 @@ import (
 type releaseOptions struct {
 	build     buildOptions
 	publish   []string
+	against   []string // older releases to check the upgrade from (--against)
 	dryRun    bool
+	replace   bool
 	skipImage bool
 	// skipUpgrade is why the upgrade check is skipped (--skip-upgrade-check).
 	skipUpgrade string
 	// notesUpgrade adds the upgrade section to the release notes.
 	notesUpgrade bool
-	// against are the older releases of --against, for the upgrade check.
-	against []string
-	// configOut is where the clusterctl config is written (--config-out).
-	configOut configOut
-	replace   bool
-	notes     releaseNotesOptions
-	glRelease gitlabReleaseOptions
-	targetFlags
-	oci ociFlags
-	// sign signs the release (--sign) with signing's flags (sign.go).
-	sign    bool
-	signing signFlags
-	// uploads follows the bytes of GitHub and GitLab uploads (progress bars).
-	uploads publish.UploadProgress
-	install installFlags
-	// rehearse rehearses the upgrade (--rehearse).
-	rehearse rehearseFlags
+	configOut    configOut
+	notes        notesOptions
+	targets      targetOptions
+	oci          ociOptions
+	sign         bool // --sign, with signing's flags
+	signing      signOptions
+	install      installOptions
 }
 
 func newReleaseCmd(s streams, g *globalOptions) *cobra.Command {
@@ -86,59 +77,56 @@ pushed manager image and the OCI artifacts as signature referrers.`,
   capirepo release --version v1.4.0 --sign --publish github://my-org/cluster-api-provider-example`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.build.validate(cmd, args); err != nil {
+			if err := o.build.validate(cmd, args, s); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("skip-upgrade-check") && strings.TrimSpace(o.skipUpgrade) == "" {
-				return usagef("--skip-upgrade-check needs a reason, which is printed: --skip-upgrade-check \"users reinstall, see the release notes\"")
+				return cli.Usagef("--skip-upgrade-check needs a reason, which is printed: --skip-upgrade-check \"users reinstall, see the release notes\"")
 			}
 			if len(o.against) > 0 && cmd.Flags().Changed("skip-upgrade-check") {
-				return usagef("--against and --skip-upgrade-check: give one")
+				return cli.Usagef("--against and --skip-upgrade-check: give one")
 			}
 			if o.notesUpgrade && cmd.Flags().Changed("skip-upgrade-check") {
-				return usagef("--notes-upgrade tells what the upgrade check found, which --skip-upgrade-check skips: give one")
+				return cli.Usagef("--notes-upgrade tells what the upgrade check found, which --skip-upgrade-check skips: give one")
 			}
 			return runRelease(cmd.Context(), s, g, o)
 		},
 	}
-	o.build.bind(cmd, s.errOut)
+	o.build.AddFlags(cmd, s.errOut)
 	f := cmd.Flags()
 	f.StringArrayVar(&o.publish, "publish", nil, "target: github://OWNER/NAME, gitlab://HOST/PROJECT, file://DIR or oci://REGISTRY/PATH (repeatable)")
 	f.StringArrayVar(&o.against, "against", nil, "check the upgrade from this older release instead of the one before at the targets: a folder, or a target URL with an optional @VERSION (repeatable)")
-	o.configOut.bind(cmd, "write the clusterctl config of the first target clusterctl reads to this file (atomically) instead of stdout; the clusterctl init line printed under next: reads it")
+	o.configOut.AddFlags(cmd, "write the clusterctl config of the first target clusterctl reads to this file (atomically) instead of stdout; the clusterctl init line printed under next: reads it")
 	f.BoolVar(&o.dryRun, "dry-run", false, "build, lint and verify the dist folder; publish nothing")
 	f.BoolVar(&o.replace, "replace", false, "let published files that differ be replaced")
 	f.BoolVar(&o.skipImage, "skip-image-check", false, "do not ask the registry for every image the components run (for every platform built) before publishing")
 	f.BoolVar(&o.notesUpgrade, "notes-upgrade", false, "append to the GitHub (and --gitlab-release) release notes an \"Upgrading from\" section made from the upgrade check: contract, CRD versions, variables to set, flavors, ClusterClass variables, images, how to verify the signatures")
 	f.StringVar(&o.skipUpgrade, "skip-upgrade-check", "", "do not compare with the release published before this one; the reason is printed (e.g. \"users reinstall, see the release notes\")")
-	o.notes.bind(cmd, "github-", true)
-	o.glRelease.bind(cmd, "gitlab-", false)
-	o.glRelease.title, o.glRelease.notesFile, o.glRelease.provenance = &o.notes.title, &o.notes.notesFile, &o.notes.provenance
-	o.bindGitHubAPI(cmd, "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)")
-	o.bindGitLabURL(cmd, "GitLab instance URL for gitlab:// targets (default https://HOST)")
-	o.bindTimeout(cmd)
-	o.bindTokenType(cmd, "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)")
-	o.oci.bind(cmd, true, "oci-")
+	o.notes.AddFlags(cmd, "add "+publish.ProvenanceFile+", an in-toto statement (SLSA provenance v1) naming every asset with its sha256")
+	o.notes.AddGitHubFlags(cmd, "github-")
+	o.notes.AddGitLabFlags(cmd, "gitlab-")
+	o.targets.AddFlags(cmd, targetUsage{githubAPI: "GitHub REST API base (default $GITHUB_API_URL, else https://api.github.com/)",
+		gitlabURL: "GitLab instance URL for gitlab:// targets (default https://HOST)",
+		tokenType: "GitLab token header for gitlab:// targets: private or bearer (GITLAB_ACCESS_TOKEN), or job (CI_JOB_TOKEN)"})
+	o.oci.AddFlags(cmd, "oci-", "", true)
 	f.BoolVar(&o.sign, "sign", false, "sign the release: Sigstore bundles for checksums.txt and the provenance, the image and OCI artifacts as referrers (see capirepo sign)")
-	o.signing.bind(cmd)
-	o.install.rehearse = &o.rehearse
-	o.rehearse.bind(cmd, false)
-	o.install.bind(cmd, "install-check", "apply the release to a Kubernetes API server (--kubeconfig) before publishing, as clusterctl init and kubectl apply would; stop if it refuses anything")
+	o.signing.AddFlags(cmd)
+	o.install.rehearse = &rehearseOptions{}
+	o.install.rehearse.AddFlags(cmd, false)
+	o.install.AddFlags(cmd, "install-check", "apply the release to a Kubernetes API server (--kubeconfig) before publishing, as clusterctl init and kubectl apply would; stop if it refuses anything")
 	return cmd
 }
 
 func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOptions) error {
-	if err := o.build.validateArtifacts(); err != nil {
+	// On a terminal, a bar per upload, with the run's lines above the bars.
+	bars, rs := uploadBars(s, g)
+	defer bars.Close()
+	inst, rehearsal, err := o.install.Options(ctx, rs, &o.targets)
+	if err != nil {
 		return err
 	}
-	if err := o.rehearse.validate(o.install.on); err != nil {
-		return err
-	}
-	if err := o.install.validate(); err != nil {
-		return err
-	}
-	if o.rehearse.on && o.skipUpgrade != "" {
-		return usagef("--rehearse upgrades from the release the upgrade check compares with: it cannot go with --skip-upgrade-check")
+	if rehearsal != nil && o.skipUpgrade != "" {
+		return cli.Usagef("--rehearse upgrades from the release the upgrade check compares with: it cannot go with --skip-upgrade-check")
 	}
 	if err := o.configOut.check(); err != nil {
 		return err
@@ -147,127 +135,53 @@ func runRelease(ctx context.Context, s streams, g *globalOptions, o *releaseOpti
 	if err != nil {
 		return err
 	}
-	var locs []targets.Location
-	for _, raw := range o.publish {
-		loc, err := targets.Parse(raw)
-		if err != nil {
-			return usagef("--publish %v", err)
-		}
-		locs = append(locs, loc)
+	locs, err := pipeline.ParseTargets("--publish", o.publish)
+	if err != nil {
+		return err
 	}
 	if len(locs) == 0 && !o.dryRun {
-		return usagef("release needs at least one --publish target, or --dry-run")
+		return cli.Usagef("release needs at least one --publish target, or --dry-run")
 	}
-
-	// On a terminal, a bar per upload, with the run's lines above the bars.
-	bars := newUploadBars(s, g)
-	defer bars.Close()
-	o.uploads = bars.hook()
-	rs := bars.streams(s)
-	to, err := o.targetOptions(ctx, rs)
+	to, err := o.targets.Options(rs)
 	if err != nil {
 		return err
 	}
-	signOpts, err := o.signOptions(ctx, rs)
-	if err != nil {
+	to.Publish, to.Replace, to.UploadProgress, to.LockTimeout, to.OCI = true, o.replace, bars.Hook(), o.build.LockTimeout, o.oci.Options(s)
+	if err := o.notes.apply(&to); err != nil {
 		return err
 	}
-	rehearse, err := o.rehearse.options(rs, &o.install, o.gitHubAPI(s), o.timeout)
-	if err != nil {
-		return err
+	// The signer of --sign is made before anything is built, so a missing
+	// token or key fails first; a dry run signs nothing and needs neither.
+	var signOpts *pipeline.SignOptions
+	if o.sign {
+		signOpts = &pipeline.SignOptions{Provenance: o.notes.provenance}
+	}
+	if !o.dryRun || !o.sign {
+		signer, err := o.signing.signer(ctx, rs, o.targets.timeout, o.sign)
+		if err != nil {
+			return err
+		}
+		if o.sign {
+			signOpts.Signer = signer
+		}
 	}
 	sum, err := pipeline.Release(ctx, pipeline.ReleaseOptions{
-		Sign:             signOpts,
-		Build:            o.build.pipelineOptions(rs),
-		Targets:          locs,
-		TargetOptions:    to,
-		DryRun:           o.dryRun,
-		SkipImageCheck:   o.skipImage,
-		SkipUpgradeCheck: o.skipUpgrade,
-		Against:          against,
-		ConfigOut:        string(o.configOut),
-		NotesUpgrade:     o.notesUpgrade,
-		InstallCheck:     o.install.options(rs, o.gitHubAPI(s), o.timeout),
-		Rehearse:         rehearse,
-		Variables:        tokenVariables(s.getenv),
-		Log:              rs.errOut,
-		Progress:         pipeline.StatusLines(rs.errOut, isTerminal(rs.errOut)), // the table below says the details
+		Sign: signOpts, Build: o.build.BuildOptions, Targets: locs, TargetOptions: to, NotesFile: o.notes.notesFile,
+		DryRun: o.dryRun, SkipImageCheck: o.skipImage, SkipUpgradeCheck: o.skipUpgrade, Against: against,
+		ConfigOut: string(o.configOut), NotesUpgrade: o.notesUpgrade, InstallCheck: inst, Rehearse: rehearsal, Variables: tokenVariables(s.getenv), Log: rs.errOut,
+		Progress: pipeline.StatusLines(rs.errOut, cli.IsTerminal(rs.errOut)), // the table below says the details
 	})
 	bars.Close()
 	if sum == nil { // a target could not be opened
 		return fmt.Errorf("--publish %w", err)
 	}
-	if perr := printReport(s, g, sum, s.errOut); perr != nil && g.output != outputText {
+	if perr := printReport(s, g, sum, s.errOut); perr != nil && g.output != cli.Text {
 		return perr
 	}
-	if g.output == outputText {
-		// Each target's providers: entry on stdout, one YAML document per
-		// target, unless --config-out wrote it.
-		docs := 0
-		for i, p := range sum.Published {
-			if sum.Targets[i].Reader != "" || p.ConfigFile != "" { // the operator's (printed below), or in --config-out
-				continue
-			}
-			if docs++; docs > 1 {
-				fmt.Fprintln(s.out, "---")
-			}
-			_ = printConfig(s.out, p, fmt.Sprintf("# %s %s\n", p.Kind, p.URL))
+	if g.output == cli.Text {
+		if werr := sum.WriteResults(s.out, s.errOut); err == nil {
+			err = werr
 		}
-		if err == nil {
-			err = printReleaseResources(s, sum, o.oci.format)
-		}
-		writeNext(s.errOut, sum.Next)
 	}
 	return err
-}
-
-// targetOptions are what the --publish targets are opened with: the
-// flags, the environment's credentials and the bounded HTTP client.
-func (o *releaseOptions) targetOptions(ctx context.Context, s streams) (targets.Options, error) {
-	to, err := o.options(s)
-	if err != nil {
-		return targets.Options{}, err
-	}
-	to.Publish, to.Replace, to.Progress, to.UploadProgress, to.LockTimeout = true, o.replace, s.errOut, o.uploads, o.build.lockTimeout
-	if err := o.notes.apply(&to.GitHub); err != nil {
-		return targets.Options{}, err
-	}
-	if err := o.glRelease.apply(&to.GitLab); err != nil {
-		return targets.Options{}, err
-	}
-	if to.OCI, err = o.oci.options(ctx, s, o.build.dir); err != nil {
-		return targets.Options{}, err
-	}
-	return to, nil
-}
-
-// signOptions make the signer of --sign, before anything is built, so a
-// missing token or key fails first; a dry run signs nothing and needs
-// neither.
-func (o *releaseOptions) signOptions(ctx context.Context, s streams) (*pipeline.SignOptions, error) {
-	if !o.sign {
-		return nil, o.signing.unused("sign")
-	}
-	if o.dryRun {
-		return &pipeline.SignOptions{Provenance: o.notes.provenance}, nil
-	}
-	signer, err := o.signing.signer(ctx, s, o.timeout)
-	if err != nil {
-		return nil, err
-	}
-	return &pipeline.SignOptions{Signer: signer, Provenance: o.notes.provenance}, nil
-}
-
-// printReleaseResources prints the operator's Provider resources for each
-// target it reads (oci://), which the run made from the dist it read back.
-func printReleaseResources(s streams, sum *pipeline.ReleaseSummary, format string) error {
-	for _, t := range sum.Targets {
-		if !t.Operator {
-			continue
-		}
-		if err := printResources(s, t.Resources, format); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -195,6 +195,29 @@ func TestRelease_GitLabFakeWithJobToken(t *testing.T) {
 	}
 }
 
+// TestRelease_NotesUpgradeNamesReleasesGitLabFlag: a GitLab target without
+// a Release has no notes for --notes-upgrade's section, and release says
+// which of its flags makes one (--gitlab-release, publish gitlab's
+// --release).
+func TestRelease_NotesUpgradeNamesReleasesGitLabFlag(t *testing.T) {
+	const token = "glpat-notes-upgrade"
+	srv := fakegl.New(t)
+	srv.AddProject(77, "infra/providers", false)
+	srv.AddToken(token, fakegl.AccessToken)
+	env := map[string]string{"GITLAB_ACCESS_TOKEN": token}
+	publish := []string{"--publish", "gitlab://gitlab.example.com/infra/providers", "--gitlab-url", srv.URL}
+	if code, _, stderr := releaseJSON(t, env, append([]string{"--out", t.TempDir()}, publish...)...); code != 0 {
+		t.Fatalf("v0.1.0: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := releaseJSON(t, env, append([]string{"--version", "v0.1.1", "--out", t.TempDir(), "--notes-upgrade"}, publish...)...)
+	if code != 0 {
+		t.Fatalf("v0.1.1: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "--notes-upgrade: this target has no release notes (a GitLab target needs --gitlab-release)") {
+		t.Errorf("stderr does not name --gitlab-release:\n%s", stderr)
+	}
+}
+
 // TestRelease_DifferentManagersIsAUsageError: --binaries on a tree whose
 // providers build different managers is the caller's mistake: exit 2, in
 // build and in release.

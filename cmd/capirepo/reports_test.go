@@ -14,6 +14,7 @@ import (
 
 	"github.com/capirepo/capirepo/builder/buildtest"
 	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/internal/markdown"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/release"
@@ -89,17 +90,17 @@ func TestReports_Golden(t *testing.T) {
 	commands := []struct {
 		name    string
 		args    []string
-		formats []outputFormat
+		formats []cli.Format
 	}{
-		{"lint-example", []string{"lint", example, "--version", "v0.1.0"}, []outputFormat{outputText, outputJSON, outputSARIF, outputMarkdown, outputCodeQuality}},
-		{"lint-example-broken", []string{"lint", "broken", "--version", "v0.1.0"}, []outputFormat{outputText, outputJSON, outputSARIF, outputMarkdown, outputCodeQuality}},
-		{"lint-example-against", []string{"lint", "new", "--against", "old"}, []outputFormat{outputText, outputJSON, outputSARIF, outputMarkdown, outputCodeQuality}},
-		{"lint-capa", []string{"lint", capa, "--version", "v2.13.0"}, []outputFormat{outputText, outputJSON, outputSARIF, outputMarkdown, outputCodeQuality}},
-		{"diff-example", []string{"diff", "old", "new"}, []outputFormat{outputText, outputJSON, outputSARIF, outputMarkdown, outputCodeQuality}},
-		{"diff-capa", []string{"diff", "capa-old", "capa-new"}, []outputFormat{outputText, outputJSON, outputSARIF, outputMarkdown, outputCodeQuality}},
-		{"verify-example", []string{"verify", "old"}, []outputFormat{outputText, outputJSON, outputMarkdown}},
+		{"lint-example", []string{"lint", example, "--version", "v0.1.0"}, []cli.Format{cli.Text, cli.JSON, cli.SARIF, cli.Markdown, cli.CodeQuality}},
+		{"lint-example-broken", []string{"lint", "broken", "--version", "v0.1.0"}, []cli.Format{cli.Text, cli.JSON, cli.SARIF, cli.Markdown, cli.CodeQuality}},
+		{"lint-example-against", []string{"lint", "new", "--against", "old"}, []cli.Format{cli.Text, cli.JSON, cli.SARIF, cli.Markdown, cli.CodeQuality}},
+		{"lint-capa", []string{"lint", capa, "--version", "v2.13.0"}, []cli.Format{cli.Text, cli.JSON, cli.SARIF, cli.Markdown, cli.CodeQuality}},
+		{"diff-example", []string{"diff", "old", "new"}, []cli.Format{cli.Text, cli.JSON, cli.SARIF, cli.Markdown, cli.CodeQuality}},
+		{"diff-capa", []string{"diff", "capa-old", "capa-new"}, []cli.Format{cli.Text, cli.JSON, cli.SARIF, cli.Markdown, cli.CodeQuality}},
+		{"verify-example", []string{"verify", "old"}, []cli.Format{cli.Text, cli.JSON, cli.Markdown}},
 		{"release-example", []string{"release", example, "--version", "v0.1.1", "--dry-run", "--skip-image-check", "--out", "dist", "--against", "old", "--notes-upgrade"},
-			[]outputFormat{outputText, outputJSON, outputMarkdown}},
+			[]cli.Format{cli.Text, cli.JSON, cli.Markdown}},
 	}
 	for _, c := range commands {
 		for _, f := range c.formats {
@@ -107,12 +108,12 @@ func TestReports_Golden(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				_, stdout, stderr := runCmd(t, nil, append(slices.Clone(c.args), "-o", string(f))...)
 				got := stdout
-				if f == outputText {
+				if f == cli.Text {
 					got = textReport(c.args[0], stdout, stderr)
 				}
 				checkFormat(t, f, got)
 				got = strings.ReplaceAll(got, wd, "$WORKDIR") // verify names what it read by URL
-				if f == outputSARIF {
+				if f == cli.SARIF {
 					got = sarifResults(t, got) // the rule catalogue is TestReport_WriteSARIF's
 				}
 				golden(t, filepath.Join(goldens, name), got)
@@ -141,18 +142,18 @@ func textReport(command, stdout, stderr string) string {
 var reportStart = regexp.MustCompile(`^([^ :]+/[^ :]+\.yaml|\d+ errors?, .*)\n$`)
 
 // checkFormat checks a report for what its reader needs.
-func checkFormat(t *testing.T, f outputFormat, got string) {
+func checkFormat(t *testing.T, f cli.Format, got string) {
 	t.Helper()
 	switch f {
-	case outputMarkdown:
+	case cli.Markdown:
 		if err := markdown.Check(got); err != nil {
 			t.Errorf("the Markdown does not render as written: %v\n%s", err, got)
 		}
-	case outputCodeQuality:
+	case cli.CodeQuality:
 		if err := contract.CheckCodeQuality([]byte(got)); err != nil {
 			t.Errorf("not a Code Quality report GitLab reads: %v\n%s", err, got)
 		}
-	case outputJSON, outputSARIF:
+	case cli.JSON, cli.SARIF:
 		if !json.Valid([]byte(got)) {
 			t.Errorf("not JSON:\n%s", got)
 		}

@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/capirepo/capirepo/contract"
+	"github.com/capirepo/capirepo/internal/cli"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/redact"
-	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/pipeline"
 )
 
@@ -22,9 +20,6 @@ const (
 	exitUsage   = 2
 )
 
-// env reads the environment; only cmd/ does, and tests inject it.
-type env func(string) string
-
 // streams are the writers and environment a command is given.
 type streams struct {
 	out    io.Writer // results (--output json goes here)
@@ -34,24 +29,9 @@ type streams struct {
 	secrets *redact.Set
 }
 
-// usageError marks an error as the caller's: exit code 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
 // globalOptions are flags every command has.
 type globalOptions struct {
-	output outputFormat
-}
-
-// printJSON writes v as indented JSON.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	output cli.Format
 }
 
 func newRootCmd(s streams) *cobra.Command {
@@ -83,17 +63,19 @@ codes: 0 ok, 1 failure, 2 usage error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := g.output.check(cmd.Name()); err != nil {
+			if err := g.output.Check(reportFormats[cmd.Name()]...); err != nil {
 				return err
 			}
-			return checkWaits(cmd)
+			// What the steps say names this command's flags.
+			cmd.SetContext(option.WithWords(cmd.Context(), cli.Words(cmd)))
+			return cli.CheckWaits(cmd)
 		},
 	}
 	root.SetOut(s.out)
 	root.SetErr(s.errOut)
-	g.output = outputText
+	g.output = cli.Text
 	root.PersistentFlags().VarP(&g.output, "output", "o", outputHelp)
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(cli.FlagError)
 	root.AddCommand(
 		newVersionCmd(s, g),
 		newBuildCmd(s, g),
@@ -106,8 +88,8 @@ codes: 0 ok, 1 failure, 2 usage error.`,
 		newDiffCmd(s, g),
 		newSignCmd(s, g),
 	)
-	root.SetHelpCommand(newHelpCmd())
-	checkUsage(root)
+	root.SetHelpCommand(cli.NewHelpCmd("  capirepo help publish github"))
+	cli.CheckUsage(root)
 	return root
 }
 
@@ -115,10 +97,10 @@ codes: 0 ok, 1 failure, 2 usage error.`,
 // command asked for -o json that printed nothing on stdout prints a
 // failure document there, so a script always gets JSON.
 func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) int {
-	// Every byte printed goes through the run's secrets mask (secrets.go).
+	// Every byte printed goes through the run's secrets mask (env.go).
 	p := protect(args, out, errOut, getenv)
 	defer p.flush()
-	stdout := &countingWriter{w: p.out}
+	stdout := &cli.CountingWriter{W: p.out}
 	s := streams{out: stdout, errOut: p.errOut, getenv: p.getenv, secrets: p.secrets}
 	root := newRootCmd(s)
 	root.SetArgs(args)
@@ -132,44 +114,9 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, getenv env) 
 	code := exitCode(err)
 	if err != nil {
 		fmt.Fprintf(s.errOut, "Error: %v\n", err)
-		if f := root.PersistentFlags().Lookup("output"); f != nil && f.Value.String() == "json" && stdout.n == 0 {
-			_ = printJSON(p.out, newFailure(err, code))
+		if f := root.PersistentFlags().Lookup("output"); f != nil && f.Value.String() == "json" && stdout.N == 0 {
+			_ = pipeline.NewFailure(err, code).WriteJSON(p.out)
 		}
 	}
 	return code
-}
-
-// failure is what -o json prints for a command that failed before it
-// printed its own summary.
-type failure struct {
-	Error    string                   `json:"error"`
-	ExitCode int                      `json:"exitCode"`
-	Findings []contract.Finding       `json:"findings"`
-	Waived   []contract.WaivedFinding `json:"waived"`
-}
-
-func newFailure(err error, code int) failure {
-	f := failure{Error: err.Error(), ExitCode: code, Findings: []contract.Finding{}, Waived: []contract.WaivedFinding{}}
-	var lint *pipeline.LintError
-	var upgrade *pipeline.UpgradeError
-	switch {
-	case errors.As(err, &lint):
-		f.Findings, f.Waived = text.NonNil(lint.Report.Findings), text.NonNil(lint.Report.Waived)
-	case errors.As(err, &upgrade):
-		f.Findings, f.Waived = text.NonNil(upgrade.Report.Findings), text.NonNil(upgrade.Report.Waived)
-	}
-	return f
-}
-
-// countingWriter counts what was written, to tell whether a command
-// printed anything on stdout.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -1,27 +1,29 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
-	"github.com/capirepo/capirepo/internal/redact"
+	"github.com/capirepo/capirepo/internal/cli"
 	"github.com/capirepo/capirepo/pipeline"
 	"github.com/capirepo/capirepo/publish/oci"
 	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/verify"
 )
 
+// verifyOptions are verify's flags, bound to what Verify checks.
+type verifyOptions struct {
+	pipeline.VerifyOptions
+	oci        ociOptions
+	targets    targetOptions
+	signatures signatureOptions
+	install    installOptions
+}
+
 func newVerifyCmd(s streams, g *globalOptions) *cobra.Command {
-	var version, k8s, configMaps string
-	var of ociFlags
-	var vf verifyFlags
-	var images bool
-	var platforms []string
-	var inst installFlags
-	var rf rehearseFlags
-	inst.rehearse = &rf
+	o := &verifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify DIR | oci://REGISTRY/PATH/NAME:VERSION | --configmaps FILE",
 		Short: "Read a built or published provider repository back through clusterctl's client",
@@ -110,77 +112,54 @@ holds any of it is refused. See docs/upgrade.md.`,
     --certificate-oidc-issuer https://token.actions.githubusercontent.com`,
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkVersionFlag(version); err != nil {
-				return err
-			}
-			if err := rf.validate(inst.on); err != nil {
-				return err
-			}
-			if err := inst.validate(); err != nil {
-				return err
-			}
-			if inst.on && (len(args) != 1 || configMaps != "" || strings.HasPrefix(args[0], "oci://")) {
-				return usagef("--install applies a DIR (a dist folder or a local repository tree)")
-			}
-			if rf.enabled() && (len(args) != 1 || configMaps != "" || strings.HasPrefix(args[0], "oci://")) {
-				return usagef("--upgrade-from rehearses the upgrade to a DIR (a dist folder or a local repository tree)")
-			}
-			ro, err := rf.options(s, &inst, "", of.timeout)
-			if err != nil {
-				return err
-			}
-			sv, err := vf.verifier(cmd.Context(), s, of.timeout)
-			if err != nil {
-				return err
-			}
-			path := ""
 			if len(args) == 1 {
-				path = args[0]
+				o.Path = args[0]
 			}
-			if configMaps == "" && path != "" && !strings.HasPrefix(path, "oci://") {
-				if path, err = pipeline.FolderPath(path); err != nil {
-					return err
-				}
-				if err := checkDirFlag("verify", path); err != nil {
-					return err
-				}
+			if err := checkVersionFlag("--version", o.Version); err != nil {
+				return err
 			}
+			var err error
+			if o.Install, o.Rehearse, err = o.install.Options(cmd.Context(), s, &o.targets); err != nil {
+				return err
+			}
+			notDir := o.Path == "" || o.ConfigMaps != "" || strings.HasPrefix(o.Path, "oci://")
+			switch {
+			case o.Install != nil && notDir:
+				return cli.Usagef("--install applies a DIR (a dist folder or a local repository tree)")
+			case o.Rehearse != nil && notDir:
+				return cli.Usagef("--upgrade-from rehearses the upgrade to a DIR (a dist folder or a local repository tree)")
+			}
+			if o.Signatures, err = o.signatures.verifier(cmd.Context(), s, o.targets.timeout); err != nil {
+				return err
+			}
+			transport := o.targets.httpClient(s).Transport
 			kc, secrets := oci.KeychainFromEnv(s.getenv)
-			o := pipeline.VerifyOptions{Path: path, ConfigMaps: configMaps, Version: version, KubernetesVersion: k8s, Variables: inst.variables(s.getenv), ValuesFiles: inst.values,
-				Images: images, Platforms: platforms, Signatures: sv, Install: inst.options(s, "", of.timeout), Rehearse: ro,
-				OCI:      oci.Options{PlainHTTP: of.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: of.transport(s)},
-				Keychain: redact.Keychain(authn.DefaultKeychain, s.secrets), Transport: of.transport(s), Secrets: s.secrets, Log: s.errOut}
+			o.OCI = oci.Options{PlainHTTP: o.oci.plainHTTP, Keychain: kc, Secrets: secrets, Progress: s.errOut, Transport: transport}
+			o.Variables, _ = o.install.variables(s.getenv) // checked with the install check's flags
+			o.ValuesFiles, o.Keychain, o.Transport, o.Secrets, o.Log = o.install.values, s.keychain(), transport, s.secrets, s.errOut
 			if g.output != "json" {
 				o.ImagesLog = s.errOut
 			}
-			rep, err := pipeline.Verify(cmd.Context(), o)
+			if (o.Path == "") == (o.ConfigMaps == "") {
+				return cli.UsageError{Err: cli.WithHelpHint(cmd, errors.New("verify takes one DIR or oci:// reference, or --configmaps FILE"))}
+			}
+			rep, err := pipeline.Verify(cmd.Context(), o.VerifyOptions)
 			return printVerify(s, g, rep, err)
 		},
 	}
-	cmd.Flags().StringVar(&version, "version", "", "version to verify (default: every version in DIR)")
-	cmd.Flags().BoolVar(&images, "images", false, "also check that every image the components run is in its registry, for every --platforms")
-	cmd.Flags().StringSliceVar(&platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
-	cmd.Flags().StringVar(&k8s, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+values.KubernetesVersion+")")
-	cmd.Flags().StringVar(&configMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
-	rf.bind(cmd, true)
-	inst.readBack = true
-	inst.bind(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
-	of.bind(cmd, false, "")
-	vf.bind(cmd, "signatures", "also check the Sigstore signatures of the files (and with --images, of the images; of an oci:// artifact): for --key or --certificate-identity")
-	bindTimeout(cmd, &of.timeout)
+	f := cmd.Flags()
+	f.StringVar(&o.Version, "version", "", "version to verify (default: every version in DIR)")
+	f.BoolVar(&o.Images, "images", false, "also check that every image the components run is in its registry, for every --platforms")
+	f.StringSliceVar(&o.Platforms, "platforms", verify.DefaultPlatforms, "platforms every image must have, for --images")
+	f.StringVar(&o.KubernetesVersion, "kubernetes-version", "", "KUBERNETES_VERSION for cluster templates (default "+values.KubernetesVersion+")")
+	f.StringVar(&o.ConfigMaps, "configmaps", "", "a file of operator ConfigMaps and Provider resources (publish configmap --out)")
+	o.install.readBack, o.install.rehearse = true, &rehearseOptions{}
+	o.install.rehearse.AddFlags(cmd, true)
+	o.install.AddFlags(cmd, "install", "also apply the release to a Kubernetes API server (--kubeconfig) as clusterctl init and kubectl apply would, and report every object it refuses")
+	o.oci.AddFlags(cmd, "", "", false)
+	o.signatures.AddFlags(cmd, "signatures", "also check the Sigstore signatures of the files (and with --images, of the images; of an oci:// artifact): for --key or --certificate-identity")
+	o.targets.AddFlags(cmd, targetUsage{})
 	return cmd
-}
-
-// tokenVariables passes the tokens clusterctl reads to its config, only when set.
-func tokenVariables(getenv env) map[string]string {
-	vars := map[string]string{}
-	if t := getenv("GITHUB_TOKEN"); t != "" {
-		vars["github-token"] = t
-	}
-	if t := getenv("GITLAB_ACCESS_TOKEN"); t != "" {
-		vars["gitlab-access-token"] = t
-	}
-	return vars
 }
 
 // printVerify prints a verify report on stdout (with the error in JSON

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/capirepo/capirepo/internal/option"
 )
 
 // FileName is the lock file inside the root. clusterctl reads only
@@ -55,7 +57,7 @@ func (e *TimeoutError) Error() string {
 	if e.Holder != "" {
 		holder += " (" + e.Holder + ")"
 	}
-	return fmt.Sprintf("%s is still writing into %s after %s: wait for it to finish, or raise --lock-timeout", holder, e.Root, e.Timeout)
+	return fmt.Sprintf("%s is still writing into %s after %s: wait for it to finish, or raise %s", holder, e.Root, e.Timeout, option.LockTimeout)
 }
 
 // Acquire creates root if needed and takes its lock, waiting up to the

@@ -1,6 +1,7 @@
 package fsafe
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -87,6 +88,42 @@ func WriteFileAtomic(name string, data []byte) error {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
+}
+
+// AppendFile appends data to name in one write, creating it; a file that
+// is there and no regular file (a FIFO that would block, a device) is
+// refused before it is opened.
+func AppendFile(name string, data []byte) error {
+	if fi, err := os.Stat(name); err == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is no regular file (%s)", name, fi.Mode().Type())
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
+}
+
+// CleanAtomicLeftovers removes the temporary files WriteFileAtomic leaves
+// beside each of names in dir when a run is killed (.NAME.tmp-*). Call it
+// only while no other run can be writing there (under the folder's lock).
+func CleanAtomicLeftovers(dir string, names ...string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		for _, n := range names {
+			if strings.HasPrefix(e.Name(), "."+n+".tmp-") && e.Type().IsRegular() {
+				_ = os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
 }
 
 // CheckEntry returns an error naming dir/NAME, what it is and why it is not

@@ -76,3 +76,23 @@ func TestCheckEntryNamesWhatIsNotARegularFile(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendFile_AppendsAndRefusesAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "summary.md")
+	for _, part := range []string{"one\n", "two\n"} {
+		if err := AppendFile(f, []byte(part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(f); string(b) != "one\ntwo\n" {
+		t.Errorf("file holds %q", b)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	if err := AppendFile(fifo, []byte("x")); err == nil || !strings.Contains(err.Error(), "no regular file") {
+		t.Errorf("a FIFO: %v", err)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const token = "ghp_s3cr3t/Token+with&chars"
@@ -121,5 +123,50 @@ func TestSigningSecrets(t *testing.T) {
 		if strings.Contains(out, "c2lnbmF0dXJl") || strings.Contains(out, "pa55") || !strings.Contains(out, Mask) {
 			t.Errorf("String(%q) = %q", in, out)
 		}
+	}
+}
+
+func TestAddArgs_MasksTheUserinfoOfURLArguments(t *testing.T) {
+	s := &Set{}
+	found := s.AddArgs([]string{"publish", "--to=https://user:pa55word@gitlab.example.com/g/p", "https://example.com/plain", "oci://robot:t0ken@registry.example.com/capi"})
+	if len(found) != 2 || strings.Contains(strings.Join(found, " "), "pa55word") || strings.Contains(strings.Join(found, " "), "t0ken") {
+		t.Errorf("found %q", found)
+	}
+	if got := s.String("pa55word t0ken"); strings.Contains(got, "pa55word") || strings.Contains(got, "t0ken") {
+		t.Errorf("not masked: %s", got)
+	}
+}
+
+func TestAddKey_MasksEachLineButTheMarkers(t *testing.T) {
+	s := &Set{}
+	s.AddKey("-----BEGIN KEY-----\nAAAA1111\nBBBB2222\n-----END KEY-----")
+	if got := s.String("AAAA1111 -----BEGIN KEY-----"); strings.Contains(got, "AAAA1111") || !strings.Contains(got, "BEGIN KEY") {
+		t.Errorf("masked: %s", got)
+	}
+}
+
+func TestEnvironment_MasksSecretsAsTheyAreRead(t *testing.T) {
+	env := map[string]string{
+		"ALWAYS":       "al1ways",
+		"MY_TOKEN":     "t0ken",
+		"PLAIN":        "pl4in",
+		"PROXY_URL":    "https://user:pa55word@proxy.example.com",
+		"NEVER_READ":   "n3ver",
+		"UNUSED_TOKEN": "unus3d",
+	}
+	s := &Set{}
+	getenv := s.Environment(func(name string) string { return env[name] }, []string{"ALWAYS"},
+		func(name string) bool { return strings.HasSuffix(name, "_TOKEN") })
+	if got := s.String("al1ways t0ken"); strings.Contains(got, "al1ways") || !strings.Contains(got, "t0ken") {
+		t.Errorf("before reading: %s", got)
+	}
+	for _, name := range []string{"MY_TOKEN", "PLAIN", "PROXY_URL"} {
+		if got := getenv(name); got != env[name] {
+			t.Errorf("getenv(%s) = %q, want %q", name, got, env[name])
+		}
+	}
+	got := s.String("al1ways t0ken pa55word pl4in n3ver unus3d")
+	if diff := cmp.Diff("[REDACTED] [REDACTED] [REDACTED] pl4in n3ver unus3d", got); diff != "" {
+		t.Errorf("masked (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,6 @@
 // Package text holds the small helpers for what capirepo prints that every
-// layer needs the same way: a count with its noun, and a list printed as []
-// rather than null. It is not for formatting reports or tables: those
+// layer needs the same way: a count with its noun, a size in bytes, and a
+// list printed as [] rather than null. It is not for formatting reports or tables: those
 // belong to the package whose report they are.
 package text
 
@@ -20,4 +20,15 @@ func NonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// Bytes is a size as people read it: 512 B, 1.5 KiB, 3.2 MiB.
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

@@ -27,3 +27,11 @@ func TestNonNilPrintsAnEmptyListAsBrackets(t *testing.T) {
 		t.Fatalf("NonNil([a]) marshals to %s", b)
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 3 << 20: "3.0 MiB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

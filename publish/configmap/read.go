@@ -3,6 +3,7 @@ package configmap
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -86,6 +87,33 @@ func Parse(file string, data []byte) (*File, error) {
 		return nil, fmt.Errorf("%s: no operator Provider resource with spec.fetchConfig.selector: add the resources publish configmap prints", file)
 	}
 	return f, nil
+}
+
+// ReadFile reads a file of ConfigMaps and Provider resources (publish
+// configmap --out) by the operator's rules: each resource's provider
+// version (Load), at version instead of the resource's spec.version when
+// set.
+func ReadFile(file, version string) ([]*release.Provider, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	var provs []*release.Provider
+	for _, r := range f.Resources {
+		if version != "" {
+			r.Version = version
+		}
+		p, err := Load(f, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		provs = append(provs, p)
+	}
+	return provs, nil
 }
 
 // Load reads the provider version a resource installs, by the operator's

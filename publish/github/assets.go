@@ -18,6 +18,7 @@ import (
 
 	gh "github.com/google/go-github/v82/github"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
@@ -30,18 +31,18 @@ func (g *Target) check(r *ghRelease, d publish.Diff) error {
 	switch {
 	case r.immutable:
 		return fmt.Errorf("github release %s of %s/%s is immutable and its assets differ from the build (%s): nothing was changed; "+
-			"GitHub never lets assets of an immutable release be added, replaced or deleted (not even with --replace), "+
-			"so a new version is the only fix", r.tag, g.o.Owner, g.o.Repo, d.Describe())
+			"GitHub never lets assets of an immutable release be added, replaced or deleted (not even with %s), "+
+			"so a new version is the only fix", r.tag, g.o.Owner, g.o.Repo, d.Describe(), option.Replace)
 	case !r.draft && !g.o.Replace && len(d.NeedReplace()) > 0:
 		// Files the release lacks (bundles, provenance, SBOMs) are added
 		// without --replace: nothing anybody downloaded changes; so is a
 		// signed provenance that supersedes the unsigned one (Diff.Superseded).
 		return fmt.Errorf("github release %s of %s/%s is already published and differs (%s): nothing was changed; "+
-			"publish a new version, or re-run with --replace to change it under users who may have installed it",
-			r.tag, g.o.Owner, g.o.Repo, d.Describe())
+			"publish a new version, or re-run with %s to change it under users who may have installed it",
+			r.tag, g.o.Owner, g.o.Repo, d.Describe(), option.Replace)
 	case len(d.NeedReplace()) > 0 && !g.o.Replace:
-		return fmt.Errorf("draft release %s of %s/%s already has different %s: nothing was changed; re-run with --replace to overwrite",
-			r.tag, g.o.Owner, g.o.Repo, publish.FileNames(d.NeedReplace()))
+		return fmt.Errorf("draft release %s of %s/%s already has different %s: nothing was changed; re-run with %s to overwrite",
+			r.tag, g.o.Owner, g.o.Repo, publish.FileNames(d.NeedReplace()), option.Replace)
 	}
 	return nil
 }
@@ -232,7 +233,7 @@ func (g *Target) verify(ctx context.Context, r *ghRelease, files []release.File)
 		return fmt.Errorf("check release %s after upload: %w", r.tag, err)
 	}
 	if d.Changes() {
-		return fmt.Errorf("release %s read back after upload is not what was uploaded (%s): re-run to repair (with --replace for the different ones)", r.tag, d.Describe())
+		return fmt.Errorf("release %s read back after upload is not what was uploaded (%s): re-run to repair (with %s for the different ones)", r.tag, d.Describe(), option.Flag(ctx, option.Replace))
 	}
 	g.progress("checked %d assets read back: sizes and sha256 match", len(files))
 	return nil

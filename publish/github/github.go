@@ -14,6 +14,7 @@ import (
 
 	gh "github.com/google/go-github/v82/github"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
@@ -113,7 +114,7 @@ var (
 
 func New(o Options) (*Target, error) {
 	if o.Owner == "" || o.Repo == "" || strings.ContainsAny(o.Owner+o.Repo, "/ ") {
-		return nil, fmt.Errorf("github repository %q/%q: want --repo OWNER/NAME", o.Owner, o.Repo)
+		return nil, fmt.Errorf("github repository %q/%q: want %s OWNER/NAME", o.Owner, o.Repo, option.Repo)
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4
@@ -225,7 +226,7 @@ func (g *Target) files(rel *release.Release) (string, []release.File, error) {
 		tag = rel.Version
 	}
 	if tag == "" {
-		return "", nil, errors.New("github release: no tag: pass --tag or build the release with a version")
+		return "", nil, fmt.Errorf("github release: no tag: pass %s or build the release with a version", option.Tag)
 	}
 	if g.o.Provenance {
 		if files, err = publish.AddProvenance(files, publish.ProvenanceSource{Repository: fmt.Sprintf("%s/%s/%s", g.web, g.o.Owner, g.o.Repo), Version: tag}); err != nil {

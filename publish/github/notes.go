@@ -9,6 +9,7 @@ import (
 
 	gh "github.com/google/go-github/v82/github"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 )
 
@@ -72,9 +73,9 @@ func (g *Target) generated(ctx context.Context, tag string) (string, error) {
 		err = fmt.Errorf("generate release notes for %s in %s/%s: %w", tag, g.o.Owner, g.o.Repo, err)
 		var se *publish.StatusError
 		if errors.As(err, &se) && se.Status == http.StatusUnprocessableEntity {
-			hint := "pass --target COMMITISH when the tag does not exist yet"
+			hint := "pass " + option.Flag(ctx, option.Target) + " COMMITISH when the tag does not exist yet"
 			if g.o.PreviousTag != "" {
-				hint += ", and check that --previous-tag " + g.o.PreviousTag + " exists"
+				hint += ", and check that " + option.Flag(ctx, option.PreviousTag) + " " + g.o.PreviousTag + " exists"
 			}
 			return "", fmt.Errorf("%w: %s", err, hint)
 		}
@@ -123,7 +124,7 @@ func (g *Target) updateMeta(ctx context.Context, r *ghRelease, sum *publish.Summ
 		}
 	}
 	if len(kept) > 0 {
-		g.warn(sum, "release %s keeps its %s: re-run with --replace to change them", r.tag, strings.Join(kept, ", "))
+		g.warn(sum, "release %s keeps its %s: re-run with %s to change them", r.tag, strings.Join(kept, ", "), option.Flag(ctx, option.Replace))
 	}
 	if !changed {
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	gh "github.com/google/go-github/v82/github"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
@@ -144,7 +145,7 @@ func (g *Target) checkCommitish(ctx context.Context, tag string, r *ghRelease, s
 		return nil
 	}
 	if r != nil && !r.draft {
-		g.warn(sum, "--target %s is ignored: release %s is published, its tag exists", g.o.Commitish, tag)
+		g.warn(sum, "%s %s is ignored: release %s is published, its tag exists", option.Flag(ctx, option.Target), g.o.Commitish, tag)
 		return nil
 	}
 	ref, err := publish.DoValue(ctx, g.retry, func(ctx context.Context) (*gh.Reference, error) {
@@ -154,8 +155,8 @@ func (g *Target) checkCommitish(ctx context.Context, tag string, r *ghRelease, s
 	var se *publish.StatusError
 	switch {
 	case err == nil:
-		g.warn(sum, "--target %s is ignored: tag %s already exists (at %s) and GitHub publishes the release on it as it is",
-			g.o.Commitish, tag, ref.GetObject().GetSHA())
+		g.warn(sum, "%s %s is ignored: tag %s already exists (at %s) and GitHub publishes the release on it as it is",
+			option.Flag(ctx, option.Target), g.o.Commitish, tag, ref.GetObject().GetSHA())
 	case errors.As(err, &se) && se.Status == http.StatusNotFound:
 		// The tag is created when the release is published.
 	default:

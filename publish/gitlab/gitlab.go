@@ -19,6 +19,7 @@ import (
 
 	gl "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
@@ -142,7 +143,7 @@ var glPackageNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 func New(o Options) (*Target, error) {
 	base, err := url.Parse(strings.TrimSpace(o.URL))
 	if err != nil || base.Host == "" || (base.Scheme != "https" && base.Scheme != "http") {
-		return nil, fmt.Errorf("gitlab URL %q: want the instance URL, e.g. --url https://gitlab.example.com", o.URL)
+		return nil, fmt.Errorf("gitlab URL %q: want the instance URL, e.g. %s https://gitlab.example.com", o.URL, option.GitLabURL)
 	}
 	base.Path = strings.TrimSuffix(strings.TrimSuffix(base.Path, "/"), "/api/v4")
 	base.RawPath, base.RawQuery, base.Fragment = "", "", ""
@@ -156,7 +157,7 @@ func New(o Options) (*Target, error) {
 	project, err := url.PathUnescape(strings.Trim(strings.TrimSpace(o.Project), "/"))
 	switch {
 	case err != nil || project == "" || strings.ContainsAny(project, " \t\n") || strings.Contains(project, "//"):
-		return nil, fmt.Errorf("gitlab project %q: want --project GROUP/[SUBGROUP/]NAME or the numeric project id", o.Project)
+		return nil, fmt.Errorf("gitlab project %q: want %s GROUP/[SUBGROUP/]NAME or the numeric project id", o.Project, option.Project)
 	case isDigits(project):
 		id, _ := strconv.ParseInt(project, 10, 64)
 		g.pid, g.slug = id, project
@@ -167,7 +168,7 @@ func New(o Options) (*Target, error) {
 		return nil, fmt.Errorf("gitlab package name %q: use letters, digits, '.', '_' and '-' only (the default is the provider label)", o.Package)
 	}
 	if o.Token == "" {
-		return nil, errors.New("gitlab: no token: set GITLAB_ACCESS_TOKEN, or CI_JOB_TOKEN with --token-type job inside GitLab CI")
+		return nil, fmt.Errorf("gitlab: no token: set GITLAB_ACCESS_TOKEN, or CI_JOB_TOKEN with %s job inside GitLab CI", option.GitLabTokenType)
 	}
 
 	if !strings.HasPrefix(base.Host, "gitlab.") {
@@ -335,8 +336,8 @@ func (g *Target) packages(rel *release.Release) ([]*glPackage, error) {
 		for i, p := range rel.Providers {
 			labels[i] = p.Label()
 		}
-		return nil, fmt.Errorf("gitlab: --package %s names one package, but the release holds %d providers (%s) and each needs its own package: leave --package out to name each package after its provider label",
-			g.o.Package, len(rel.Providers), strings.Join(labels, ", "))
+		return nil, fmt.Errorf("gitlab: %s %s names one package, but the release holds %d providers (%s) and each needs its own package: leave %s out to name each package after its provider label",
+			option.Package, g.o.Package, len(rel.Providers), strings.Join(labels, ", "), option.Package)
 	}
 	var out []*glPackage
 	for _, p := range rel.Providers {
@@ -345,7 +346,7 @@ func (g *Target) packages(rel *release.Release) ([]*glPackage, error) {
 			version = rel.Version
 		}
 		if version == "" {
-			return nil, fmt.Errorf("gitlab: provider %s has no version: build the release with --version", p.Label())
+			return nil, fmt.Errorf("gitlab: provider %s has no version: build the release with %s", p.Label(), option.Version)
 		}
 		name := g.o.Package
 		if name == "" {
@@ -457,8 +458,8 @@ func (g *Target) check(pkgs []*glPackage) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	return fmt.Errorf("gitlab project %s already holds different files for this version:\n  %s\nnothing was uploaded: a published version should not change under users who installed it; publish a new version, or re-run with --replace to upload the new files and delete the old copies",
-		g.projectName(), strings.Join(lines, "\n  "))
+	return fmt.Errorf("gitlab project %s already holds different files for this version:\n  %s\nnothing was uploaded: a published version should not change under users who installed it; publish a new version, or re-run with %s to upload the new files and delete the old copies",
+		g.projectName(), strings.Join(lines, "\n  "), option.Replace)
 }
 
 // act writes one package: serially, as GitLab asks for files of one package.
@@ -566,8 +567,8 @@ func (g *Target) deleteFile(ctx context.Context, pk *glPackage, c *gl.PackageFil
 		return g.convert(resp, cap, err)
 	})
 	if err != nil {
-		return g.hint(fmt.Errorf("gitlab: delete the older copy %d of %s in package %s %s of project %s (the new copy is already uploaded; re-run with --replace to finish): %w",
-			c.ID, c.FileName, pk.name, pk.version, g.projectName(), err))
+		return g.hint(fmt.Errorf("gitlab: delete the older copy %d of %s in package %s %s of project %s (the new copy is already uploaded; re-run with %s to finish): %w",
+			c.ID, c.FileName, pk.name, pk.version, g.projectName(), option.Flag(ctx, option.Replace), err))
 	}
 	return nil
 }
@@ -725,14 +726,14 @@ func (g *Target) hint(err error) error {
 	return publish.Hint(err, func(se *publish.StatusError) string {
 		switch se.Status {
 		case http.StatusUnauthorized:
-			return "GitLab refused the token; set GITLAB_ACCESS_TOKEN to a personal, project or group access token with the api scope, or inside GitLab CI pass --token-type job to use CI_JOB_TOKEN"
+			return "GitLab refused the token; set GITLAB_ACCESS_TOKEN to a personal, project or group access token with the api scope, or inside GitLab CI pass " + option.GitLabTokenType.String() + " job to use CI_JOB_TOKEN"
 		case http.StatusForbidden:
 			if strings.Contains(strings.ToLower(se.Error()), "duplicate") {
-				return "the project's group rejects duplicate generic packages, which --replace needs; allow duplicates (Settings > Packages and registries) or delete the package version first"
+				return "the project's group rejects duplicate generic packages, which " + option.Replace.String() + " needs; allow duplicates (Settings > Packages and registries) or delete the package version first"
 			}
 			return fmt.Sprintf("the token may not write packages of project %s; it needs the api scope and at least the Developer role (a job token only reaches projects that allow its project)", g.projectName())
 		case http.StatusNotFound:
-			return fmt.Sprintf("project %s does not exist at %s or the token cannot see it; check --url and --project", g.projectName(), g.web)
+			return fmt.Sprintf("project %s does not exist at %s or the token cannot see it; check %s and %s", g.projectName(), g.web, option.GitLabURL, option.Project)
 		}
 		return ""
 	})

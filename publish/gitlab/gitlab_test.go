@@ -338,7 +338,7 @@ func TestPublishGitLab_AuthErrorsFailAtOnceWithGitLabsMessage(t *testing.T) {
 		{
 			name:  "wrong token is 401",
 			edit:  func(o *gitlab.Options) { o.Token = "glpat-wrong-but-secret" },
-			want:  []string{"401 Unauthorized", "GITLAB_ACCESS_TOKEN", "--token-type job", "list package infrastructure-example v0.5.0"},
+			want:  []string{"401 Unauthorized", "GITLAB_ACCESS_TOKEN", "--gitlab-token-type job", "list package infrastructure-example v0.5.0"},
 			calls: 1,
 		},
 		{
@@ -609,8 +609,8 @@ func TestNewGitLab_Options(t *testing.T) {
 			warnings: []string{"is not https"}},
 		{name: "relative URL root", edit: func(o *gitlab.Options) { o.URL = "https://gitlab.example.com/gitlab" },
 			warnings: []string{`served under "/gitlab"`}},
-		{name: "no URL", edit: func(o *gitlab.Options) { o.URL = "" }, wantErr: "--url https://gitlab.example.com"},
-		{name: "URL without scheme", edit: func(o *gitlab.Options) { o.URL = "gitlab.example.com" }, wantErr: "--url https://gitlab.example.com"},
+		{name: "no URL", edit: func(o *gitlab.Options) { o.URL = "" }, wantErr: "--gitlab-url https://gitlab.example.com"},
+		{name: "URL without scheme", edit: func(o *gitlab.Options) { o.URL = "gitlab.example.com" }, wantErr: "--gitlab-url https://gitlab.example.com"},
 		{name: "no project", edit: func(o *gitlab.Options) { o.Project = "" }, wantErr: "--project GROUP/[SUBGROUP/]NAME"},
 		{name: "no token", edit: func(o *gitlab.Options) { o.Token = "" }, wantErr: "GITLAB_ACCESS_TOKEN"},
 		{name: "bad token type", edit: func(o *gitlab.Options) { o.TokenType = "basic" }, wantErr: "want private, job or bearer"},

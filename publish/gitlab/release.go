@@ -10,6 +10,7 @@ import (
 
 	gl "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
 )
@@ -84,8 +85,8 @@ func (g *Target) release(ctx context.Context, rel *release.Release, pkgs []*glPa
 				return err
 			}
 		case errors.As(err, &se) && se.Status == http.StatusUnprocessableEntity && g.o.Ref == "":
-			return fmt.Errorf("gitlab: create release %s of project %s: %w: tag %s does not exist yet: push it, or pass the branch or commit to make it from (--ref)",
-				tag, g.projectName(), err, tag)
+			return fmt.Errorf("gitlab: create release %s of project %s: %w: tag %s does not exist yet: push it, or pass the branch or commit to make it from (%s)",
+				tag, g.projectName(), err, tag, option.Flag(ctx, option.Ref))
 		default:
 			return g.hint(fmt.Errorf("gitlab: create release %s of project %s: %w", tag, g.projectName(), err))
 		}
@@ -146,7 +147,7 @@ func (g *Target) completeRelease(ctx context.Context, tag, title string, existin
 		}
 	}
 	if len(kept) > 0 {
-		g.relWarn(sum, "release %s keeps its %s: re-run with --replace to change them", tag, strings.Join(kept, ", "))
+		g.relWarn(sum, "release %s keeps its %s: re-run with %s to change them", tag, strings.Join(kept, ", "), option.Flag(ctx, option.Replace))
 	}
 	if changed {
 		if upd.Name == nil {

@@ -42,6 +42,17 @@ func (e Env) ConfigDir() (string, error) {
 	return filepath.Join(base, "cluster-api"), nil
 }
 
+// DevRepository is where capirepo dev writes the dev repository by default,
+// the folder cluster-api's create-local-repository.py uses: dev-repository
+// in clusterctl's configuration folder.
+func (e Env) DevRepository() (string, error) {
+	d, err := e.ConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "dev-repository"), nil
+}
+
 // legacyDir is clusterctl's older configuration folder, $HOME/.cluster-api.
 func (e Env) legacyDir() string {
 	if e.Home == "" {

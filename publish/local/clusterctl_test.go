@@ -77,3 +77,18 @@ func TestOverridesFolder_Errors(t *testing.T) {
 		t.Error("no HOME and no XDG_CONFIG_HOME: no error")
 	}
 }
+func TestEnv_DevRepository(t *testing.T) {
+	for _, tc := range []struct {
+		env  Env
+		want string
+	}{
+		{Env{XDGConfigHome: "/x", Home: "/h"}, "/x/cluster-api/dev-repository"},
+		{Env{Home: "/h"}, "/h/.config/cluster-api/dev-repository"},
+		{Env{XDGConfigHome: "relative", Home: "/h"}, "/h/.config/cluster-api/dev-repository"},
+	} {
+		got, err := tc.env.DevRepository()
+		if err != nil || got != tc.want {
+			t.Errorf("%+v: DevRepository = %s, %v; want %s", tc.env, got, err, tc.want)
+		}
+	}
+}

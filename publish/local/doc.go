@@ -2,7 +2,9 @@
 // file:// provider URL (<root>/<label>/<version>/<files>), which is also the
 // layout of clusterctl's overrides folder. Target publishes releases into a
 // tree and reads them back as clusterctl's local repository does; Env and
-// OverridesFolder find clusterctl's folders as clusterctl finds them.
+// OverridesFolder find clusterctl's folders as clusterctl finds them (and
+// DevRepository, the dev loop's default); Folder and TargetURL take a
+// folder from and to its file:// form.
 //
 // Every version folder is staged beside its target under a name clusterctl's
 // version listing skips (.<version>.tmp-*) and renamed into place, so a

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/capirepo/capirepo/internal/dirlock"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
@@ -96,8 +97,8 @@ func (e *ConflictError) Error() string {
 			parts = append(parts, p.what+": "+strings.Join(p.names, ", "))
 		}
 	}
-	return fmt.Sprintf("%s already holds this version with different content (%s): publish a new version, or pass --replace to overwrite it",
-		e.Dir, strings.Join(parts, "; "))
+	return fmt.Sprintf("%s already holds this version with different content (%s): publish a new version, or pass %s to overwrite it",
+		e.Dir, strings.Join(parts, "; "), option.Replace)
 }
 
 // Publish writes every provider of rel into Root/<label>/<version>/. A folder
@@ -234,6 +235,24 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 
 // FileURL returns the file:// URL of an absolute path.
 func FileURL(abs string) string { return "file://" + filepath.ToSlash(abs) }
+
+// TargetURL is the target URL of a folder tree: file://DIR.
+func TargetURL(dir string) string { return "file://" + dir }
+
+// Folder is a folder argument as a path: file://DIR (as a clusterctl
+// provider URL or a target names a folder) is DIR; anything else is taken
+// as it is.
+func Folder(arg string) (string, error) {
+	rest, ok := strings.CutPrefix(arg, "file://")
+	if !ok {
+		return arg, nil
+	}
+	dir, err := ParseURL(rest)
+	if err != nil {
+		return "", publish.UsageError{Err: fmt.Errorf("%s: %w", arg, err)}
+	}
+	return dir, nil
+}
 
 // CheckRelease refuses a release whose labels, versions or file names could
 // leave the version folder or that clusterctl could not read back.

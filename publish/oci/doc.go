@@ -17,6 +17,9 @@
 // Meta, so its digest is stable. A tag is never moved: the same content is a
 // no-op that sends nothing, other content is refused unless Replace.
 //
+// ParseReference reads the oci://REGISTRY/PATH/NAME:VERSION reference the
+// operator takes (verify's argument), its plain-HTTP form too.
+//
 // It uses go-containerregistry (as image/ does) and sends every registry call
 // through publish.Retry. It never reads the environment: credentials come in
 // as an authn.Keychain from cmd/.

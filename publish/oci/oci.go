@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/operator"
 	"github.com/capirepo/capirepo/release"
@@ -107,7 +108,7 @@ func New(o Options) (*Target, error) {
 	}
 	o.Repository = strings.TrimSuffix(strings.TrimSpace(o.Repository), "/")
 	if scheme, _, ok := strings.Cut(o.Repository, "://"); ok {
-		return nil, fmt.Errorf("repository %q: give REGISTRY/PATH without %s:// (use --plain-http for a plain-HTTP registry)", o.Repository, scheme)
+		return nil, fmt.Errorf("repository %q: give REGISTRY/PATH without %s:// (use %s for a plain-HTTP registry)", o.Repository, scheme, option.PlainHTTP)
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -228,12 +229,12 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 		}
 	}
 	if len(refused) > 0 {
-		return nil, fmt.Errorf("the registry already holds other content under %s: a published version is never changed; publish a new version, or pass --replace to move the tag", strings.Join(refused, "; "))
+		return nil, fmt.Errorf("the registry already holds other content under %s: a published version is never changed; publish a new version, or pass %s to move the tag", strings.Join(refused, "; "), option.Flag(ctx, option.Replace))
 	}
 	sum := &publish.Summary{Kind: "oci", Logged: true, URL: p.o.Repository, Version: rel.Version,
 		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}, Digests: map[string]string{}}
 	if !p.o.PlainHTTP && p.c.answeredPlain.Load() {
-		w := fmt.Sprintf("%s answers plain HTTP (go-containerregistry falls back to it for localhost and private addresses): the references carry http://, so the operator fetches over plain HTTP too; pass --plain-http to say so", registryOf(p.o.Repository))
+		w := fmt.Sprintf("%s answers plain HTTP (go-containerregistry falls back to it for localhost and private addresses): the references carry http://, so the operator fetches over plain HTTP too; pass %s to say so", registryOf(p.o.Repository), option.Flag(ctx, option.PlainHTTP))
 		sum.Warnings = append(sum.Warnings, w)
 		p.progress("warning: %s", w)
 	}
@@ -356,7 +357,7 @@ func (p *Target) act(ctx context.Context, pl *plan, sum *publish.Summary) (Pushe
 // when ""). A proposal-layout artifact has none: the operator cannot read it.
 func (p *Target) Resources(rel *release.Release, namespace string) ([]operator.Resource, error) {
 	if p.o.Format == FormatProposal {
-		return nil, nil
+		return nil, &publish.NotInstallable{Why: "format proposal: cluster-api-operator cannot read these artifacts (it never unpacks a layer)"}
 	}
 	arts, err := p.Artifacts(rel)
 	if err != nil {
@@ -390,6 +391,19 @@ func ParseURL(rest string) (repository string, err error) {
 		return "", errors.New("want oci://REGISTRY/PATH")
 	}
 	return repo, nil
+}
+
+// ParseReference reads an oci://REGISTRY/PATH/NAME:VERSION argument, the
+// reference cluster-api-operator takes: http:// after oci:// marks a
+// plain-HTTP registry (the operator's form). ok is false for an argument
+// that is no oci:// reference.
+func ParseReference(arg string) (ref string, plainHTTP, ok bool) {
+	ref, ok = strings.CutPrefix(arg, "oci://")
+	if !ok {
+		return "", false, false
+	}
+	ref, plainHTTP = strings.CutPrefix(ref, "http://")
+	return ref, plainHTTP, true
 }
 
 // KeychainFromEnv gives the credentials the operator reads (OCI_USERNAME,

@@ -718,3 +718,19 @@ func TestReference_IsWhatTheOperatorParses(t *testing.T) {
 		}
 	}
 }
+
+func TestParseReference_TheOperatorsForms(t *testing.T) {
+	for _, tc := range []struct {
+		arg, ref  string
+		plain, ok bool
+	}{
+		{"oci://registry.example.com/capi/infrastructure-example:v1.4.0", "registry.example.com/capi/infrastructure-example:v1.4.0", false, true},
+		{"oci://http://localhost:5000/capi/infrastructure-example:v1.4.0", "localhost:5000/capi/infrastructure-example:v1.4.0", true, true},
+		{"dist", "", false, false},
+	} {
+		ref, plain, ok := ParseReference(tc.arg)
+		if ref != tc.ref || plain != tc.plain || ok != tc.ok {
+			t.Errorf("ParseReference(%q) = %q, %v, %v", tc.arg, ref, plain, ok)
+		}
+	}
+}

@@ -76,3 +76,17 @@ func DefaultNamespace(id provider.ID, components []byte) string {
 	}
 	return id.Label() + "-system"
 }
+
+// Manifest renders resources as one multi-document YAML file, each
+// document after a "---" line, as kubectl apply -f takes it.
+func Manifest(res []Resource) ([]byte, error) {
+	var b []byte
+	for _, r := range res {
+		y, err := r.YAML()
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, "---\n"...), y...)
+	}
+	return b, nil
+}

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/publish/github"
 	"github.com/capirepo/capirepo/publish/gitlab"
@@ -283,7 +284,7 @@ func parseGitLab(rest string) (Location, error) {
 
 func gitlabLocation(host, project, pkg string) Location {
 	return Location{Key: "gitlab://" + host + "/" + project + "#" + pkg,
-		Opener: func(_ context.Context, o Options) (publish.Target, error) {
+		Opener: func(ctx context.Context, o Options) (publish.Target, error) {
 			g := o.GitLab
 			if g.URL == "" {
 				g.URL = "https://" + host
@@ -299,7 +300,7 @@ func gitlabLocation(host, project, pkg string) Location {
 				if g.TokenType == gitlab.JobToken {
 					g.Token, err = requireToken(o, "(GitLab CI sets it in a job)", "CI_JOB_TOKEN")
 				} else {
-					g.Token, err = requireToken(o, "(or use --gitlab-token-type job with CI_JOB_TOKEN)", "GITLAB_ACCESS_TOKEN")
+					g.Token, err = requireToken(o, "(or use "+option.Flag(ctx, option.GitLabTokenType)+" job with CI_JOB_TOKEN)", "GITLAB_ACCESS_TOKEN")
 				}
 				if err != nil {
 					return nil, err

@@ -384,7 +384,7 @@ func TestRehearse_ReleaseSeriesMissingRefusedBeforeAnyChange(t *testing.T) {
 	}
 	var log bytes.Buffer
 	rep, err := pipeline.Verify(context.Background(), pipeline.VerifyOptions{Path: sides["new"].Arg, Log: &log,
-		Rehearse: &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, NoLookup: true, Log: &log, Core: sides["core"]},
+		Rehearse: &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, Log: &log, Core: sides["core"]},
 			From: sides["old"]}})
 	if rep == nil || rep.Rehearsal == nil {
 		t.Fatalf("no rehearsal report: %v\n%s", err, log.String())

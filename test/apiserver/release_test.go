@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/config"
 
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/pipeline"
@@ -32,6 +33,17 @@ func writeKubeconfig(t testing.TB, cfg *rest.Config) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// clusterctlConfig opens a clusterctl config file as capirepo's commands
+// open the user's.
+func clusterctlConfig(t *testing.T, file string) pipeline.Clusterctl {
+	t.Helper()
+	c, err := config.New(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.Clusterctl{File: file, Config: c}
 }
 
 // certManagerConfig writes cert-manager's release as a local repository
@@ -57,7 +69,7 @@ func certManagerConfig(t *testing.T) string {
 func TestRelease_InstallCheckStep(t *testing.T) {
 	cfg := managementCluster(t, false) // cert-manager's CRDs come from the mirror
 	ctx := context.Background()
-	check := &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), ClusterctlConfig: certManagerConfig(t)}
+	check := &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), Clusterctl: clusterctlConfig(t, certManagerConfig(t))}
 
 	t.Run("passes", func(t *testing.T) {
 		var log bytes.Buffer
@@ -146,7 +158,7 @@ func TestRelease_RehearsalStep(t *testing.T) {
 	sum, err := pipeline.Release(context.Background(), pipeline.ReleaseOptions{
 		Build:   pipeline.BuildOptions{Dir: filepath.Join(root, "examples", "infrastructure-example"), Version: "v0.1.1", Out: t.TempDir()},
 		Targets: []targets.Location{loc}, DryRun: true, SkipImageCheck: true, Log: &log,
-		Rehearse: &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, NoLookup: true, Core: &core}},
+		Rehearse: &pipeline.RehearseOptions{InstallCheckOptions: pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, Core: &core}},
 	})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())

@@ -112,7 +112,7 @@ func TestInstall_StandInsAndRealValues(t *testing.T) {
 		{name: "a real value the CEL rule refuses", vars: map[string]string{"EXAMPLE_HOSTNAME": "cp.example.org"}, hostname: "", refused: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := pipeline.InstallCheck(ctx, rel, pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, ClusterctlConfig: clusterctl, Variables: c.vars})
+			rep, err := pipeline.InstallCheck(ctx, rel, pipeline.InstallCheckOptions{Kubeconfig: kubeconfig, Clusterctl: clusterctlConfig(t, clusterctl), Variables: c.vars})
 			if rep == nil {
 				t.Fatal(err)
 			}

@@ -34,7 +34,7 @@ func TestVerifyInstall_EveryReleaseOfAFolderOnItsOwn(t *testing.T) {
 	}
 	var log strings.Builder
 	rep, err := pipeline.Verify(context.Background(), pipeline.VerifyOptions{Path: dir, Log: &log,
-		Install: &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), NoLookup: true, Log: &log}})
+		Install: &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), Log: &log}})
 	if rep == nil || rep.Install == nil {
 		t.Fatalf("no install report: %v\n%s", err, log.String())
 	}
@@ -88,7 +88,7 @@ func TestVerifyInstall_EveryReleaseOfAFolderOnItsOwn(t *testing.T) {
 	}
 	log.Reset()
 	rep, err = pipeline.Verify(context.Background(), pipeline.VerifyOptions{Path: alone, Log: &log,
-		Install: &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), NoLookup: true, Core: &core[0], Log: &log}})
+		Install: &pipeline.InstallCheckOptions{Kubeconfig: writeKubeconfig(t, cfg), Core: &core[0], Log: &log}})
 	if err != nil || rep.Install == nil || len(rep.Install.Missing()) > 0 || len(rep.Install.Base) != 3 {
 		t.Errorf("--core folder: %v\n%s", err, report(rep.Install))
 	}

@@ -1,22 +1,24 @@
-package main
+package cli
 
 import (
 	"io"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
 
 	"github.com/capirepo/capirepo/publish"
 )
 
-// uploadBars draws one progress bar per running upload on a terminal
+// UploadBars draws one progress bar per running upload on a terminal
 // (github.com/vbauerster/mpb/v8: several bars at once, as GitHub uploads
 // four assets at a time). While the bars are open, everything else the
 // command writes to stderr goes through their writer, so those lines land
-// above the bars instead of through them. A nil *uploadBars draws nothing.
-type uploadBars struct {
+// above the bars instead of through them. A nil *UploadBars draws nothing.
+type UploadBars struct {
 	w       io.Writer // stderr
 	p       *mpb.Progress
 	refresh chan any
@@ -27,21 +29,21 @@ type uploadBars struct {
 	closed bool
 }
 
-var _ publish.UploadProgress = (*uploadBars)(nil)
+var _ publish.UploadProgress = (*UploadBars)(nil)
 
-// newUploadBars returns the bars of a command's uploads, or nil (no bars,
-// no hook) unless stderr is a terminal and the output is text: never in a
+// NewUploadBars returns the bars of a command's uploads, or nil (no bars,
+// no hook) unless w is a terminal and the command prints text: never in a
 // CI log, never with --output json.
-func newUploadBars(s streams, g *globalOptions) *uploadBars {
-	if g.output != "text" || !isTerminal(s.errOut) {
+func NewUploadBars(w io.Writer, text bool) *UploadBars {
+	if !text || !IsTerminal(w) {
 		return nil
 	}
-	return startUploadBars(s.errOut)
+	return StartUploadBars(w)
 }
 
-// startUploadBars draws bars on w, whatever w is.
-func startUploadBars(w io.Writer) *uploadBars {
-	u := &uploadBars{w: w, refresh: make(chan any), stop: make(chan struct{}), bars: map[string]*mpb.Bar{}}
+// StartUploadBars draws bars on w, whatever w is.
+func StartUploadBars(w io.Writer) *UploadBars {
+	u := &UploadBars{w: w, refresh: make(chan any), stop: make(chan struct{}), bars: map[string]*mpb.Bar{}}
 	u.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(100), mpb.WithManualRefresh(u.refresh))
 	go func() {
 		t := time.NewTicker(150 * time.Millisecond)
@@ -62,25 +64,26 @@ func startUploadBars(w io.Writer) *uploadBars {
 	return u
 }
 
-// hook is the publishers' UploadProgress: nil when there are no bars.
-func (u *uploadBars) hook() publish.UploadProgress {
+// Hook is the publishers' UploadProgress: nil when there are no bars.
+func (u *UploadBars) Hook() publish.UploadProgress {
 	if u == nil {
 		return nil
 	}
 	return u
 }
 
-// streams returns s with stderr going through the bars while they are open.
-func (u *uploadBars) streams(s streams) streams {
-	if u != nil {
-		s.errOut = barsWriter{u}
+// Writer is w going through the bars while they are open, so lines land
+// above them; w itself when there are none.
+func (u *UploadBars) Writer(w io.Writer) io.Writer {
+	if u == nil {
+		return w
 	}
-	return s
+	return barsWriter{u}
 }
 
 // Upload adds a bar for one upload attempt; it goes away when the upload is
 // read to the end, or when the upload is tried again (a new bar).
-func (u *uploadBars) Upload(name string, size int64, r io.Reader) io.Reader {
+func (u *UploadBars) Upload(name string, size int64, r io.Reader) io.Reader {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed || size <= 0 {
@@ -108,7 +111,7 @@ func (u *uploadBars) Upload(name string, size int64, r io.Reader) io.Reader {
 // Close takes the bars that are left (failed or stopped uploads) off the
 // screen, writes the lines still held and stops drawing; later writes go
 // to stderr directly. It may be called more than once.
-func (u *uploadBars) Close() {
+func (u *UploadBars) Close() {
 	if u == nil {
 		return
 	}
@@ -134,7 +137,7 @@ func (u *uploadBars) Close() {
 }
 
 // barsWriter writes lines above the bars, or to stderr once they are closed.
-type barsWriter struct{ u *uploadBars }
+type barsWriter struct{ u *UploadBars }
 
 func (w barsWriter) Write(b []byte) (int, error) {
 	w.u.mu.Lock()
@@ -146,4 +149,14 @@ func (w barsWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return w.u.w.Write(b)
+}
+
+// IsTerminal says whether w is a terminal, where progress rewrites one line
+// and uploads get bars; not a file, a pipe or /dev/null.
+func IsTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the secrets mask
+		w = u.Unwrap()
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

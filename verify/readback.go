@@ -1,4 +1,4 @@
-package pipeline
+package verify
 
 import (
 	"bytes"
@@ -8,13 +8,12 @@ import (
 
 	"github.com/capirepo/capirepo/publish"
 	"github.com/capirepo/capirepo/release"
-	"github.com/capirepo/capirepo/verify"
 )
 
-// readBackVersion is one provider version read back from a target.
-type readBackVersion struct {
+// Published is one provider version to read back from a target.
+type Published struct {
 	Ref publish.Ref
-	// Files name the files clusterctl reads of it (verify.Repo.Files).
+	// Files name the files clusterctl reads of it (Repo.Files).
 	Files []string
 	// Built, when set, is the provider as it was built: every file read
 	// back through the target's Source must be one of its files, byte for
@@ -22,24 +21,25 @@ type readBackVersion struct {
 	Built *release.Provider
 }
 
-// readBack reads provider versions back from a target the way its readers
+// ReadBack reads provider versions back from a target the way its readers
 // will: through clusterctl's client by the target's provider URLs; or, for
 // a target clusterctl cannot read by URL (an OCI registry, which
 // cluster-api-operator reads; a GitHub Enterprise server), through the
 // target's Source by the rules it follows, then through clusterctl's client
 // from memory. It writes what was read to log; bySource says which way it
-// read. The release's verify steps and mirror read back here.
-func readBack(ctx context.Context, t publish.Target, url string, vs []readBackVersion, o verify.Options, log io.Writer) (rep *verify.Report, bySource bool, err error) {
+// read (ReadBackWay says it in words). The release's verify steps and
+// mirror read targets back here.
+func ReadBack(ctx context.Context, t publish.Target, url string, vs []Published, o Options, log io.Writer) (rep *Report, bySource bool, err error) {
 	if len(vs) == 0 {
 		return nil, false, nil
 	}
 	reach := t.Clusterctl()
 	if reach.ProviderURL != nil {
-		repos := make([]verify.Repo, len(vs))
+		repos := make([]Repo, len(vs))
 		for i, v := range vs {
-			repos[i] = verify.Repo{ID: v.Ref.ID, URL: reach.ProviderURL(v.Ref), Version: v.Ref.Version, Files: v.Files}
+			repos[i] = Repo{ID: v.Ref.ID, URL: reach.ProviderURL(v.Ref), Version: v.Ref.Version, Files: v.Files}
 		}
-		rep, err := verify.Repository(ctx, repos, o)
+		rep, err := Repository(ctx, repos, o)
 		if rep != nil {
 			_ = rep.WriteText(log)
 		}
@@ -60,15 +60,15 @@ func readBack(ctx context.Context, t publish.Target, url string, vs []readBackVe
 		}
 		got = append(got, rp)
 	}
-	rep, err = verify.Providers(ctx, got, url, o)
+	rep, err = Providers(ctx, got, url, o)
 	if rep != nil {
 		_ = rep.WriteText(log)
 	}
 	return rep, true, err
 }
 
-// readBackWay says how readBack read a target it read through its Source.
-func readBackWay(reach publish.Reach) string {
+// ReadBackWay says how ReadBack read a target it read through its Source.
+func ReadBackWay(reach publish.Reach) string {
 	if reach.Reader != "" {
 		return "by " + reach.Reader + "'s rules, then through clusterctl"
 	}

@@ -1,26 +1,39 @@
-package main
+package cli
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/suggest"
-	"github.com/capirepo/capirepo/provider"
 )
 
-// checkUsage makes every mistake on the command line a usageError (exit 2),
+// UsageError marks an error as the caller's: exit code 2.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usagef makes a UsageError.
+func Usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+// IsUsage says whether err is, or wraps, a UsageError.
+func IsUsage(err error) bool {
+	var ue UsageError
+	return errors.As(err, &ue)
+}
+
+// CheckUsage makes every mistake on the command line a UsageError (exit 2),
 // for the commands there are now and those added later: it is applied to
 // the whole tree once every command is added.
 //
 //   - a command that only groups others (publish) and the root run
-//     groupRunE, so an unknown subcommand is an error with a suggestion,
+//     GroupRunE, so an unknown subcommand is an error with a suggestion,
 //     not the help and exit 0;
 //   - argument-count errors (cobra.NoArgs, ExactArgs, ...) are wrapped;
 //   - required flags and flag groups are checked before cobra would check
@@ -29,14 +42,14 @@ import (
 //     FlagErrorFunc, which every command inherits.
 //
 // Each of these errors ends with "see 'capirepo X --help'".
-func checkUsage(cmd *cobra.Command) {
+func CheckUsage(cmd *cobra.Command) {
 	if !cmd.Runnable() {
 		cmd.Args = cobra.ArbitraryArgs
-		cmd.RunE = groupRunE
+		cmd.RunE = GroupRunE
 	} else if args := cmd.Args; args != nil {
 		cmd.Args = func(c *cobra.Command, a []string) error {
 			if err := args(c, a); err != nil {
-				return usageError{withHelpHint(c, err)}
+				return UsageError{WithHelpHint(c, err)}
 			}
 			return nil
 		}
@@ -44,10 +57,10 @@ func checkUsage(cmd *cobra.Command) {
 	pre, preNoErr := cmd.PreRunE, cmd.PreRun // cobra runs PreRun only without PreRunE
 	cmd.PreRunE = func(c *cobra.Command, a []string) error {
 		if err := c.ValidateRequiredFlags(); err != nil {
-			return usageError{withHelpHint(c, err)}
+			return UsageError{WithHelpHint(c, err)}
 		}
 		if err := c.ValidateFlagGroups(); err != nil {
-			return usageError{withHelpHint(c, err)}
+			return UsageError{WithHelpHint(c, err)}
 		}
 		switch {
 		case pre != nil:
@@ -58,15 +71,15 @@ func checkUsage(cmd *cobra.Command) {
 		return nil
 	}
 	for _, c := range cmd.Commands() {
-		checkUsage(c)
+		CheckUsage(c)
 	}
 }
 
-// groupRunE runs a command that only holds subcommands: without arguments
+// GroupRunE runs a command that only holds subcommands: without arguments
 // the root prints its help (exit 0) and a group names what it needs
 // (exit 2); an unknown subcommand is a usage error that suggests the
 // nearest one.
-func groupRunE(cmd *cobra.Command, args []string) error {
+func GroupRunE(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		if !cmd.HasParent() {
 			return cmd.Help()
@@ -77,7 +90,7 @@ func groupRunE(cmd *cobra.Command, args []string) error {
 				names = append(names, c.Name())
 			}
 		}
-		return usageError{withHelpHint(cmd, fmt.Errorf("%s needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", ")))}
+		return UsageError{WithHelpHint(cmd, fmt.Errorf("%s needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", ")))}
 	}
 	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
 	if cmd.SuggestionsMinimumDistance <= 0 {
@@ -86,19 +99,19 @@ func groupRunE(cmd *cobra.Command, args []string) error {
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 	}
-	return usageError{withHelpHint(cmd, errors.New(msg))}
+	return UsageError{WithHelpHint(cmd, errors.New(msg))}
 }
 
-// flagError explains a flag error, for every command (the root's
+// FlagError explains a flag error, for every command (the root's
 // FlagErrorFunc). On a command that only groups others, an argument before
 // the flag that names no subcommand is the mistake (capirepo biuld --version
 // v1: the flag belongs to the command the user meant), so it is reported
 // with the nearest command; an unknown flag gets the nearest flag the
 // command has.
-func flagError(c *cobra.Command, err error) error {
+func FlagError(c *cobra.Command, err error) error {
 	if c.HasSubCommands() {
 		if args := c.Flags().Args(); len(args) > 0 {
-			return groupRunE(c, args)
+			return GroupRunE(c, args)
 		}
 	}
 	var ne *pflag.NotExistError
@@ -113,80 +126,51 @@ func flagError(c *cobra.Command, err error) error {
 			err = fmt.Errorf("%w (did you mean --%s?)", err, s)
 		}
 	}
-	return usageError{withHelpHint(c, err)}
+	return UsageError{WithHelpHint(c, err)}
 }
 
-// withHelpHint ends err with where to read how the command is used.
-func withHelpHint(cmd *cobra.Command, err error) error {
+// WithHelpHint ends err with where to read how the command is used.
+func WithHelpHint(cmd *cobra.Command, err error) error {
 	return fmt.Errorf("%w; see '%s --help'", err, cmd.CommandPath())
 }
 
-// checkDirFlag says when a folder flag or argument names nothing or a file.
-func checkDirFlag(what, dir string) error {
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return usagef("%s %s: no such folder", what, dir)
-	case err != nil:
-		return usagef("%s: %v", what, err)
-	case !fi.IsDir():
-		return usagef("%s %s is a file: pass the folder that holds it", what, dir)
-	}
-	return nil
-}
-
-// checkConfigFlag says when --config names nothing or a folder; "" is
-// looked up in the tree later.
-func checkConfigFlag(file string) error {
-	if file == "" {
-		return nil
-	}
-	fi, err := os.Stat(file)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return usagef("--config %s: no such file (a capirepo.yaml or clusterctl-settings.json)", file)
-	case err != nil:
-		return usagef("--config: %v", err)
-	case fi.IsDir():
-		return usagef("--config %s is a folder: pass the capirepo.yaml or clusterctl-settings.json in it, or the tree as PATH", file)
-	}
-	return nil
-}
-
-// checkVersionFlag checks a --version up front ("" means the default),
-// suggesting the full form of a short one.
-func checkVersionFlag(v string) error {
-	if v == "" {
-		return nil
-	}
-	if _, err := provider.ParseVersion(v); err != nil {
-		return usagef("--version: %v", err)
-	}
-	return nil
-}
-
-// deprecatedAlias adds old as a hidden, deprecated name of the flag name
+// DeprecatedAlias adds old as a hidden, deprecated name of the flag name
 // (already defined): both set the same value, and old prints a notice on w
 // (stderr; cobra's own deprecation notice would go to the command's
 // output, stdout).
-func deprecatedAlias(w io.Writer, f *pflag.FlagSet, old, name string) {
+func DeprecatedAlias(w io.Writer, f *pflag.FlagSet, old, name string) {
 	nf := f.Lookup(name)
 	f.AddFlag(&pflag.Flag{Name: old, Usage: nf.Usage, Hidden: true, DefValue: nf.DefValue, NoOptDefVal: nf.NoOptDefVal,
 		Value: deprecatedValue{Value: nf.Value, w: w, notice: fmt.Sprintf("Flag --%s has been deprecated, use --%s\n", old, name)}})
 }
 
-// deprecatedFlag hides the flag name (already defined) and makes it print
+// DeprecatedFlag hides the flag name (already defined) and makes it print
 // a notice on w when used, saying what to do instead: for a flag whose
 // value is now an argument (--dir: PATH, --from: DIST). It keeps working.
-func deprecatedFlag(w io.Writer, f *pflag.FlagSet, name, instead string) {
+func DeprecatedFlag(w io.Writer, f *pflag.FlagSet, name, instead string) {
 	fl := f.Lookup(name)
 	fl.Hidden = true
 	fl.Value = deprecatedValue{Value: fl.Value, w: w, notice: fmt.Sprintf("Flag --%s has been deprecated, %s\n", name, instead)}
 }
 
-// argName is how an error names a folder given as the argument arg or,
+// Arg takes what a command reads from its optional argument (arg in
+// messages: PATH, DIST) into value, where the deprecated flag says the
+// same; both given, differently, is a UsageError naming what (the tree,
+// the dist folder).
+func Arg(cmd *cobra.Command, args []string, flag, arg, what string, value *string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.Flags().Changed(flag) && *value != args[0] {
+		return Usagef("%s is given twice, as %s %s and --%s %s: pass one", what, arg, args[0], flag, *value)
+	}
+	*value = args[0]
+	return nil
+}
+
+// ArgName is how an error names a folder given as the argument arg or,
 // deprecated, as the flag: as the user gave it.
-func argName(cmd *cobra.Command, flag, arg string) string {
+func ArgName(cmd *cobra.Command, flag, arg string) string {
 	if cmd.Flags().Changed(flag) {
 		return "--" + flag
 	}
@@ -204,23 +188,50 @@ func (v deprecatedValue) Set(s string) error {
 	return v.Value.Set(s)
 }
 
-// newHelpCmd replaces cobra's help command, which prints the root's help
+// NewHelpCmd replaces cobra's help command (example is its Example), which prints the root's help
 // and exits 0 for a topic it does not know: here that is an unknown
 // command, with a suggestion, like any other.
-func newHelpCmd() *cobra.Command {
+func NewHelpCmd(example string) *cobra.Command {
 	return &cobra.Command{
 		Use:     "help [command]",
 		Short:   "Help about any command",
-		Example: `  capirepo help publish github`,
+		Example: example,
 		RunE: func(c *cobra.Command, args []string) error {
 			target, rest, err := c.Root().Find(args)
 			if err != nil {
-				return usageError{withHelpHint(c.Root(), err)}
+				return UsageError{WithHelpHint(c.Root(), err)}
 			}
 			if len(rest) > 0 && target.HasSubCommands() {
-				return groupRunE(target, rest)
+				return GroupRunE(target, rest)
 			}
 			return target.Help()
 		},
 	}
+}
+
+// optionAnnotation marks a flag that gives an option under another name
+// than the option's own (option.Words).
+const optionAnnotation = "capirepo/option"
+
+// Prefixed binds nothing: it marks each flag prefix+NAME of cmd as the
+// flag that gives option NAME (release's --github-target gives
+// option.Target), so what the steps say names the flag this command has.
+func Prefixed(cmd *cobra.Command, prefix string, names ...string) {
+	if prefix == "" {
+		return
+	}
+	for _, n := range names {
+		_ = cmd.Flags().SetAnnotation(prefix+n, optionAnnotation, []string{n})
+	}
+}
+
+// Words are the flags of cmd that give an option under another name.
+func Words(cmd *cobra.Command) option.Words {
+	w := option.Words{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if n := f.Annotations[optionAnnotation]; len(n) == 1 {
+			w[option.Name(n[0])] = "--" + f.Name
+		}
+	})
+	return w
 }
