@@ -9,8 +9,6 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
-
-	"github.com/capirepo/capirepo/publish"
 )
 
 // UploadBars draws one progress bar per running upload on a terminal
@@ -29,7 +27,13 @@ type UploadBars struct {
 	closed bool
 }
 
-var _ publish.UploadProgress = (*UploadBars)(nil)
+// Uploads is what a publisher's upload hook does (publish.UploadProgress,
+// the same method): cli names it itself, as it sits below publish.
+type Uploads interface {
+	Upload(name string, size int64, r io.Reader) io.Reader
+}
+
+var _ Uploads = (*UploadBars)(nil)
 
 // NewUploadBars returns the bars of a command's uploads, or nil (no bars,
 // no hook) unless w is a terminal and the command prints text: never in a
@@ -65,7 +69,7 @@ func StartUploadBars(w io.Writer) *UploadBars {
 }
 
 // Hook is the publishers' UploadProgress: nil when there are no bars.
-func (u *UploadBars) Hook() publish.UploadProgress {
+func (u *UploadBars) Hook() Uploads {
 	if u == nil {
 		return nil
 	}
