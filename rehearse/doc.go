@@ -8,7 +8,8 @@
 // It publishes core Cluster API, the old and the new release into a
 // temporary file:// repository (publish/local) with their webhook
 // configurations, APIServices and conversion webhooks taken out and their
-// Deployments at 0 replicas: nothing serves a webhook or runs a controller
+// workloads running no Pod (Deployments at 0 replicas, Jobs suspended,
+// DaemonSets on no node): nothing serves a webhook or runs a controller
 // on a scratch cluster, and clusterctl's own steps would otherwise make
 // the API server call them. clusterctl installs the old release from
 // there; the objects of its flavors and ClusterClasses are created for

@@ -70,7 +70,7 @@ const NamespacePrefix = "capirepo-rehearsal"
 //
 //   - Core, Old and New are published into a temporary local repository,
 //     their webhook configurations, APIServices and conversion webhooks
-//     taken out and their Deployments at 0 replicas (nothing serves a
+//     taken out and their workloads running no Pod (nothing serves a
 //     webhook or runs a controller on a scratch cluster; Report.Served);
 //   - clusterctl init installs Core and Old from it (cert-manager: the
 //     cluster's CRDs, or with Options.CertManager installed by clusterctl

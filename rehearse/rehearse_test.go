@@ -297,7 +297,7 @@ func TestReportText(t *testing.T) {
 	want := `upgrade rehearsal v0.1.0 -> v0.1.1 of infrastructure-example on https://127.0.0.1:6443 (clusterctl's client in process)
   core: cluster-api@v1.14.2
   cert-manager: the cluster's CRDs
-  served infrastructure-example/v0.1.0/infrastructure-components.yaml: 1 webhook configurations taken out, 1 conversion webhooks set to None, 1 Deployments at 0 replicas
+  served infrastructure-example/v0.1.0/infrastructure-components.yaml: 1 webhook configurations taken out, 1 conversion webhooks set to None, 1 workloads run no Pod
   stand-ins (no real value given): EXAMPLE_REGION=capirepo-example-region
   init         ok        3.2s  installed
   check        failed    0.3s  1 of 6 CRDs refused

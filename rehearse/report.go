@@ -171,7 +171,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			parts = append(parts, fmt.Sprintf("%d conversion webhooks set to None", n))
 		}
 		if n := len(s.ScaledDown); n > 0 {
-			parts = append(parts, fmt.Sprintf("%d Deployments at 0 replicas", n))
+			parts = append(parts, fmt.Sprintf("%d workloads run no Pod", n))
 		}
 		fmt.Fprintf(&b, "  served %s/%s/%s: %s\n", s.Provider, s.Version, s.File, strings.Join(parts, ", "))
 	}

@@ -89,7 +89,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(served) > 0 {
 		m.Do(func(w io.Writer) error {
 			return markdown.Details(w, text.Plural(len(served), "components file served without webhooks", "components files served without webhooks"), false, func(w io.Writer) error {
-				return markdown.Table(w, []string{"file", "webhook configurations taken out", "conversion webhooks set to None", "Deployments at 0 replicas"}, served)
+				return markdown.Table(w, []string{"file", "webhook configurations taken out", "conversion webhooks set to None", "workloads that run no Pod"}, served)
 			})
 		})
 	}

@@ -27,9 +27,11 @@ type Served struct {
 	// webhook is set to None: their objects are stored and served without
 	// conversion.
 	NoConversion []string `json:"noConversion,omitempty"`
-	// ScaledDown are the Deployments served with 0 replicas, so that on a
-	// cluster that runs Pods (kind) no controller acts on the rehearsal's
-	// objects with their stand-in values.
+	// ScaledDown are the workloads served so that they run no Pod
+	// (Deployments, StatefulSets and ReplicaSets at 0 replicas, Jobs and
+	// CronJobs suspended, DaemonSets and Pods on no node: see stop), so that
+	// on a cluster that runs Pods (kind) no controller acts on the
+	// rehearsal's objects with their stand-in values.
 	ScaledDown []string `json:"scaledDown,omitempty"`
 }
 
@@ -39,8 +41,8 @@ func (s Served) Changed() bool {
 }
 
 // served returns a copy of p whose components file holds no webhook
-// configuration, APIService or conversion webhook and whose Deployments
-// have 0 replicas, and says what it changed. The file is edited as YAML
+// configuration, APIService or conversion webhook and whose workloads run
+// no Pod (stop), and says what it changed. The file is edited as YAML
 // nodes, so what clusterctl substitutes in it (${VAR} in any position,
 // comments, quoting) is served as the release has it.
 func served(p *release.Provider) (*release.Provider, Served, error) {
@@ -72,11 +74,14 @@ func served(p *release.Provider) (*release.Provider, Served, error) {
 				}
 				s.NoConversion = append(s.NoConversion, name)
 			}
-		case n.GetKind() == "Deployment" && apiGroup(n) == "apps":
-			if err := n.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("replicas", yaml.NewScalarRNode("0"))); err != nil {
+		case release.PodSpecPath(n.GetKind()) != nil:
+			stopped, err := stop(n)
+			if err != nil {
 				return nil, s, fmt.Errorf("%s: %s: %s: %w", p.Label(), p.ComponentsFile, name, err)
 			}
-			s.ScaledDown = append(s.ScaledDown, name)
+			if stopped {
+				s.ScaledDown = append(s.ScaledDown, name)
+			}
 		}
 		kept = append(kept, n)
 	}
@@ -98,6 +103,32 @@ func served(p *release.Provider) (*release.Provider, Served, error) {
 		return nil, s, err
 	}
 	return out, s, nil
+}
+
+// NoNode is the node selector the rehearsal's repository gives a DaemonSet's
+// or a Pod's pod spec: no node has the label, so nothing of it runs.
+const NoNode = "rehearsal.capirepo/no-node"
+
+// stop edits a workload so that it runs no Pod: Deployments, StatefulSets
+// and ReplicaSets at 0 replicas, Jobs and CronJobs suspended, DaemonSets and
+// Pods on no node (a node selector no node matches). The kinds are those
+// release.PodSpecPath names; stop says whether it changed anything (a
+// kind of another API group is left as it is).
+func stop(n *yaml.RNode) (bool, error) {
+	kind, group := n.GetKind(), apiGroup(n)
+	var f yaml.Filter
+	switch {
+	case group == "apps" && (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet"):
+		f = yaml.SetField("replicas", yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: "0"}))
+	case group == "batch" && (kind == "Job" || kind == "CronJob"):
+		f = yaml.SetField("suspend", yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: "true"}))
+	case group == "apps" && kind == "DaemonSet" || group == "" && kind == "Pod":
+		path := append(release.PodSpecPath(kind)[1:], "nodeSelector")
+		return true, n.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.LookupCreate(yaml.MappingNode, path...), yaml.SetField(NoNode, yaml.NewScalarRNode("true")))
+	default:
+		return false, nil
+	}
+	return true, n.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), f)
 }
 
 // isWebhookConfiguration says whether the API server would call out for

@@ -220,3 +220,109 @@ func substituted(t *testing.T, p *release.Provider) []unstructured.Unstructured 
 	}
 	return objs
 }
+
+// workloads holds every kind that runs Pods, and a Deployment of another
+// API group (not Kubernetes' apps: not a workload of the API server's).
+const workloads = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: dp, namespace: ns}
+spec:
+  selector: {matchLabels: {app: dp}}
+  template: {spec: {containers: [{name: c, image: i}]}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: s, namespace: ns}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: s}}
+  template: {spec: {containers: [{name: c, image: i}]}}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: r, namespace: ns}
+spec:
+  selector: {matchLabels: {app: r}}
+  template: {spec: {containers: [{name: c, image: i}]}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: d, namespace: ns}
+spec:
+  selector: {matchLabels: {app: d}}
+  template:
+    spec:
+      nodeSelector: {kubernetes.io/os: linux}
+      containers: [{name: c, image: i}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: ns}
+spec:
+  template: {spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: cj, namespace: ns}
+spec:
+  schedule: "@hourly"
+  suspend: false
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ns}
+spec:
+  containers: [{name: c, image: i}]
+---
+apiVersion: example.com/v1
+kind: Deployment
+metadata: {name: other, namespace: ns}
+spec: {replicas: 1}
+`
+
+// TestServed_StopsEveryWorkload checks that no kind that runs Pods runs
+// one from the rehearsal's repository: the set ones at 0 replicas, the
+// jobs suspended, the DaemonSet and the Pod on no node (the DaemonSet's own
+// node selector kept beside it), and that a Deployment of another group and
+// every other field are served as the release has them.
+func TestServed_StopsEveryWorkload(t *testing.T) {
+	id, _ := provider.ParseLabel("infrastructure-example")
+	p := &release.Provider{ID: id, Version: "v0.1.0", ComponentsFile: "infrastructure-components.yaml"}
+	if err := p.Add(p.ComponentsFile, []byte(workloads)); err != nil {
+		t.Fatal(err)
+	}
+	out, s, err := served(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Deployment/dp", "StatefulSet/s", "ReplicaSet/r", "DaemonSet/d", "Job/j", "CronJob/cj", "Pod/p"}
+	if d := cmp.Diff(want, s.ScaledDown); d != "" {
+		t.Errorf("workloads stopped (-want +got):\n%s", d)
+	}
+	before, after := substituted(t, p), substituted(t, out)
+	if len(after) != len(before) {
+		t.Fatalf("%d objects served, want %d", len(after), len(before))
+	}
+	set := func(o map[string]any, v any, path ...string) {
+		if err := unstructured.SetNestedField(o, v, path...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range after {
+		b, a := before[i].Object, after[i].Object
+		switch after[i].GetName() {
+		case "dp", "s", "r": // dp and r with no replicas of their own: an integer, not "0"
+			set(b, float64(0), "spec", "replicas")
+		case "j", "cj":
+			set(b, true, "spec", "suspend")
+		case "d":
+			set(b, "true", "spec", "template", "spec", "nodeSelector", NoNode)
+		case "p":
+			set(b, map[string]any{NoNode: "true"}, "spec", "nodeSelector")
+		}
+		if d := cmp.Diff(b, a); d != "" {
+			t.Errorf("%s/%s (-release with its workloads stopped +served):\n%s", after[i].GetKind(), after[i].GetName(), d)
+		}
+	}
+}
