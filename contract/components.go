@@ -8,6 +8,7 @@ import (
 	"github.com/distribution/reference"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/internal/text"
 	"github.com/capirepo/capirepo/provider"
 	"github.com/capirepo/capirepo/release"
@@ -236,7 +237,7 @@ func (l *linter) lintImage(v *view, file string, o *object, field, container, im
 		return
 	}
 	if stagingRegistry(named) {
-		l.add(RuleImageStaging, file, o.ID(), field, "image %q is a staging registry's, not a promoted release image: set the release image (image.newName in capirepo.yaml, or --image)", image)
+		l.add(RuleImageStaging, file, o.ID(), field, "image %q is a staging registry's, not a promoted release image: set the release image (image.newName in capirepo.yaml, or %s)", image, option.Image)
 	}
 	if _, ok := named.(reference.Digested); ok {
 		return // pinned

@@ -21,6 +21,7 @@ import (
 
 	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/kubeapi"
+	"github.com/capirepo/capirepo/internal/option"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/values"
 	"github.com/capirepo/capirepo/versions"
@@ -214,7 +215,7 @@ func layout(old, new, core *release.Release) (*plan, error) {
 		}
 	}
 	if !hasCore && !slices.ContainsFunc(l.core, isCore) {
-		return nil, fmt.Errorf("upgrade rehearsal: %s holds no core Cluster API, which clusterctl init installs first: name a release of cluster-api to install it from (--core: a folder, a capirepo build, or a published URL such as github://kubernetes-sigs/cluster-api@v1.14.2)", old.Version)
+		return nil, fmt.Errorf("upgrade rehearsal: %s holds no core Cluster API, which clusterctl init installs first: name a release of cluster-api to install it from (%s: a folder, a capirepo build, or a published URL such as github://kubernetes-sigs/cluster-api@v1.14.2)", old.Version, option.Core)
 	}
 	return l, nil
 }

@@ -109,8 +109,8 @@ type ImagesError struct {
 func (e *ImagesError) Error() string {
 	var parts []string
 	if e.missing > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d images are not ready for clusterctl init (push or promote them first, or pass --skip-image-check):\n  %s",
-			e.missing, e.Total, strings.Join(e.Missing, "\n  ")))
+		parts = append(parts, fmt.Sprintf("%d of %d images are not ready for clusterctl init (push or promote them first, or pass %s):\n  %s",
+			e.missing, e.Total, option.SkipImageCheck, strings.Join(e.Missing, "\n  ")))
 	}
 	if e.unreachable > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d images could not be checked, which is not the same as missing: the registry did not answer (check the network, the registry name, or its status; a dry run reports this without failing; %s publishes without asking the registry, safe only when you know these images are pushed, e.g. by this run's %s or a job that must pass before this one):\n  %s",
