@@ -12,7 +12,8 @@
 // the schemas stand-ins must fit, with the API server's OpenAPI for
 // built-in kinds when there is a server (Options.OpenAPI). For then answers
 // for one file (a Set: the values, which are stand-ins, the fields each
-// landed in). Stand-ins, in order of preference: the name's guess (Guess:
+// landed in); ForClass for a clusterclass file fetched for a flavor, which
+// gets the flavor's real values. Stand-ins, in order of preference: the name's guess (Guess:
 // counts, versions, images, base64, booleans by their names' suffixes); what
 // the field's schema asks for (an enum value, an integer in range, a list
 // of minItems items, an object with its required properties, a string of

@@ -186,6 +186,20 @@ func (s Set) Names() []string { return slices.Sorted(maps.Keys(s.Values)) }
 // Cluster's class a class the release ships, and for its variables a
 // value of the schema the class gives them.
 func (c *Chooser) For(file string, raw []byte, set map[string]string) (Set, error) {
+	flavor, ok := release.FlavorOf(file)
+	return c.choose(file, flavor, ok, raw, set)
+}
+
+// ForClass is For on a clusterclass file clusterctl fetches while it
+// generates flavor (a class the flavor's topology Clusters name): the
+// flavor's real values (Real.Flavors) apply to it as to the flavor, since
+// one generate run substitutes both with the same values.
+func (c *Chooser) ForClass(flavor, file string, raw []byte, set map[string]string) (Set, error) {
+	return c.choose(file, flavor, true, raw, set)
+}
+
+// choose is For, with the real values of flavor when inFlavor.
+func (c *Chooser) choose(file, flavor string, inFlavor bool, raw []byte, set map[string]string) (Set, error) {
 	vars, err := variableMap(raw)
 	if err != nil {
 		return Set{}, fmt.Errorf("%s: %w", file, err)
@@ -196,7 +210,7 @@ func (c *Chooser) For(file string, raw []byte, set map[string]string) (Set, erro
 		given = map[string]string{}
 	}
 	realVals := maps.Clone(c.real.Variables)
-	if flavor, ok := release.FlavorOf(file); ok {
+	if inFlavor {
 		if realVals == nil {
 			realVals = map[string]string{}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/capirepo/capirepo/values"
 )
 
 // Fixtures of real releases' shapes that clusterctl reads (issue 43): a
@@ -162,5 +164,41 @@ func TestDir_RealShapesClusterctlReads(t *testing.T) {
 		if i < 0 || cc.Variables[i].Value != cc.Name {
 			t.Errorf("%s: CLUSTER_CLASS_NAME = %v, want %q", cc.File, cc.Variables, cc.Name)
 		}
+	}
+}
+
+// A flavor's values file applies to the ClusterClass clusterctl fetches for
+// that flavor's topology Cluster, as the one generate run substitutes both
+// with the same values; a values file for every flavor does not win there.
+func TestDir_FlavorValuesReachTheClassItFetches(t *testing.T) {
+	p := goodProvider(t)
+	edit(t, p, "clusterclass-example-quick-start.yaml", "  name: example-quick-start\nspec:", "  name: example-quick-start\n  labels: {region: '${CLASS_REGION}'}\nspec:")
+	real := values.Real{
+		Variables: map[string]string{"CLASS_REGION": "everywhere"},
+		Flavors:   map[string]map[string]string{"topology": {"CLASS_REGION": "mine"}},
+	}
+	rep, err := Dir(context.Background(), writeRelease(t, p), Options{Values: real})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := func(files []*TemplateReport, name string) string {
+		for _, f := range files {
+			if f.Name != name {
+				continue
+			}
+			for _, v := range f.Variables {
+				if v.Name == "CLASS_REGION" {
+					return v.Value
+				}
+			}
+		}
+		t.Fatalf("%s: no CLASS_REGION read", name)
+		return ""
+	}
+	if got := value(rep.Providers[0].Flavors, "topology"); got != "mine" {
+		t.Errorf("flavor topology's class read with CLASS_REGION=%q, want the flavor's own value mine", got)
+	}
+	if got := value(rep.Providers[0].ClusterClasses, "example-quick-start"); got != "everywhere" {
+		t.Errorf("the class file on its own read with CLASS_REGION=%q, want everywhere", got)
 	}
 }

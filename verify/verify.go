@@ -213,13 +213,21 @@ func (s *Session) Apply(set values.Set) {
 
 // choose lists a file's variables through clusterctl (get with
 // listVariablesOnly), then sets the values package values chooses for the
-// bytes clusterctl fetched.
-func (v *targetVerifier) choose(s *Session, file string, list func() error) error {
+// bytes clusterctl fetched: for file, or for file fetched while flavor is
+// generated when forFlavor (a class its topology Clusters name, which gets
+// the flavor's real values).
+func (v *targetVerifier) choose(s *Session, file string, forFlavor bool, flavor string, list func() error) error {
 	s.rec.last = nil
 	if err := list(); err != nil {
 		return err
 	}
-	set, err := v.vals.For(file, s.rec.last, s.Values())
+	pick := v.vals.For
+	if forFlavor {
+		pick = func(file string, raw []byte, set map[string]string) (values.Set, error) {
+			return v.vals.ForClass(flavor, file, raw, set)
+		}
+	}
+	set, err := pick(file, s.rec.last, s.Values())
 	if err != nil {
 		return err
 	}
@@ -463,7 +471,7 @@ func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
 		return
 	}
 	tc := s.repo.Templates(v.version)
-	if err := v.choose(s, file, func() error { _, err := tc.Get(ctx, flavor, Namespace, true); return err }); err != nil {
+	if err := v.choose(s, file, false, "", func() error { _, err := tc.Get(ctx, flavor, Namespace, true); return err }); err != nil {
 		v.fail(file, err)
 		return
 	}
@@ -488,7 +496,7 @@ func (v *targetVerifier) flavor(ctx context.Context, file, flavor string) {
 		}
 		classFile := clusterClassPrefix + class.Name + yamlSuffix
 		var ct repository.Template
-		err := v.choose(s, classFile, func() error { _, err := ccc.Get(ctx, class.Name, class.Namespace, true); return err })
+		err := v.choose(s, classFile, true, flavor, func() error { _, err := ccc.Get(ctx, class.Name, class.Namespace, true); return err })
 		if err == nil {
 			ct, err = ccc.Get(ctx, class.Name, class.Namespace, false)
 		}
@@ -578,7 +586,7 @@ func (v *targetVerifier) clusterClass(ctx context.Context, file, name string) {
 	}
 	ccc := s.repo.ClusterClasses(v.version)
 	var ct repository.Template
-	err = v.choose(s, file, func() error { _, err := ccc.Get(ctx, name, Namespace, true); return err })
+	err = v.choose(s, file, false, "", func() error { _, err := ccc.Get(ctx, name, Namespace, true); return err })
 	if err == nil {
 		ct, err = ccc.Get(ctx, name, Namespace, false)
 	}
