@@ -2,6 +2,7 @@ package values
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -153,37 +154,48 @@ func (c *Classes) variable(class, name string) *classVariable {
 	return nil
 }
 
-// classObjects processes a flavor or clusterclass file with the variables'
-// defaults and the names' guesses for the others, as the classes it holds
-// would be named: a ClusterClass of a clusterclass-<class>.yaml file whose
-// name is a variable takes <class> from that variable, as clusterctl only
-// finds the file when the Cluster's class (the same variable, in the
-// flavor) names it. nil when the file cannot be processed.
-func classObjects(raw []byte, class string) ([]unstructured.Unstructured, []string) {
-	required, err := requiredVariables(raw)
+// classObjects processes a flavor or clusterclass file as the classes it
+// holds would be named: each variable with the value value finds for it
+// (a real value), a variable without one its default, else the name's
+// guess as For makes it (distinctGuesses), so that a class is learned
+// under the name a topology Cluster's class variable then names. A
+// ClusterClass of a clusterclass-<class>.yaml file whose name is a
+// variable without a real value takes <class> from that variable, as
+// clusterctl only finds the file when the Cluster's class (the same
+// variable, in the flavor) names it. nil when the file cannot be processed.
+func classObjects(raw []byte, class string, value func(name string, required bool) (string, bool)) ([]unstructured.Unstructured, []string) {
+	vars, err := variableMap(raw)
 	if err != nil {
 		return nil, nil
 	}
-	var naming []string
-	guess := map[string]string{}
-	for _, name := range required {
-		guess[name] = Guess(name)
+	var required []string
+	vals := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		v, ok := value(name, vars[name] == nil)
+		switch {
+		case ok:
+			vals[name] = v
+		case vars[name] == nil:
+			required = append(required, name)
+		}
 	}
+	maps.Copy(vals, distinctGuesses(required))
+	var naming []string
 	if class != "" {
 		// The variable that is the whole name of a ClusterClass, found by
 		// the markers.
-		if objs, occ, err := markedOccurrences(raw, nil, required); err == nil {
+		if objs, occ, err := markedOccurrences(raw, vals, required); err == nil {
 			for name, at := range occ {
 				for _, o := range at {
 					if o.whole && o.gvk.Group == capiGroup && o.gvk.Kind == "ClusterClass" && slices.Equal(o.path, []any{"metadata", "name"}) && o.doc < len(objs) {
-						guess[name] = class
+						vals[name] = class
 						naming = append(naming, name)
 					}
 				}
 			}
 		}
 	}
-	out, err := substitute(raw, nil, func(n string) (string, bool) { v, ok := guess[n]; return v, ok })
+	out, err := substitute(raw, nil, func(n string) (string, bool) { v, ok := vals[n]; return v, ok })
 	if err != nil {
 		return nil, nil
 	}
@@ -192,12 +204,13 @@ func classObjects(raw []byte, class string) ([]unstructured.Unstructured, []stri
 }
 
 // learn learns the classes of a flavor or clusterclass file (class is the
-// file's class, "" for a flavor).
-func (c *Classes) learn(file string, raw []byte, class string) {
+// file's class, "" for a flavor), its variables taking the values value
+// finds (see classObjects).
+func (c *Classes) learn(file string, raw []byte, class string, value func(name string, required bool) (string, bool)) {
 	if class != "" {
 		c.addName(class)
 	}
-	objs, naming := classObjects(raw, class)
+	objs, naming := classObjects(raw, class, value)
 	for _, v := range naming {
 		if c.named == nil {
 			c.named = map[string][]string{}

@@ -122,3 +122,45 @@ func TestNeed_Resolve(t *testing.T) {
 		t.Errorf("Resolve of a name = %q, %v", got, ok)
 	}
 }
+
+// A class flavor and a topology flavor that name the class by one variable
+// (cluster-api-provider-gcp) get the same value for it, stand-in or real:
+// the Cluster names the class the flavor applied first creates, and the
+// class is known under that name, so its variables' schemas judge the
+// Cluster's.
+func TestChooser_ClassFlavorAndTopologyFlavorNameOneClass(t *testing.T) {
+	classFlavor := strings.Replace(classDoc("${CLUSTER_CLASS_NAME}"), "spec:\n  infrastructure:", "spec:\n  variables:\n  - name: region\n    required: true\n    schema: {openAPIV3Schema: {type: string}}\n  infrastructure:", 1)
+	topology := topologyDoc("${CLUSTER_CLASS_NAME}")
+	for _, c := range []struct {
+		name string
+		real Real
+		want string
+	}{
+		{"stand-ins", Real{}, ""},
+		{"a real value for every flavor", Real{Variables: map[string]string{"CLUSTER_CLASS_NAME": "my-class"}}, "my-class"},
+		{"a real value for the class flavor and the topology flavor", Real{Flavors: map[string]map[string]string{
+			"clusterclass": {"CLUSTER_CLASS_NAME": "mine"}, "topology": {"CLUSTER_CLASS_NAME": "mine"}}}, "mine"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch := New(Options{Real: c.real})
+			ch.LearnTemplate("cluster-template-clusterclass.yaml", []byte(classFlavor))
+			ch.LearnTemplate("cluster-template-topology.yaml", []byte(topology))
+			fixed := Fixed("ns", "")
+			class, err := ch.For("cluster-template-clusterclass.yaml", []byte(classFlavor), fixed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cluster, err := ch.For("cluster-template-topology.yaml", []byte(topology), fixed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := class.Values["CLUSTER_CLASS_NAME"]
+			if got := cluster.Values["CLUSTER_CLASS_NAME"]; got != name || c.want != "" && got != c.want {
+				t.Errorf("the class flavor names its ClusterClass %q, the topology flavor's Cluster names %q (want %q)", name, got, c.want)
+			}
+			if _, ok := ch.Classes().DeclaredIn("cluster-template-clusterclass.yaml", name); !ok {
+				t.Errorf("class %q of the class flavor not known by that name: learned %v", name, ch.Classes().Names())
+			}
+		})
+	}
+}

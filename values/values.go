@@ -145,7 +145,37 @@ func (c *Chooser) LearnTemplate(file string, raw []byte) {
 	if !isClass {
 		class = ""
 	}
-	c.schemas.classes.learn(file, raw, class)
+	c.schemas.classes.learn(file, raw, class, c.learningValue(file))
+}
+
+// learningValue finds the value a variable of file takes where For's
+// answer does not hang on the fields it lands in: a real value (the
+// flavor's, the one for every file), and for a required variable the value
+// clusterctl sets itself for generate cluster (Fixed, but NAMESPACE, which
+// the caller sets) or what Real.Lookup finds. The classes of the file are
+// learned with them, under the names the files' Clusters then name.
+func (c *Chooser) learningValue(file string) func(name string, required bool) (string, bool) {
+	flavor, inFlavor := release.FlavorOf(file)
+	fixed := Fixed("", "")
+	delete(fixed, "NAMESPACE")
+	return func(name string, required bool) (string, bool) {
+		if v, ok := c.real.Flavors[flavor][name]; ok && inFlavor {
+			return v, true
+		}
+		if v, ok := c.real.Variables[name]; ok {
+			return v, true
+		}
+		if !required {
+			return "", false
+		}
+		if v, ok := fixed[name]; ok {
+			return v, true
+		}
+		if c.real.Lookup != nil {
+			return c.real.Lookup(name)
+		}
+		return "", false
+	}
 }
 
 // Classes are the ClusterClasses learned.
