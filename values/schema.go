@@ -124,6 +124,9 @@ var metadataSchemas = map[string]*spec.Schema{
 		Pattern: `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`}},
 	"labels": {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}, MaxLength: ptr(int64(63)),
 		Pattern: `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`}},
+	// labels and annotations as a whole: maps of strings.
+	"map": {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"},
+		AdditionalProperties: &spec.SchemaOrBool{Allows: true, Schema: &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}}}}}},
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -137,6 +140,8 @@ func (t *typeSchema) at(path []any) *spec.Schema {
 			return metadataSchemas["name"]
 		case path[1] == "labels" && len(path) == 3:
 			return metadataSchemas["labels"]
+		case (path[1] == "labels" || path[1] == "annotations") && len(path) == 2:
+			return metadataSchemas["map"]
 		}
 		return nil
 	}

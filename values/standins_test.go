@@ -166,6 +166,12 @@ func TestStandIns_FitTheFieldSchemas(t *testing.T) {
 			want: map[string]string{"CREDENTIALS": standInBase64}},
 		{name: "a whole ConfigMap data map", template: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: ${CNI_RESOURCES}\n",
 			want: map[string]string{"CNI_RESOURCES": "{}"}},
+		// metadata's maps as a whole: a string there is refused by the
+		// server (and breaks clusterctl's conversion of a Cluster).
+		{name: "a whole labels map", template: "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: c\n  labels:\n    ${CLUSTER_LABELS}\n",
+			want: map[string]string{"CLUSTER_LABELS": "{}"}},
+		{name: "a whole annotations map", template: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations: ${EXTRA_ANNOTATIONS}\n",
+			want: map[string]string{"EXTRA_ANNOTATIONS": "{}"}},
 		{name: "an object name", template: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '${NAME_PREFIX}'}\n",
 			want: map[string]string{"NAME_PREFIX": "capirepo-name-prefix"}},
 		{name: "a kind nobody knows", template: "apiVersion: other.example.com/v1\nkind: Gadget\nspec: {nodes: ${NODES}}\n",

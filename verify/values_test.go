@@ -202,3 +202,22 @@ func TestDir_FlavorValuesReachTheClassItFetches(t *testing.T) {
 		t.Errorf("the class file on its own read with CLASS_REGION=%q, want everywhere", got)
 	}
 }
+
+// A topology Cluster whose labels are one variable, a whole map: clusterctl
+// reads it with a map given (its class is found by converting the Cluster),
+// so verify must read it with a stand-in that is a map, not a text.
+func TestDir_LabelsMapAsOneVariable(t *testing.T) {
+	p := goodProvider(t)
+	edit(t, p, "cluster-template-topology.yaml", "  name: ${CLUSTER_NAME}\n", "  name: ${CLUSTER_NAME}\n  labels:\n    ${CLUSTER_LABELS}\n")
+	rep, err := Dir(context.Background(), writeRelease(t, p), Options{})
+	if err != nil {
+		t.Fatalf("verify refuses a flavor clusterctl reads: %v", err)
+	}
+	for _, f := range rep.Providers[0].Flavors {
+		for _, v := range f.Variables {
+			if v.Name == "CLUSTER_LABELS" && (v.Value != "{}" || !v.Placeholder) {
+				t.Errorf("CLUSTER_LABELS = %q (stand-in %v), want the stand-in {}", v.Value, v.Placeholder)
+			}
+		}
+	}
+}
