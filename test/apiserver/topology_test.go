@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/rest"
 
 	"github.com/capirepo/capirepo/builder/buildtest"
 	"github.com/capirepo/capirepo/install"
 	"github.com/capirepo/capirepo/internal/testtree"
 	"github.com/capirepo/capirepo/release"
+	"github.com/capirepo/capirepo/values"
 )
 
 // Issue 44 item 5: a topology flavor whose ClusterClass the release ships
@@ -62,28 +64,40 @@ func TestInstall_TopologyFlavorAfterItsClassFlavor(t *testing.T) {
 	// ${CLUSTER_CLASS_NAME}; the topology flavor's variables are judged
 	// against the class of the flavor its name pairs it with, so a value its
 	// schema rejects is refused (before, three classes of one name: none
-	// was judged).
-	t.Run("CAPG: variables judged against the paired class flavor's class", func(t *testing.T) {
-		rel := buildtest.Clone(realRelease(t, testtree.CAPGModule, "capg.capirepo.yaml", "v1.13.1"))
-		edit(t, rel, "infrastructure-gcp", "cluster-template-topology.yaml", "      - name: region\n        value: ${GCP_REGION}\n", "      - name: region\n        value: 5\n")
-		rep, err := install.Check(ctx, rel, install.Options{Config: cfg})
-		if err == nil {
-			t.Fatalf("no refusal:\n%s", report(rep))
-		}
-		topo := file(t, rep, "infrastructure-gcp/v1.13.1/cluster-template-topology.yaml")
-		if diff := cmp.Diff([]string{"cluster-template-clusterclass.yaml"}, topo.After); diff != "" {
-			t.Errorf("topology after (-want +got):\n%s", diff)
-		}
-		i := slices.IndexFunc(topo.Refused, func(r install.Refusal) bool {
-			return r.Field == "spec.topology.variables[0].value" && strings.Contains(r.Message, `variable "region"`)
-		})
-		if i < 0 || len(topo.Refused) != 1 {
-			t.Fatalf("refusals %v, want region's value alone\n%s", topo.Refused, report(rep))
-		}
-		for _, f := range rep.Files {
-			if f != topo && len(f.Refused) > 0 {
-				t.Errorf("%s refused: %v", f.Path(), f.Refused)
-			}
-		}
+	// was judged), whether the class name is a stand-in or the user's (before,
+	// a real name left the Cluster's variables unjudged).
+	for name, real := range map[string]values.Real{
+		"CAPG: variables judged against the paired class flavor's class":                 {},
+		"CAPG: variables judged against the paired class flavor's class, named by --var": {Variables: map[string]string{"CLUSTER_CLASS_NAME": "my-class"}},
+	} {
+		t.Run(name, func(t *testing.T) { capgTopologyRefused(t, cfg, real) })
+	}
+}
+
+// capgTopologyRefused checks CAPG's topology flavor with a region its
+// class's schema rejects, with the real values given.
+func capgTopologyRefused(t *testing.T, cfg *rest.Config, real values.Real) {
+	t.Helper()
+	ctx := context.Background()
+	rel := buildtest.Clone(realRelease(t, testtree.CAPGModule, "capg.capirepo.yaml", "v1.13.1"))
+	edit(t, rel, "infrastructure-gcp", "cluster-template-topology.yaml", "      - name: region\n        value: ${GCP_REGION}\n", "      - name: region\n        value: 5\n")
+	rep, err := install.Check(ctx, rel, install.Options{Config: cfg, Values: real})
+	if err == nil {
+		t.Fatalf("no refusal:\n%s", report(rep))
+	}
+	topo := file(t, rep, "infrastructure-gcp/v1.13.1/cluster-template-topology.yaml")
+	if diff := cmp.Diff([]string{"cluster-template-clusterclass.yaml"}, topo.After); diff != "" {
+		t.Errorf("topology after (-want +got):\n%s", diff)
+	}
+	i := slices.IndexFunc(topo.Refused, func(r install.Refusal) bool {
+		return r.Field == "spec.topology.variables[0].value" && strings.Contains(r.Message, `variable "region"`)
 	})
+	if i < 0 || len(topo.Refused) != 1 {
+		t.Fatalf("refusals %v, want region's value alone\n%s", topo.Refused, report(rep))
+	}
+	for _, f := range rep.Files {
+		if f != topo && len(f.Refused) > 0 {
+			t.Errorf("%s refused: %v", f.Path(), f.Refused)
+		}
+	}
 }
