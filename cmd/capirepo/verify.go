@@ -48,9 +48,10 @@ Every version in DIR is verified, unless --version names one: every folder
 clusterctl reads as a version, and one it reads that capirepo cannot (a name
 without the leading v, a link) is an error (the others are still verified).
 A folder without checksums.txt is checked as it is, and said so. The report
-is printed on stdout. --images, --install and --upgrade-from check
---version, else the newest release as clusterctl orders versions (a
-pre-release only when there is no release).
+is printed on stdout. --images and --upgrade-from check --version, else
+the newest release as clusterctl orders versions (a pre-release only when
+there is no release); --install checks --version, else every release in
+DIR, each on its own.
 
 --images also asks the registry for every image the components run, for
 every --platforms, and names the missing ones by object and container
