@@ -191,3 +191,22 @@ func TestReleaseSummary_RendersTheInstallCheck(t *testing.T) {
 		t.Errorf("JSON lacks the install check's report: %s", js)
 	}
 }
+
+// TestVerifyReport_MarkdownWarnsOfAFlavorNeededFirst: a topology flavor
+// whose class ships only inside another flavor is a warning naming both in
+// the Markdown (a CI job's summary) as in the text.
+func TestVerifyReport_MarkdownWarnsOfAFlavorNeededFirst(t *testing.T) {
+	rep := &pipeline.VerifyReport{Read: &verify.Report{Providers: []*verify.ProviderReport{{Label: "infrastructure-gcp", Version: "v1.13.1", TemplatesListed: true,
+		Flavors: []*verify.TemplateReport{{Name: "topology", File: "cluster-template-topology.yaml", After: []verify.ClassFlavor{{
+			Class: "capirepo-verify/quick", As: "${CLUSTER_CLASS_NAME}", Flavors: []string{"clusterclass"}, Files: []string{"cluster-template-clusterclass.yaml"}}}}}}}}}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := markdown.Check(md.String()); err != nil {
+		t.Fatalf("%v\n%s", err, md.String())
+	}
+	if !strings.Contains(md.String(), "warning: flavor topology (cluster-template-topology.yaml) needs flavor clusterclass (cluster-template-clusterclass.yaml) applied first") {
+		t.Errorf("Markdown does not warn that topology needs clusterclass first:\n%s", md.String())
+	}
+}

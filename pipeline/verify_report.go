@@ -231,6 +231,18 @@ func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 		m.Do(func(w io.Writer) error {
 			return markdown.Table(w, []string{"provider", "version", "contract", "components", "flavors", "ClusterClasses"}, rows)
 		})
+		var warned bool
+		for _, p := range r.Read.Providers {
+			for _, f := range p.Flavors {
+				for _, c := range f.After {
+					m.Printf("- warning: %s\n", markdown.Text(c.Warning(f.Name, f.File)))
+					warned = true
+				}
+			}
+		}
+		if warned {
+			m.Printf("\n")
+		}
 	}
 	if r.Images != nil {
 		m.Printf("### Images\n\n%d in the registry for %s; %d missing, %d not readable without credentials, %d named by variables (not checked)\n\n",

@@ -73,8 +73,8 @@ type ClassFlavor struct {
 	Files   []string `json:"files"`
 }
 
-// warning says that the flavor needs another applied first, naming both.
-func (c ClassFlavor) warning(flavor, file string) string {
+// Warning says that the flavor needs another applied first, naming both.
+func (c ClassFlavor) Warning(flavor, file string) string {
 	var them []string
 	for i, f := range c.Files {
 		them = append(them, fmt.Sprintf("%s (%s)", flavorName(c.Flavors[i]), f))
@@ -150,7 +150,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			b.WriteString("\n")
 			for _, c := range t.After {
-				fmt.Fprintf(&b, "    warning: %s\n", c.warning(t.Name, t.File))
+				fmt.Fprintf(&b, "    warning: %s\n", c.Warning(t.Name, t.File))
 			}
 			templateVars = append(templateVars, fileVariables{"flavor " + name, t.Variables})
 		}
