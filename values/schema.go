@@ -210,9 +210,16 @@ func fits(s *spec.Schema, v any) bool {
 		return true
 	}
 	if s.Format == "int-or-string" || s.Format == "quantity" || isIntOrString(s) {
-		switch v.(type) {
-		case string, int64, float64:
+		switch t := v.(type) {
+		case int64, float64:
 			return true
+		case string:
+			// A string still meets the field's own rules: a CRD's
+			// quantity has a pattern, which the server checks.
+			c := *s
+			c.Format = ""
+			res := validate.NewSchemaValidator(&c, nil, "", strfmt.Default).Validate(t)
+			return res == nil || res.IsValid()
 		}
 		return false
 	}

@@ -53,6 +53,10 @@ spec:
                 x-kubernetes-list-map-keys: [name]
                 items: {type: object, required: [name], properties: {name: {type: string}}}
               extra: {type: object, x-kubernetes-preserve-unknown-fields: true}
+              memory:
+                anyOf: [{type: integer}, {type: string}]
+                pattern: ^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$
+                x-kubernetes-int-or-string: true
 `
 
 // builtins is a piece of the server's OpenAPI v3 for core/v1: Secret data
@@ -141,6 +145,9 @@ func TestStandIns_FitTheFieldSchemas(t *testing.T) {
 		// Unquoted, YAML reads the 12 digits as a number, which the string
 		// field refuses whatever digits a user gives: nothing fits.
 		{name: "a pattern of digits, unquoted", template: "spec:\n  account: ${ACCOUNT}\n", want: map[string]string{"ACCOUNT": "capirepo-account"}},
+		// A CRD's resource.Quantity: an integer or a string of its pattern.
+		{name: "a quantity", template: "spec:\n  memory: ${VM_MEMORY}\n", want: map[string]string{"VM_MEMORY": "0"}},
+		{name: "a quantity, quoted", template: "spec:\n  memory: \"${VM_MEMORY}\"\n", want: map[string]string{"VM_MEMORY": "0"}},
 		{name: "a boolean", template: "spec:\n  public: ${PUBLIC}\n", want: map[string]string{"PUBLIC": "false"}},
 		{name: "a quoted boolean stays a string", template: "spec:\n  note: \"${PUBLIC}\"\n", want: map[string]string{"PUBLIC": "capirepo-public"}},
 		{name: "a string: the name's guess", template: "spec:\n  note: ${IMAGE_TAG}\n", want: map[string]string{"IMAGE_TAG": "v0.0.0"}},
