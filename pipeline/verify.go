@@ -1,11 +1,14 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -137,8 +140,43 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	default:
 		return nil, publish.Usagef("verify takes one DIR or oci:// reference, or %s FILE", option.Flag(ctx, option.ConfigMaps))
 	}
+	err = errors.Join(err, unreadFlavors(ctx, reals, rep.Read))
 	rep.err = err
 	return rep, err
+}
+
+// unreadFlavors fails for values files given for a flavor (FLAVOR=FILE)
+// that no provider read has: their values were checked nowhere (a typo,
+// or the file's name for the flavor's). Nothing is said when some
+// provider's templates could not be listed.
+func unreadFlavors(ctx context.Context, reals values.Real, read *verify.Report) error {
+	if read == nil || len(reals.Flavors) == 0 {
+		return nil
+	}
+	var have []string
+	for _, p := range read.Providers {
+		if !p.TemplatesListed {
+			return nil
+		}
+		for _, f := range p.Flavors {
+			if !slices.Contains(have, f.Name) {
+				have = append(have, f.Name)
+			}
+		}
+	}
+	var errs []error
+	for _, flavor := range slices.Sorted(maps.Keys(reals.Flavors)) {
+		if slices.Contains(have, flavor) {
+			continue
+		}
+		names := make([]string, len(have))
+		for i, f := range slices.Sorted(slices.Values(have)) {
+			names[i] = cmp.Or(f, "default")
+		}
+		errs = append(errs, fmt.Errorf("%s %s=FILE: no flavor %s was read, so its values were checked nowhere; the flavors read: %s",
+			option.Flag(ctx, option.Values), cmp.Or(flavor, "default"), cmp.Or(flavor, "default"), strings.Join(names, ", ")))
+	}
+	return errors.Join(errs...)
 }
 
 // verifyDir reads every version of a DIR and runs the images, signatures

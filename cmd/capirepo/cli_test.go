@@ -287,6 +287,25 @@ func TestVerify_RealValuesForTheReadBack(t *testing.T) {
 	}
 }
 
+// TestVerify_ValuesForAFlavorNotRead: a values file for a flavor the
+// release does not have (a typo, the file's name) was checked nowhere:
+// verify fails naming the flavors it read, and takes default= for the
+// default flavor.
+func TestVerify_ValuesForAFlavorNotRead(t *testing.T) {
+	dist := buildExample(t)
+	vals := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(vals, []byte("EXAMPLE_MACHINE_FLAVOR: large\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd(t, nil, "verify", dist, "--values", "topolgy="+vals)
+	if code != 1 || !strings.Contains(stderr, "--values topolgy=FILE: no flavor topolgy was read, so its values were checked nowhere; the flavors read: default, ha, machinepool, topology") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, nil, "verify", dist, "--values", "default="+vals, "--values", "topology="+vals); code != 0 {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
 // TestVerify_EveryVersionInDist: a dist with several versions is verified
 // whole, unless --version names one.
 func TestVerify_EveryVersionInDist(t *testing.T) {
