@@ -165,14 +165,11 @@ func (c *Chooser) learningValue(file string) func(name string, required bool) (s
 		if v, ok := c.real.Variables[name]; ok {
 			return v, true
 		}
-		if !required {
-			return "", false
-		}
-		if v, ok := fixed[name]; ok {
+		if v, ok := fixed[name]; ok && required {
 			return v, true
 		}
 		if c.real.Lookup != nil {
-			return c.real.Lookup(name)
+			return c.real.Lookup(name) // over a default too, as clusterctl
 		}
 		return "", false
 	}
@@ -206,9 +203,10 @@ func (s Set) Names() []string { return slices.Sorted(maps.Keys(s.Values)) }
 // already holds (Fixed, and the real Variables), which For keeps.
 //
 // Every variable of the file gets, in this order: the flavor's real value
-// (Real.Flavors), the real value for every file (Real.Variables); a
-// variable without a default and without either gets what Real.Lookup
-// finds, else a stand-in: a value every field it lands in accepts (the
+// (Real.Flavors), the real value for every file (Real.Variables), what
+// Real.Lookup finds (over the variable's default, as clusterctl asks its
+// variables client first); a variable without a default and without any
+// of these gets a stand-in: a value every field it lands in accepts (the
 // name's guess when it fits, else what the field's schema asks for: an
 // enum value, an integer in range, a list of minItems items, an object
 // with its required properties, a string of the pattern or format), empty
@@ -254,14 +252,19 @@ func (c *Chooser) choose(file, flavor string, inFlavor bool, raw []byte, set map
 			}
 			continue
 		}
-		if _, ok := given[name]; ok || vars[name] != nil {
+		if _, ok := given[name]; ok {
 			continue
 		}
+		// clusterctl asks its variables client (the environment, then the
+		// config's variables) before it takes a variable's default.
 		if c.real.Lookup != nil {
 			if v, ok := c.real.Lookup(name); ok {
 				out.Values[name], given[name] = v, v
 				continue
 			}
+		}
+		if vars[name] != nil {
+			continue
 		}
 		required = append(required, name)
 	}

@@ -86,25 +86,29 @@ func TestFor_ObjectClassVariableOfAClassNamedByTheVariable(t *testing.T) {
 	}
 }
 
-// Real values win: a flavor's own, then every file's, then the lookup;
-// only what none gives is a stand-in.
+// Real values win: a flavor's own, then every file's, then the lookup
+// (over a variable's default, as clusterctl's variables client is asked
+// first); only what none gives is a stand-in.
 func TestFor_RealValuesFirst(t *testing.T) {
 	c := New(Options{Real: Real{
 		Variables: map[string]string{"REGION": "eu-west-1", "ZONE": "a"},
 		Flavors:   map[string]map[string]string{"ha": {"ZONE": "b"}},
 		Lookup: func(name string) (string, bool) {
-			if name == "SSH_KEY" {
+			switch name {
+			case "SSH_KEY":
 				return "ssh-ed25519 AAAA", true
+			case "LEVEL":
+				return "3", true
 			}
 			return "", false
 		},
 	}})
-	raw := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  region: ${REGION}\n  zone: ${ZONE:=z}\n  key: ${SSH_KEY}\n  other: ${OTHER}\n")
+	raw := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  region: ${REGION}\n  zone: ${ZONE:=z}\n  key: ${SSH_KEY}\n  other: ${OTHER}\n  level: ${LEVEL:=0}\n  mode: ${MODE:=fast}\n")
 	set, err := c.For("cluster-template-ha.yaml", raw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"REGION": "eu-west-1", "ZONE": "b", "SSH_KEY": "ssh-ed25519 AAAA", "OTHER": "capirepo-other"}
+	want := map[string]string{"REGION": "eu-west-1", "ZONE": "b", "SSH_KEY": "ssh-ed25519 AAAA", "OTHER": "capirepo-other", "LEVEL": "3"}
 	if diff := cmp.Diff(want, set.Values); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)
 	}
