@@ -233,6 +233,14 @@ func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 		})
 		var warned bool
 		for _, p := range r.Read.Providers {
+			if s := p.StandIns(); len(s) > 0 {
+				codes := make([]string, len(s))
+				for i, n := range s {
+					codes[i] = markdown.Code(n)
+				}
+				m.Printf("- %s's templates read with stand-ins (no real value given) for %s\n", markdown.Code(p.Label), strings.Join(codes, ", "))
+				warned = true
+			}
 			for _, f := range p.Flavors {
 				for _, c := range f.After {
 					m.Printf("- warning: %s\n", markdown.Text(c.Warning(f.Name, f.File)))

@@ -39,6 +39,21 @@ type ProviderReport struct {
 	TemplatesListed bool `json:"templatesListed"`
 }
 
+// StandIns are the templates' variables that got a stand-in (no real value
+// was given: --var, --values), each once, sorted; the components' are said
+// on their own lines.
+func (p *ProviderReport) StandIns() []string {
+	seen := map[string]bool{}
+	for _, t := range slices.Concat(p.Flavors, p.ClusterClasses) {
+		for _, v := range t.Variables {
+			if v.Placeholder {
+				seen[v.Name] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
 // TemplateReport is one cluster template flavor or ClusterClass file.
 type TemplateReport struct {
 	// Name is the flavor or ClusterClass name.
@@ -160,6 +175,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if names := distinctVariables(templateVars); len(names) > 0 {
 			fmt.Fprintf(&b, "  template variables: %s\n", strings.Join(names, ", "))
+		}
+		if s := p.StandIns(); len(s) > 0 {
+			fmt.Fprintf(&b, "  template stand-ins (no real value given): %s\n", strings.Join(s, ", "))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
