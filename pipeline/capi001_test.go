@@ -10,6 +10,8 @@ import (
 
 	"github.com/capirepo/capirepo/contract"
 	"github.com/capirepo/capirepo/internal/testtree"
+	"github.com/capirepo/capirepo/publish"
+	"github.com/capirepo/capirepo/publish/targets"
 )
 
 // brokenFlavor is issue 44's broken flavor: "  bad: [unclosed" appended to
@@ -99,5 +101,39 @@ func TestCAPI001_DevWatchDoesNotPublishTheBrokenFlavor(t *testing.T) {
 	}
 	if data, err := os.ReadFile(published); err != nil || strings.Contains(string(data), "unclosed") {
 		t.Errorf("the dev repository's flavor: %v\n%s", err, data)
+	}
+}
+
+// A maintainer who waives the broken flavor's CAPI001 (clusterctl fails
+// only that flavor) can release: both read-backs, of the dist and of the
+// target, say the flavor clusterctl cannot read with the waiver, and fail
+// on nothing else. Without the waiver's reach into the read-back the
+// release stopped at verify dist, and the waiver was of no use.
+func TestCAPI001_WaivedBrokenFlavorIsReleasedAndSaid(t *testing.T) {
+	tree := testtree.CopyTree(t, devExampleDir)
+	brokenFlavor(t, tree)
+	loc, err := targets.Parse("file://" + filepath.Join(t.TempDir(), "repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	sum, err := Release(context.Background(), ReleaseOptions{
+		Build:   BuildOptions{Dir: tree, Version: "v0.1.0", Out: filepath.Join(t.TempDir(), "dist"), Disabled: map[string]string{contract.RuleYAML: "fixed in v0.1.1"}},
+		Targets: []targets.Location{loc},
+		Open: func(ctx context.Context, l targets.Location) (publish.Target, error) {
+			return l.Open(ctx, targets.Options{})
+		},
+		SkipImageCheck: true, SkipUpgradeCheck: "no network in tests", Log: &log})
+	if err != nil {
+		t.Fatalf("release: %v\n%s", err, log.String())
+	}
+	const said = "  not read: cluster-template-machinepool.yaml (CAPI001 waived: fixed in v0.1.1): "
+	if n := strings.Count(log.String(), said); n != 2 {
+		t.Errorf("the read-backs said the waived flavor %d times, want 2 (dist, target):\n%s", n, log.String())
+	}
+	for _, s := range sum.Steps {
+		if s.Status != StatusOK && s.Status != StatusSkipped {
+			t.Errorf("step %s: %s %s", s.Step, s.Status, s.Detail)
+		}
 	}
 }

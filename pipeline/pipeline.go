@@ -472,7 +472,7 @@ func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.
 		}
 		vs = append(vs, v)
 	}
-	rep, bySource, err := verify.ReadBack(ctx, t, loc.URL, vs, verify.Options{Variables: r.o.Variables, HTTPClient: r.o.TargetOptions.HTTPClient}, r.o.Log)
+	rep, bySource, err := verify.ReadBack(ctx, t, loc.URL, vs, r.readBackOptions(verify.Options{HTTPClient: r.o.TargetOptions.HTTPClient}), r.o.Log)
 	if err != nil {
 		return "", false, err
 	}
@@ -483,11 +483,33 @@ func (r *run) verifyTarget(ctx context.Context, loc targets.Location, t publish.
 	return fmt.Sprintf("%s read back from %s through clusterctl", provs, ps.URL), false, nil
 }
 
+// readBackOptions are o with what every read-back of the release takes: the
+// real values, and the template files whose lint error the maintainer
+// waived (a flavor clusterctl fails to read fails only that flavor: the
+// waiver accepted it, so its read-back failure is said, not an error).
+func (r *run) readBackOptions(o verify.Options) verify.Options {
+	o.Variables = r.o.Variables
+	for _, w := range r.sum.Waived {
+		if w.Severity != contract.Error {
+			continue
+		}
+		if o.Waived == nil {
+			o.Waived = map[string]string{}
+		}
+		why := verify.Waiver(w.Rule, w.Reason)
+		if prev, ok := o.Waived[w.File]; ok {
+			why = prev + "; " + why
+		}
+		o.Waived[w.File] = why
+	}
+	return o
+}
+
 // verifyDist reads the dist folder back through clusterctl's client before
 // anything is published: a release clusterctl cannot read stops here.
 func (r *run) verifyDist(ctx context.Context) (string, bool, error) {
 	out := r.o.Build.Out
-	rep, err := verify.Dir(ctx, out, verify.Options{Version: r.b.Result.Release.Version})
+	rep, err := verify.Dir(ctx, out, r.readBackOptions(verify.Options{Version: r.b.Result.Release.Version}))
 	if rep != nil {
 		_ = rep.WriteText(r.o.Log)
 	}

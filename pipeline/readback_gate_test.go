@@ -25,19 +25,28 @@ import (
 	"github.com/capirepo/capirepo/sign/signtest"
 )
 
-// unreadableFlavor is a document that is YAML for no value of its
-// variable: the lint warns (CAPI001, waived here so the test does not
-// depend on its severity), and clusterctl's client fails to read the flavor.
+// unreadableFlavor is a document clusterctl reads only with a value of its
+// variable that keeps it YAML: the lint, which reads with the stand-ins, finds
+// nothing wrong; the read-back, given the value unreadableValue (as
+// clusterctl config values reach both read-backs), fails on the flavor. It
+// stands for any defect only clusterctl's own reading finds. (A flavor the
+// lint finds unreadable is a CAPI001 error; waived, it is the maintainer's
+// known defect, which the read-backs then say without failing:
+// TestCAPI001_WaivedBrokenFlavorIsReleasedAndSaid.)
 const unreadableFlavor = `---
 apiVersion: v1
 kind: ConfigMap
 metadata:
   name: ${CLUSTER_NAME}-extra
-  bad: [unclosed
+data:
+  note: ${EXAMPLE_NOTE}
 `
 
+// unreadableValue is the value of EXAMPLE_NOTE that breaks the flavor.
+var unreadableValue = map[string]string{"EXAMPLE_NOTE": "[unclosed"}
+
 // exampleWithUnreadableFlavor is the example with a flavor clusterctl
-// cannot read.
+// cannot read with unreadableValue.
 func exampleWithUnreadableFlavor(t *testing.T) string {
 	t.Helper()
 	dir := testtree.CopyTree(t, exampleDir(t))
@@ -90,7 +99,7 @@ func TestRelease_AReleaseWhoseReadBackFailsPublishesNothing(t *testing.T) {
 			var log bytes.Buffer
 			o := exampleRun(t, &log)
 			o.Build.Dir = dir
-			o.Build.Disabled = map[string]string{"CAPI001": "the read-back is what this test checks"}
+			o.Variables = unreadableValue
 			o.Targets, o.DryRun = locations(t, tc.target), tc.dryRun
 			o.TargetOptions = targets.Options{GitHub: github.Options{Token: ghToken, APIURL: srv.APIURL()}}
 			sum, err := pipeline.Release(context.Background(), o)

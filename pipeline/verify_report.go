@@ -233,6 +233,10 @@ func (r *VerifyReport) WriteMarkdown(w io.Writer) error {
 		})
 		var warned bool
 		for _, p := range r.Read.Providers {
+			for _, w := range p.Waived {
+				m.Printf("- %s: %s not read by clusterctl (%s)\n", markdown.Code(p.Label), markdown.Code(w.File), markdown.Text(w.Waiver))
+				warned = true
+			}
 			if s := p.StandIns(); len(s) > 0 {
 				codes := make([]string, len(s))
 				for i, n := range s {

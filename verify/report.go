@@ -37,6 +37,17 @@ type ProviderReport struct {
 	// TemplatesListed is false when the caller could not list the
 	// repository's files (a remote target without Files): no template was read.
 	TemplatesListed bool `json:"templatesListed"`
+	// Waived are the template files clusterctl failed to read whose lint
+	// finding the maintainer waived (Options.Waived): not errors.
+	Waived []WaivedFile `json:"waived,omitempty"`
+}
+
+// WaivedFile is a template file clusterctl cannot read, known to the
+// maintainer: clusterctl's error and the waived finding.
+type WaivedFile struct {
+	File   string `json:"file"`
+	Error  string `json:"error"`
+	Waiver string `json:"waiver"`
 }
 
 // StandIns are the templates' variables that got a stand-in (no real value
@@ -175,6 +186,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if names := distinctVariables(templateVars); len(names) > 0 {
 			fmt.Fprintf(&b, "  template variables: %s\n", strings.Join(names, ", "))
+		}
+		for _, w := range p.Waived {
+			fmt.Fprintf(&b, "  not read: %s (%s): %s\n", w.File, w.Waiver, w.Error)
 		}
 		if s := p.StandIns(); len(s) > 0 {
 			fmt.Fprintf(&b, "  template stand-ins (no real value given): %s\n", strings.Join(s, ", "))

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/capirepo/capirepo/values"
@@ -219,5 +220,35 @@ func TestDir_LabelsMapAsOneVariable(t *testing.T) {
 				t.Errorf("CLUSTER_LABELS = %q (stand-in %v), want the stand-in {}", v.Value, v.Placeholder)
 			}
 		}
+	}
+}
+
+// A template file the caller knows clusterctl fails to read (its lint
+// error waived) is reported with the waiver, not an error; the components
+// file never is: clusterctl init fails without it.
+func TestDir_WaivedTemplateReportedNotFailed(t *testing.T) {
+	p := goodProvider(t)
+	edit(t, p, "cluster-template-topology.yaml", "  name: ${CLUSTER_NAME}\n", "  name: ${CLUSTER_NAME}\n  bad: [unclosed\n")
+	dir := writeRelease(t, p)
+	if _, err := Dir(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "cluster-template-topology.yaml") {
+		t.Fatalf("without a waiver: err = %v, want the flavor's error", err)
+	}
+	waived := map[string]string{"infrastructure-example/v0.1.0/cluster-template-topology.yaml": Waiver("CAPI001", "fixed next release")}
+	rep, err := Dir(context.Background(), dir, Options{Waived: waived})
+	if err != nil {
+		t.Fatalf("with the flavor waived: %v", err)
+	}
+	w := rep.Providers[0].Waived
+	if len(w) != 1 || w[0].File != "cluster-template-topology.yaml" || w[0].Waiver != "CAPI001 waived: fixed next release" || !strings.Contains(w[0].Error, "yaml") {
+		t.Errorf("waived = %+v", w)
+	}
+	if len(rep.Providers[0].Flavors) != 1 {
+		t.Errorf("flavors read: %d, want the default one", len(rep.Providers[0].Flavors))
+	}
+
+	edit(t, p, "infrastructure-components.yaml", "kind: Namespace\n", "kind: Namespace\nbad: [unclosed\n")
+	waived["infrastructure-example/v0.1.0/infrastructure-components.yaml"] = Waiver("CAPI001", "no")
+	if _, err := Dir(context.Background(), writeRelease(t, p), Options{Waived: waived}); err == nil || !strings.Contains(err.Error(), "infrastructure-components.yaml") {
+		t.Errorf("a waived components file: err = %v, want its error", err)
 	}
 }

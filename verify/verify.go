@@ -64,6 +64,19 @@ type Options struct {
 	// client publish.NewHTTPClient made (--timeout); nil means publish's
 	// defaults. Credentials go only to the provider URLs' hosts either way.
 	HTTPClient *http.Client
+	// Waived are the template and clusterclass files a maintainer knows
+	// clusterctl fails to read, by their path in the release
+	// (<label>/<version>/<name>), each with the waived lint finding that
+	// says why (Waiver): their failure is reported, not an error. The
+	// components and metadata.yaml are never excused: clusterctl init
+	// fails without them, where a flavor's failure fails only that flavor.
+	Waived map[string]string
+}
+
+// Waiver is how Options.Waived says a waived lint finding: its rule and the
+// maintainer's reason (the lint's report says what it found).
+func Waiver(rule, reason string) string {
+	return fmt.Sprintf("%s waived: %s", rule, reason)
 }
 
 // File name patterns clusterctl derives from flavors and class names
@@ -119,10 +132,25 @@ type targetVerifier struct {
 	errs      []error
 }
 
-// fail records an error about one file of the target.
+// isTemplateFile says whether clusterctl reads file only for generate
+// cluster (a flavor, a clusterclass file).
+func isTemplateFile(file string) bool {
+	if _, ok := release.FlavorOf(file); ok {
+		return true
+	}
+	_, ok := release.ClassOf(file)
+	return ok
+}
+
+// fail records an error about one file of the target; a template file the
+// caller knows fails (Options.Waived) is reported as such instead.
 func (v *targetVerifier) fail(file string, err error) {
 	if file == "" {
 		v.errs = append(v.errs, fmt.Errorf("%s %s: %w", v.t.ID.Label(), v.version, err))
+		return
+	}
+	if why, ok := v.opts.Waived[path.Join(v.t.ID.Label(), v.version, file)]; ok && isTemplateFile(file) {
+		v.rep.Waived = append(v.rep.Waived, WaivedFile{File: file, Error: err.Error(), Waiver: why})
 		return
 	}
 	v.errs = append(v.errs, fmt.Errorf("%s %s: %s: %w", v.t.ID.Label(), v.version, file, err))
