@@ -22,6 +22,7 @@ import (
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
+	"github.com/capirepo/capirepo/verify"
 )
 
 // Publishing a built release to a target is one flow, whoever asks: `capirepo
@@ -166,6 +167,9 @@ func Publish(ctx context.Context, o PublishOptions) (*Published, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := readBackDist(ctx, rel, cmp.Or(o.DistName, "DIST"), o.Log); err != nil {
+		return nil, err
+	}
 	if o.Images != nil {
 		rep, err := CheckImages(ctx, rel, o.Images.Platforms, o.Images.Keychain)
 		if rep != nil {
@@ -189,6 +193,19 @@ func Publish(ctx context.Context, o PublishOptions) (*Published, error) {
 	}
 	p.Summary.Next, err = p.next(ctx, o.ConfigOut)
 	return p, err
+}
+
+// readBackDist reads the built release back through clusterctl's client
+// before anything is published, as release's verify dist step does: a
+// dist changed since it was built, or built with a lint finding waived,
+// that clusterctl cannot read is never published, not even as a draft.
+func readBackDist(ctx context.Context, rel *release.Release, what string, log io.Writer) error {
+	rep, err := verify.Providers(ctx, rel.Providers, "", verify.Options{Version: rel.Version})
+	if err != nil {
+		return fmt.Errorf("read %s back through clusterctl: %w\nnothing was uploaded or published", what, err)
+	}
+	fmt.Fprintf(log, "%s of %s read back through clusterctl\n", text.Plural(len(rep.Providers), "provider", "providers"), what)
+	return nil
 }
 
 // publishTo publishes rel to t, lists what was written (unless the target

@@ -233,3 +233,64 @@ func TestRelease_DryRunSaysAtLeastWhereTheTargetCannotSay(t *testing.T) {
 		t.Errorf("next %q", sum.Next)
 	}
 }
+
+// TestPublish_ADistWhoseReadBackFailsPublishesNothing: capirepo publish
+// <target> reads the built release back through clusterctl's client before
+// anything is published, as release does: a dist written by capirepo build
+// with the lint's CAPI001 waived holds a flavor clusterctl cannot read, and
+// no target gets it (no folder, no GitHub release nor draft, no GitLab
+// package, no OCI artifact).
+func TestPublish_ADistWhoseReadBackFailsPublishesNothing(t *testing.T) {
+	dist := filepath.Join(t.TempDir(), "dist")
+	if _, err := pipeline.BuildRelease(context.Background(), pipeline.BuildOptions{Dir: exampleWithUnreadableFlavor(t), Version: "v0.1.0", Out: dist,
+		Disabled: map[string]string{"CAPI001": "the read-back is what this test checks"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	srv := fakegh.New(t, fakegh.WithToken(ghToken))
+	srv.AddRepo("example", "publish-unreadable", false)
+	gl := fakegl.New(t)
+	gl.AddProject(41, "infra/unreadable", false)
+	gl.AddToken("glpat-unreadable", fakegl.AccessToken)
+	reg := newRegistryHost(t)
+	root := filepath.Join(t.TempDir(), "repo")
+	ociTarget := "oci://" + reg + "/unreadable"
+	to := targets.Options{GitHub: github.Options{Token: ghToken, APIURL: srv.APIURL()},
+		GitLab: gitlab.Options{URL: gl.URL, Token: "glpat-unreadable"}, OCI: oci.Options{PlainHTTP: true}}
+	for _, tc := range []struct {
+		target    string
+		published func(t *testing.T) bool
+	}{{
+		target: "file://" + root,
+		published: func(t *testing.T) bool {
+			_, err := os.Stat(root)
+			return !errors.Is(err, os.ErrNotExist)
+		},
+	}, {
+		target:    "github://example/publish-unreadable",
+		published: func(t *testing.T) bool { return len(srv.Releases("example", "publish-unreadable")) > 0 },
+	}, {
+		target:    "gitlab://gitlab.example.com/infra/unreadable",
+		published: func(t *testing.T) bool { return len(gl.Files("41", "infrastructure-example", "v0.1.0")) > 0 },
+	}, {
+		target: ociTarget,
+		published: func(t *testing.T) bool {
+			tg, err := targets.Open(context.Background(), ociTarget, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs, err := tg.Versions(context.Background(), provider.ID{Name: "example", Type: "InfrastructureProvider"})
+			return err == nil && len(vs) > 0
+		},
+	}} {
+		t.Run(tc.target, func(t *testing.T) {
+			var log bytes.Buffer
+			p, err := pipeline.Publish(context.Background(), pipeline.PublishOptions{Target: tc.target, TargetOptions: to, Dist: dist, Log: &log})
+			if err == nil || !strings.Contains(err.Error(), "cluster-template-machinepool.yaml") {
+				t.Fatalf("error %v, want the dist's read-back to fail on the flavor\n%s", err, log.String())
+			}
+			if p != nil || tc.published(t) {
+				t.Errorf("%s: something was published before the read-back failed: %+v\n%s", tc.target, p, log.String())
+			}
+		})
+	}
+}
