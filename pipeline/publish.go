@@ -277,7 +277,7 @@ func (p *Published) next(ctx context.Context, configOut string) ([]string, error
 	if p.Reader != "" || p.Overrides {
 		return nil, nil
 	}
-	return publish.NextSteps(ctx, p.Summary, configOut)
+	return publish.NextSteps(ctx, p.Summary, p.target.Clusterctl(), configOut)
 }
 
 // isDraft says whether t leaves what it publishes a draft.
