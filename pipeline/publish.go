@@ -125,8 +125,9 @@ type Published struct {
 }
 
 // Publish is `capirepo publish <target>`: it opens the target (a missing
-// credential fails first), loads the release, checks its images (with
-// Images), publishes it, signs what the target pushed (with a Signer), and
+// credential fails first), loads the release, reads it back through
+// clusterctl's client (readBackDist), checks its images (with Images),
+// publishes it, signs what the target pushed (with a Signer), and
 // makes the result: the operator's Provider resources for a target the
 // operator installs from, or, for one clusterctl reads, its clusterctl
 // config (written to ConfigOut when set) and the next steps, in the
