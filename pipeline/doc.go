@@ -11,7 +11,8 @@
 //     each target and read it back as its readers do (verify.ReadBack); it
 //     stops at the first failure.
 //   - `capirepo publish <target>` (Publish): the one publish flow, which
-//     release's publish steps run too (publish.go: the image check, signing
+//     release's publish steps run too (publish.go: the read-back of the
+//     dist before anything is published, the image check, signing
 //     what a target pushed, the operator's Provider resources, the
 //     clusterctl config and next steps); publish configmap
 //     (PublishConfigMap) renders a file, with no target to open.
