@@ -35,7 +35,7 @@
 // were not run after a failure. It knows no kind of target: it opens them through
 // publish/targets, asks each how clusterctl reads it (publish.Reach) and
 // what else it can do through publish's optional interfaces (Signable,
-// Operator, Drafting, Planner, Noted), never by its scheme or concrete type.
+// Operator, Drafting, Planner, Checker, Noted), never by its scheme or concrete type.
 //
 // Each command's result is its one report type, with a renderer per format
 // (ReleaseSummary, Published, DiffSummary, VerifyReport, MirrorSummary,

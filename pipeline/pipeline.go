@@ -164,7 +164,9 @@ type ReleaseSummary struct {
 // dist folder, verify dist (clusterctl's client reads the dist back, so a
 // release it cannot read is never published), install check (with
 // InstallCheck), upgrade rehearsal (with Rehearse: from the release the
-// upgrade step compared with), sign (with Sign), then for each target
+// upgrade step compared with), sign (with Sign), check targets (with
+// several, not in a dry run: none would refuse the release as signed, so
+// none is written before another refuses), then for each target
 // publish (signing what a target pushed: publishTo, as capirepo publish
 // does) and verify it read back. A dry run runs every step but publishing.
 // The summary lists every step, those after a failure as not run; the
@@ -221,6 +223,9 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	}
 	if o.Sign != nil {
 		steps = append(steps, step{"sign", r.sign})
+	}
+	if len(o.Targets) > 1 && !o.DryRun {
+		steps = append(steps, step{"check targets", func(ctx context.Context) (string, bool, error) { return r.checkTargets(ctx, opened) }})
 	}
 	for i, loc := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
@@ -409,6 +414,26 @@ func (r *run) write(ctx context.Context) (string, bool, error) {
 		return "", false, fmt.Errorf("write %s: %w", out, err)
 	}
 	return "dist in " + out, false, nil
+}
+
+// checkTargets asks every target that can say (publish.Checker) whether
+// it would refuse the release, as signed, before any is written: with
+// several targets, one that refuses (a version it holds with other files)
+// would otherwise stop the run after the targets before it made the
+// release public.
+func (r *run) checkTargets(ctx context.Context, ts []publish.Target) (string, bool, error) {
+	n := 0
+	for i, t := range ts {
+		c, ok := t.(publish.Checker)
+		if !ok {
+			continue
+		}
+		if err := c.Check(ctx, r.b.Result.Release); err != nil {
+			return "", false, fmt.Errorf("%s: %w\nnothing was published to any target", r.o.Targets[i].URL, err)
+		}
+		n++
+	}
+	return fmt.Sprintf("%s would take the release", text.Plural(n, "target", "targets")), false, nil
 }
 
 // publish publishes the release to t through publishTo, as capirepo

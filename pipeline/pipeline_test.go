@@ -164,17 +164,17 @@ func TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone(t *testing.T) {
 		written []string
 	}{{
 		name: "first of two targets fails", targets: []string{a, b}, fail: a,
-		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\ncheck targets=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
 		wantErr: "publish " + a + ": upload refused",
 	}, {
 		name: "second target fails after the first is verified", targets: []string{a, b}, fail: b,
-		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\ncheck targets=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
 		wantErr: "publish " + b + ": upload refused", written: []string{a},
 	}, {
 		// The upgrade step reads the target first and stops the run
 		// before anything is written.
 		name: "a real target with a file in the way", targets: []string{"file://" + blocker, b},
-		want:    "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\nverify dist=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\nverify dist=not run\ncheck targets=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
 		wantErr: "upgrade: file://" + blocker + ": ",
 	}, {
 		name: "build fails", version: "1.0", targets: []string{a},

@@ -294,3 +294,57 @@ func TestPublish_ADistWhoseReadBackFailsPublishesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestRelease_ATargetThatWouldRefuseStopsTheRunBeforeAnyIsWritten: with
+// several targets, each is asked before the first is written whether it
+// would refuse the release (a version it holds with other files, no
+// --replace: a folder, a GitHub release, a GitLab package, an OCI tag): a
+// refusal of the second stops the run with the first untouched (on GitHub
+// it would have made the release public). A re-run where every target
+// holds the same files passes the check.
+func TestRelease_ATargetThatWouldRefuseStopsTheRunBeforeAnyIsWritten(t *testing.T) {
+	ctx := context.Background()
+	srv := fakegh.New(t, fakegh.WithToken(ghToken))
+	gl := fakegl.New(t)
+	gl.AddProject(51, "infra/stale", false)
+	gl.AddToken("glpat-stale", fakegl.AccessToken)
+	reg := newRegistryHost(t)
+	to := targets.Options{GitHub: github.Options{Token: ghToken, APIURL: srv.APIURL()},
+		GitLab: gitlab.Options{URL: gl.URL, Token: "glpat-stale"}, OCI: oci.Options{PlainHTTP: true}}
+	for _, stale := range []string{
+		"file://" + filepath.Join(t.TempDir(), "stale"),
+		"github://example/stale",
+		"gitlab://gitlab.example.com/infra/stale",
+		"oci://" + reg + "/stale",
+	} {
+		t.Run(stale, func(t *testing.T) {
+			srv.AddRepo("example", "stale", false)
+			// The stale target holds v0.1.0 built with another image.
+			o := exampleRun(t, &bytes.Buffer{})
+			o.Build.Image = "registry.test/other"
+			o.Targets, o.TargetOptions = locations(t, stale), to
+			if _, err := pipeline.Release(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			first := filepath.Join(t.TempDir(), "first")
+			var log bytes.Buffer
+			o = exampleRun(t, &log)
+			o.Targets, o.TargetOptions = locations(t, "file://"+first, stale), to
+			_, err := pipeline.Release(ctx, o)
+			if err == nil || !strings.HasPrefix(err.Error(), "check targets: "+stale+": ") {
+				t.Fatalf("error %v, want the stale target's refusal in check targets\n%s", err, log.String())
+			}
+			if _, err := os.Stat(first); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the first target was written before the stale one refused the release (%v)\n%s", err, log.String())
+			}
+
+			// The same build again to the same targets: nothing refuses.
+			o = exampleRun(t, &log)
+			o.Build.Image = "registry.test/other"
+			o.Targets, o.TargetOptions = locations(t, "file://"+first, stale), to
+			if _, err := pipeline.Release(ctx, o); err != nil {
+				t.Fatalf("re-run: %v\n%s", err, log.String())
+			}
+		})
+	}
+}

@@ -92,6 +92,15 @@ type Planner interface {
 	Planned(rel *release.Release) ([]string, error)
 }
 
+// Checker is a target that says, without writing anything, whether its
+// Publish would refuse a release: a version it holds with other files
+// (without Replace), an immutable release that differs. A run that
+// publishes to several targets asks each before it writes to the first, so
+// one that would refuse stops the run before any target is written.
+type Checker interface {
+	Check(ctx context.Context, rel *release.Release) error
+}
+
 // Noted is a target whose release carries notes people read before they
 // upgrade (a GitHub release, a GitLab Release).
 type Noted interface {
