@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -168,7 +169,9 @@ type ReleaseSummary struct {
 // several, not in a dry run: none would refuse the release as signed, so
 // none is written before another refuses), then for each target
 // publish (signing what a target pushed: publishTo, as capirepo publish
-// does) and verify it read back. A dry run runs every step but publishing.
+// does) and verify it read back. A dry run runs every step but publishing;
+// its publish steps ask each target whether it would take the release
+// (wouldTake).
 // The summary lists every step, those after a failure as not run; the
 // error names the failed step. A nil summary means nothing ran: a target
 // could not be opened.
@@ -232,7 +235,7 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 		steps = append(steps,
 			step{"publish " + loc.URL, func(ctx context.Context) (string, bool, error) {
 				if o.DryRun {
-					return "dry run: nothing published", true, nil
+					return r.wouldTake(ctx, loc)
 				}
 				r.upgradeNotes(ctx, opened[i])
 				var d string
@@ -434,6 +437,39 @@ func (r *run) checkTargets(ctx context.Context, ts []publish.Target) (string, bo
 		n++
 	}
 	return fmt.Sprintf("%s would take the release", text.Plural(n, "target", "targets")), false, nil
+}
+
+// wouldTake is a dry run's publish step: nothing is published, and the
+// target, opened to read (with the credentials that are set), says whether
+// the real run's publish would refuse the release (publish.Checker: a
+// version it holds with other files, without Replace), so a dry run fails
+// where the real run would. A target that cannot be opened or read is
+// said, not failed, as the upgrade step says it; a signed run is not
+// asked: what signing adds depends on what the target already holds.
+func (r *run) wouldTake(ctx context.Context, loc targets.Location) (string, bool, error) {
+	const d = "dry run: nothing published"
+	if r.o.Sign != nil {
+		return d, true, nil
+	}
+	to := r.o.TargetOptions
+	to.Publish = false
+	t, err := loc.Open(ctx, to)
+	if err != nil {
+		return d + "; not checked whether the target takes the release: " + firstLine(err.Error()), true, nil
+	}
+	c, ok := t.(publish.Checker)
+	if !ok {
+		return d, true, nil
+	}
+	var se *publish.StatusError
+	switch err := c.Check(ctx, r.b.Result.Release); {
+	case err == nil:
+		return d + "; the target takes the release", true, nil
+	case publish.IsUnreachable(err) || errors.As(err, &se):
+		return d + "; not checked whether the target takes the release: " + firstLine(err.Error()), true, nil
+	default:
+		return "", false, fmt.Errorf("%w\na real run would stop here", err)
+	}
 }
 
 // publish publishes the release to t through publishTo, as capirepo

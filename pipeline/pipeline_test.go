@@ -99,8 +99,12 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 		return nil, errors.New("no publisher in a dry run")
 	}
 	// TestRun_UpgradeStepDryRunReadsTheTarget reads a target in a dry run;
-	// this one would ask github.com.
-	o.SkipUpgradeCheck = "no network in tests"
+	// here the publish step's question (would the target take the release)
+	// goes to the fake, which holds no release.
+	o.SkipUpgradeCheck = "not what this test checks"
+	srv := fakegh.New(t)
+	srv.AddRepo("example", "provider", false)
+	o.TargetOptions = targets.Options{GitHub: github.Options{APIURL: srv.APIURL()}}
 	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
@@ -108,6 +112,9 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish github://example/provider=skipped\nverify github://example/provider=skipped\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if d := stepNamed(t, sum, "publish github://example/provider").Detail; d != "dry run: nothing published; the target takes the release" {
+		t.Errorf("publish step detail %q", d)
 	}
 	for _, f := range []string{"bin/manager-linux-amd64", "bin/manager-linux-arm64", "infrastructure-example/v0.1.0/metadata.yaml"} {
 		if _, err := os.Stat(filepath.Join(o.Build.Out, f)); err != nil {

@@ -348,3 +348,44 @@ func TestRelease_ATargetThatWouldRefuseStopsTheRunBeforeAnyIsWritten(t *testing.
 		})
 	}
 }
+
+// TestRelease_ADryRunFailsWhereThePublishWouldRefuse: a dry run asks each
+// target (opened to read) whether the real run's publish would refuse the
+// release, so it fails where the real run would (a version the target holds
+// with other files, without --replace) and passes where it would not.
+func TestRelease_ADryRunFailsWhereThePublishWouldRefuse(t *testing.T) {
+	ctx := context.Background()
+	stale := "file://" + filepath.Join(t.TempDir(), "stale")
+	o := exampleRun(t, &bytes.Buffer{})
+	o.Build.Image = "registry.test/other"
+	o.Targets = locations(t, stale)
+	if _, err := pipeline.Release(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		image   string
+		replace bool
+		refused bool
+	}{
+		{name: "other files", refused: true},
+		{name: "other files, --replace", replace: true},
+		{name: "the same files", image: "registry.test/other"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			o := exampleRun(t, &log)
+			if tc.image != "" {
+				o.Build.Image = tc.image
+			}
+			o.Targets, o.DryRun, o.TargetOptions.Replace = locations(t, stale), true, tc.replace
+			sum, err := pipeline.Release(ctx, o)
+			if refused := err != nil && strings.HasPrefix(err.Error(), "publish "+stale+": ") && strings.Contains(err.Error(), "already holds this version with different content"); refused != tc.refused {
+				t.Fatalf("dry run: error %v, want refused %v\n%s", err, tc.refused, log.String())
+			}
+			if !tc.refused && stepNamed(t, sum, "publish "+stale).Status != pipeline.StatusSkipped {
+				t.Errorf("publish step %+v", stepNamed(t, sum, "publish "+stale))
+			}
+		})
+	}
+}
