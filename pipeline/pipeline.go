@@ -443,8 +443,8 @@ func (r *run) checkTargets(ctx context.Context, ts []publish.Target) (string, bo
 // target, opened to read (with the credentials that are set), says whether
 // the real run's publish would refuse the release (publish.Checker: a
 // version it holds with other files, without Replace), so a dry run fails
-// where the real run would. A target that cannot be opened or read is
-// said, not failed, as the upgrade step says it; a signed run is not
+// where the real run would (a publish.Refusal). A target that cannot be
+// opened or read is said, not failed; a signed run is not
 // asked: what signing adds depends on what the target already holds.
 func (r *run) wouldTake(ctx context.Context, loc targets.Location) (string, bool, error) {
 	const d = "dry run: nothing published"
@@ -461,14 +461,14 @@ func (r *run) wouldTake(ctx context.Context, loc targets.Location) (string, bool
 	if !ok {
 		return d, true, nil
 	}
-	var se *publish.StatusError
+	var refused *publish.Refusal
 	switch err := c.Check(ctx, r.b.Result.Release); {
 	case err == nil:
 		return d + "; the target takes the release", true, nil
-	case publish.IsUnreachable(err) || errors.As(err, &se):
-		return d + "; not checked whether the target takes the release: " + firstLine(err.Error()), true, nil
-	default:
+	case errors.As(err, &refused):
 		return "", false, fmt.Errorf("%w\na real run would stop here", err)
+	default: // not read: no credential, not reached
+		return d + "; not checked whether the target takes the release: " + firstLine(err.Error()), true, nil
 	}
 }
 

@@ -388,4 +388,20 @@ func TestRelease_ADryRunFailsWhereThePublishWouldRefuse(t *testing.T) {
 			}
 		})
 	}
+
+	// A target the dry run cannot read (no token for a server that wants
+	// one) is said, not a failure.
+	srv := fakegh.New(t, fakegh.WithToken(ghToken))
+	srv.AddRepo("example", "private", false)
+	var log bytes.Buffer
+	o = exampleRun(t, &log)
+	o.Targets, o.DryRun, o.SkipUpgradeCheck = locations(t, "github://example/private"), true, "not what this test checks"
+	o.TargetOptions = targets.Options{GitHub: github.Options{APIURL: srv.APIURL()}}
+	sum, err := pipeline.Release(ctx, o)
+	if err != nil {
+		t.Fatalf("dry run without the token: %v\n%s", err, log.String())
+	}
+	if d := stepNamed(t, sum, "publish github://example/private").Detail; !strings.HasPrefix(d, "dry run: nothing published; not checked whether the target takes the release: ") {
+		t.Errorf("publish step detail %q", d)
+	}
 }

@@ -55,9 +55,10 @@
 //     with var _ publish.X = (*Target)(nil): Planner (the files Publish
 //     would write, for a dry run's count: implement it whenever the target
 //     adds files of its own or names them its own way), Checker (whether
-//     Publish would refuse a release, asked of every target before a run
-//     with several writes to any: implement it whenever Publish refuses
-//     anything), Signable (its
+//     Publish would refuse a release, a Refusal, asked of every target
+//     before a run with several writes to any and by a dry run: implement
+//     it whenever Publish refuses anything, and return its refusals as
+//     Refusals from both), Signable (its
 //     pushed artifacts are signed where they are, by digest), Operator
 //     (cluster-api-operator installs from it: its Provider resources),
 //     Drafting (it may leave a release a draft nobody reads yet), Noted

@@ -472,8 +472,8 @@ func (g *Target) check(pkgs []*glPackage) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	return fmt.Errorf("gitlab project %s already holds different files for this version:\n  %s\nnothing was uploaded: a published version should not change under users who installed it; publish a new version, or re-run with %s to upload the new files and delete the old copies",
-		g.projectName(), strings.Join(lines, "\n  "), option.Replace)
+	return &publish.Refusal{Err: fmt.Errorf("gitlab project %s already holds different files for this version:\n  %s\nnothing was uploaded: a published version should not change under users who installed it; publish a new version, or re-run with %s to upload the new files and delete the old copies",
+		g.projectName(), strings.Join(lines, "\n  "), option.Replace)}
 }
 
 // act writes one package: serially, as GitLab asks for files of one package.

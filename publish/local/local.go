@@ -109,7 +109,7 @@ func (p *Target) conflict(dir string, d dirDiff) error {
 	if len(d.changed)+len(d.removed) == 0 || p.Replace {
 		return nil
 	}
-	return &ConflictError{Dir: dir, Changed: d.changed, Added: d.added, Removed: d.removed}
+	return &publish.Refusal{Err: &ConflictError{Dir: dir, Changed: d.changed, Added: d.added, Removed: d.removed}}
 }
 
 // Check says, writing nothing, whether Publish would refuse rel: a

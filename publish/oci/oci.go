@@ -257,7 +257,7 @@ func (p *Target) plans(ctx context.Context, arts []*Artifact) ([]*plan, error) {
 		}
 	}
 	if len(refused) > 0 {
-		return nil, fmt.Errorf("the registry already holds other content under %s: a published version is never changed; publish a new version, or pass %s to move the tag", strings.Join(refused, "; "), option.Flag(ctx, option.Replace))
+		return nil, &publish.Refusal{Err: fmt.Errorf("the registry already holds other content under %s: a published version is never changed; publish a new version, or pass %s to move the tag", strings.Join(refused, "; "), option.Flag(ctx, option.Replace))}
 	}
 	return plans, nil
 }
