@@ -11,7 +11,8 @@
 //     each target and read it back as its readers do (verify.ReadBack); it
 //     stops at the first failure.
 //   - `capirepo publish <target>` (Publish): the one publish flow, which
-//     release's publish steps run too (publish.go: the image check, signing
+//     release's publish steps run too (publish.go: the read-back of the
+//     dist before anything is published, the image check, signing
 //     what a target pushed, the operator's Provider resources, the
 //     clusterctl config and next steps); publish configmap
 //     (PublishConfigMap) renders a file, with no target to open.
@@ -34,7 +35,7 @@
 // were not run after a failure. It knows no kind of target: it opens them through
 // publish/targets, asks each how clusterctl reads it (publish.Reach) and
 // what else it can do through publish's optional interfaces (Signable,
-// Operator, Drafting, Planner, Noted), never by its scheme or concrete type.
+// Operator, Drafting, Planner, Checker, Noted), never by its scheme or concrete type.
 //
 // Each command's result is its one report type, with a renderer per format
 // (ReleaseSummary, Published, DiffSummary, VerifyReport, MirrorSummary,

@@ -359,7 +359,7 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 		}
 		return nil, nil
 	}
-	_, want, err := publish.ReleaseFiles(ctx, p.reader, p.ref(v), have)
+	components, want, err := publish.ReleaseFiles(ctx, p.reader, p.ref(v), have)
 	if err != nil {
 		return nil, err
 	}
@@ -375,15 +375,36 @@ func (m *mirror) alreadyThere(ctx context.Context, p *MirroredProvider, v string
 		if !ok || w.SHA256 == "" || w.SHA256 != h.SHA256 || w.Size != h.Size {
 			return nil, nil
 		}
-		mv.Skipped = append(mv.Skipped, p.Label+"/"+name)
 		if !isMirrorExtra(name) {
 			mv.files = append(mv.files, name)
 		}
 	}
-	slices.Sort(mv.Skipped)
 	slices.Sort(mv.files)
+	mv.Skipped = m.targetNames(p, v, components, slices.Sorted(maps.Keys(want)))
 	mv.URL = m.reach.ProviderURL(p.ref(v))
 	return mv, nil
+}
+
+// targetNames names files of one provider version as the target's Publish
+// names them in its summary (publish.Planner: LABEL/VERSION/NAME in a
+// folder tree, PACKAGE/NAME in GitLab), so a version found already there
+// is said as one the publisher compared; LABEL/NAME for a target that
+// cannot say.
+func (m *mirror) targetNames(p *MirroredProvider, v, components string, names []string) []string {
+	if pl, ok := m.o.Target.(publish.Planner); ok {
+		rp := &release.Provider{ID: p.id, Version: v, ComponentsFile: components, NoChecksums: true}
+		for _, n := range names {
+			rp.Files = append(rp.Files, release.File{Name: n})
+		}
+		if out, err := pl.Planned(&release.Release{Version: v, Providers: []*release.Provider{rp}}); err == nil && len(out) == len(names) {
+			return slices.Sorted(slices.Values(out))
+		}
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = p.Label + "/" + n
+	}
+	return out
 }
 
 // read reads one version once (the latest resolution reads metadata.yaml of

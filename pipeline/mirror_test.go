@@ -533,3 +533,34 @@ func clusterctlConfig(t testing.TB, file string) pipeline.Clusterctl {
 	}
 	return pipeline.Clusterctl{File: file, Config: c}
 }
+
+// TestMirror_AReRunNamesTheFilesAlreadyThereAsThePublisherDoes: a version
+// already at the mirror is not copied again, and its files are named as
+// the target names them when it writes them (a folder tree: LABEL/VERSION/
+// NAME), so a re-run's "already there" are the first run's "copied".
+func TestMirror_AReRunNamesTheFilesAlreadyThereAsThePublisherDoes(t *testing.T) {
+	ctx := context.Background()
+	u := newUpstream(t, nil)
+	dir := t.TempDir()
+	var log bytes.Buffer
+	first, err := pipeline.Mirror(ctx, u.options(t, "file://"+dir, &log, "infrastructure-example:latest-1"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	again, err := pipeline.Mirror(ctx, u.options(t, "file://"+dir, &log, "infrastructure-example:latest-1"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(first.Providers) != 1 || len(again.Providers) != 1 || len(first.Providers[0].Versions) != 2 {
+		t.Fatalf("mirrored %+v, then %+v", first.Providers, again.Providers)
+	}
+	for i, v := range first.Providers[0].Versions {
+		w := again.Providers[0].Versions[i]
+		if len(w.Uploaded) != 0 {
+			t.Errorf("%s: the re-run copied %v", w.Version, w.Uploaded)
+		}
+		if diff := cmp.Diff(v.Uploaded, w.Skipped); diff != "" {
+			t.Errorf("%s: the re-run's files already there (+) are not the first run's files copied (-):\n%s", v.Version, diff)
+		}
+	}
+}

@@ -22,15 +22,25 @@ func (r *run) next(ctx context.Context) error {
 		r.sum.Next = r.wouldPublish(ctx)
 		return nil
 	}
+	var first *Published
 	for _, p := range r.sum.Targets {
 		if p.Reader != "" || p.Overrides { // not read by a providers: entry
 			continue
 		}
-		next, err := p.next(ctx, r.o.ConfigOut)
-		r.sum.Next = append(r.sum.Next, next...)
-		return err
+		if p.target.Clusterctl().ProviderURL != nil {
+			first = p
+			break
+		}
+		if first == nil { // its URLs clusterctl refuses: said, unless one it reads follows
+			first = p
+		}
 	}
-	return nil
+	if first == nil {
+		return nil
+	}
+	next, err := first.next(ctx, r.o.ConfigOut)
+	r.sum.Next = append(r.sum.Next, next...)
+	return err
 }
 
 // wouldPublish says, for each target, what a real run would publish there:

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -164,9 +165,13 @@ type ReleaseSummary struct {
 // dist folder, verify dist (clusterctl's client reads the dist back, so a
 // release it cannot read is never published), install check (with
 // InstallCheck), upgrade rehearsal (with Rehearse: from the release the
-// upgrade step compared with), sign (with Sign), then for each target
+// upgrade step compared with), sign (with Sign), check targets (with
+// several, not in a dry run: none would refuse the release as signed, so
+// none is written before another refuses), then for each target
 // publish (signing what a target pushed: publishTo, as capirepo publish
-// does) and verify it read back. A dry run runs every step but publishing.
+// does) and verify it read back. A dry run runs every step but publishing;
+// its publish steps ask each target whether it would take the release
+// (wouldTake).
 // The summary lists every step, those after a failure as not run; the
 // error names the failed step. A nil summary means nothing ran: a target
 // could not be opened.
@@ -222,12 +227,15 @@ func Release(ctx context.Context, o ReleaseOptions) (*ReleaseSummary, error) {
 	if o.Sign != nil {
 		steps = append(steps, step{"sign", r.sign})
 	}
+	if len(o.Targets) > 1 && !o.DryRun {
+		steps = append(steps, step{"check targets", func(ctx context.Context) (string, bool, error) { return r.checkTargets(ctx, opened) }})
+	}
 	for i, loc := range o.Targets {
 		var ps *publish.Summary // what publish did, for verify to read back
 		steps = append(steps,
 			step{"publish " + loc.URL, func(ctx context.Context) (string, bool, error) {
 				if o.DryRun {
-					return "dry run: nothing published", true, nil
+					return r.wouldTake(ctx, loc)
 				}
 				r.upgradeNotes(ctx, opened[i])
 				var d string
@@ -409,6 +417,59 @@ func (r *run) write(ctx context.Context) (string, bool, error) {
 		return "", false, fmt.Errorf("write %s: %w", out, err)
 	}
 	return "dist in " + out, false, nil
+}
+
+// checkTargets asks every target that can say (publish.Checker) whether
+// it would refuse the release, as signed, before any is written: with
+// several targets, one that refuses (a version it holds with other files)
+// would otherwise stop the run after the targets before it made the
+// release public.
+func (r *run) checkTargets(ctx context.Context, ts []publish.Target) (string, bool, error) {
+	n := 0
+	for i, t := range ts {
+		c, ok := t.(publish.Checker)
+		if !ok {
+			continue
+		}
+		if err := c.Check(ctx, r.b.Result.Release); err != nil {
+			return "", false, fmt.Errorf("%s: %w\nnothing was published to any target", r.o.Targets[i].URL, err)
+		}
+		n++
+	}
+	return fmt.Sprintf("%s would take the release", text.Plural(n, "target", "targets")), false, nil
+}
+
+// wouldTake is a dry run's publish step: nothing is published, and the
+// target, opened to read (with the credentials that are set), says whether
+// the real run's publish would refuse the release (publish.Checker: a
+// version it holds with other files, without Replace), so a dry run fails
+// where the real run would (a publish.Refusal). A target that cannot be
+// opened or read is said, not failed; a signed run is not
+// asked: what signing adds depends on what the target already holds.
+func (r *run) wouldTake(ctx context.Context, loc targets.Location) (string, bool, error) {
+	const d = "dry run: nothing published"
+	if r.o.Sign != nil {
+		return d, true, nil
+	}
+	to := r.o.TargetOptions
+	to.Publish = false
+	t, err := loc.Open(ctx, to)
+	if err != nil {
+		return d + "; not checked whether the target takes the release: " + firstLine(err.Error()), true, nil
+	}
+	c, ok := t.(publish.Checker)
+	if !ok {
+		return d, true, nil
+	}
+	var refused *publish.Refusal
+	switch err := c.Check(ctx, r.b.Result.Release); {
+	case err == nil:
+		return d + "; the target takes the release", true, nil
+	case errors.As(err, &refused):
+		return "", false, fmt.Errorf("%w\na real run would stop here", err)
+	default: // not read: no credential, not reached
+		return d + "; not checked whether the target takes the release: " + firstLine(err.Error()), true, nil
+	}
 }
 
 // publish publishes the release to t through publishTo, as capirepo

@@ -99,8 +99,12 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 		return nil, errors.New("no publisher in a dry run")
 	}
 	// TestRun_UpgradeStepDryRunReadsTheTarget reads a target in a dry run;
-	// this one would ask github.com.
-	o.SkipUpgradeCheck = "no network in tests"
+	// here the publish step's question (would the target take the release)
+	// goes to the fake, which holds no release.
+	o.SkipUpgradeCheck = "not what this test checks"
+	srv := fakegh.New(t)
+	srv.AddRepo("example", "provider", false)
+	o.TargetOptions = targets.Options{GitHub: github.Options{APIURL: srv.APIURL()}}
 	sum, err := pipeline.Release(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
@@ -108,6 +112,9 @@ func TestRun_DryRunRunsEveryStepButPublish(t *testing.T) {
 	want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish github://example/provider=skipped\nverify github://example/provider=skipped\n"
 	if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if d := stepNamed(t, sum, "publish github://example/provider").Detail; d != "dry run: nothing published; the target takes the release" {
+		t.Errorf("publish step detail %q", d)
 	}
 	for _, f := range []string{"bin/manager-linux-amd64", "bin/manager-linux-arm64", "infrastructure-example/v0.1.0/metadata.yaml"} {
 		if _, err := os.Stat(filepath.Join(o.Build.Out, f)); err != nil {
@@ -164,17 +171,17 @@ func TestRun_StopsAtFirstFailureAndSaysWhatWasNotDone(t *testing.T) {
 		written []string
 	}{{
 		name: "first of two targets fails", targets: []string{a, b}, fail: a,
-		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\ncheck targets=ok\npublish " + a + "=failed\nverify " + a + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
 		wantErr: "publish " + a + ": upload refused",
 	}, {
 		name: "second target fails after the first is verified", targets: []string{a, b}, fail: b,
-		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\ncheck targets=ok\npublish " + a + "=ok\nverify " + a + "=ok\npublish " + b + "=failed\nverify " + b + "=not run\n",
 		wantErr: "publish " + b + ": upload refused", written: []string{a},
 	}, {
 		// The upgrade step reads the target first and stops the run
 		// before anything is written.
 		name: "a real target with a file in the way", targets: []string{"file://" + blocker, b},
-		want:    "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\nverify dist=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
+		want:    "build=ok\nlint=ok\nupgrade=failed\nimages=not run\nwrite=not run\nverify dist=not run\ncheck targets=not run\npublish file://" + blocker + "=not run\nverify file://" + blocker + "=not run\npublish " + b + "=not run\nverify " + b + "=not run\n",
 		wantErr: "upgrade: file://" + blocker + ": ",
 	}, {
 		name: "build fails", version: "1.0", targets: []string{a},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/capirepo/capirepo/publish/targets"
 	"github.com/capirepo/capirepo/release"
 	"github.com/capirepo/capirepo/sign"
+	"github.com/capirepo/capirepo/verify"
 )
 
 // Publishing a built release to a target is one flow, whoever asks: `capirepo
@@ -124,8 +126,9 @@ type Published struct {
 }
 
 // Publish is `capirepo publish <target>`: it opens the target (a missing
-// credential fails first), loads the release, checks its images (with
-// Images), publishes it, signs what the target pushed (with a Signer), and
+// credential fails first), loads the release, reads it back through
+// clusterctl's client (readBackDist), checks its images (with Images),
+// publishes it, signs what the target pushed (with a Signer), and
 // makes the result: the operator's Provider resources for a target the
 // operator installs from, or, for one clusterctl reads, its clusterctl
 // config (written to ConfigOut when set) and the next steps, in the
@@ -166,6 +169,9 @@ func Publish(ctx context.Context, o PublishOptions) (*Published, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := readBackDist(ctx, rel, cmp.Or(o.DistName, "DIST"), o.Log); err != nil {
+		return nil, err
+	}
 	if o.Images != nil {
 		rep, err := CheckImages(ctx, rel, o.Images.Platforms, o.Images.Keychain)
 		if rep != nil {
@@ -189,6 +195,36 @@ func Publish(ctx context.Context, o PublishOptions) (*Published, error) {
 	}
 	p.Summary.Next, err = p.next(ctx, o.ConfigOut)
 	return p, err
+}
+
+// readBackDist reads the built release back through clusterctl's client
+// before anything is published, as release's verify dist step does: a
+// dist changed since it was built, or built with a lint finding waived,
+// that clusterctl cannot read is never published, not even as a draft.
+//
+// publish <target> has no lint report, so it cannot tell a flavor whose
+// lint error the maintainer waived (clusterctl fails only that flavor's
+// generate cluster; CAPA ships two) from one broken since: a template
+// file's failure is said, as release says a waived one, and the
+// components and metadata.yaml must read.
+func readBackDist(ctx context.Context, rel *release.Release, what string, log io.Writer) error {
+	known := map[string]string{}
+	for _, p := range rel.Providers {
+		for _, f := range p.Files {
+			known[path.Join(p.Label(), rel.Version, f.Name)] = "the build's lint refuses such a file unless its finding is waived"
+		}
+	}
+	rep, err := verify.Providers(ctx, rel.Providers, "", verify.Options{Version: rel.Version, Waived: known})
+	if err != nil {
+		return fmt.Errorf("read %s back through clusterctl: %w\nnothing was uploaded or published", what, err)
+	}
+	for _, p := range rep.Providers {
+		for _, w := range p.Waived {
+			fmt.Fprintf(log, "warning: %s %s: clusterctl cannot read %s (%s): %s\n", p.Label, p.Version, w.File, w.Waiver, w.Error)
+		}
+	}
+	fmt.Fprintf(log, "%s of %s read back through clusterctl\n", text.Plural(len(rep.Providers), "provider", "providers"), what)
+	return nil
 }
 
 // publishTo publishes rel to t, lists what was written (unless the target
@@ -260,7 +296,7 @@ func (p *Published) next(ctx context.Context, configOut string) ([]string, error
 	if p.Reader != "" || p.Overrides {
 		return nil, nil
 	}
-	return publish.NextSteps(ctx, p.Summary, configOut)
+	return publish.NextSteps(ctx, p.Summary, p.target.Clusterctl(), configOut)
 }
 
 // isDraft says whether t leaves what it publishes a draft.

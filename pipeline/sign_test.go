@@ -54,7 +54,7 @@ func TestRun_SignPublishesBundlesSBOMsAndReferrers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, logged.String())
 		}
-		want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\nsign=ok\npublish file://" + root + "=ok\nverify file://" + root + "=ok\n" +
+		want := "build=ok\nlint=ok\nupgrade=skipped\nimages=skipped\nwrite=ok\nverify dist=ok\nsign=ok\ncheck targets=ok\npublish file://" + root + "=ok\nverify file://" + root + "=ok\n" +
 			"publish oci://" + host + "/capi=ok\nverify oci://" + host + "/capi=ok\n"
 		if diff := cmp.Diff(want, statuses(sum)); diff != "" {
 			t.Errorf("steps (-want +got):\n%s", diff)

@@ -6,7 +6,7 @@
 // version is the newest, and which came before, is package versions'
 // answer; Repository hands it a Source's versions.
 // A target's optional abilities are one-method interfaces (Planner,
-// Signable, Operator, Drafting, Noted, Flat) that callers find with a type
+// Checker, Signable, Operator, Drafting, Noted, Flat) that callers find with a type
 // check; an Operator that holds nothing its reader installs from says why
 // (NotInstallable). ReadCertManager reads the one file clusterctl reads of
 // cert-manager's release; Site renders what a mirror's site installs from
@@ -54,7 +54,11 @@
 //     - What else it can do is one of the optional interfaces, each asserted
 //     with var _ publish.X = (*Target)(nil): Planner (the files Publish
 //     would write, for a dry run's count: implement it whenever the target
-//     adds files of its own or names them its own way), Signable (its
+//     adds files of its own or names them its own way), Checker (whether
+//     Publish would refuse a release, a Refusal, asked of every target
+//     before a run with several writes to any and by a dry run: implement
+//     it whenever Publish refuses anything, and return its refusals as
+//     Refusals from both), Signable (its
 //     pushed artifacts are signed where they are, by digest), Operator
 //     (cluster-api-operator installs from it: its Provider resources),
 //     Drafting (it may leave a release a draft nobody reads yet), Noted

@@ -38,11 +38,14 @@ func WriteFileIfChanged(file string, data []byte) (abs string, written bool, err
 }
 
 // NextSteps says what a maintainer does after sum was published to a
-// target clusterctl reads: where the clusterctl config is (written to
-// configOut when set, atomically; sum.ConfigFile then names it) and the
-// clusterctl init line that tries the version with it. Release and every
-// publish command build these lines here.
-func NextSteps(ctx context.Context, sum *Summary, configOut string) ([]string, error) {
+// target clusterctl reads by a providers: entry: where the clusterctl
+// config is (written to configOut when set, atomically; sum.ConfigFile then
+// names it) and the clusterctl init line that tries the version with it;
+// for a target whose URLs clusterctl refuses (reach has no ProviderURL: a
+// GitHub Enterprise server, a GitLab host not named gitlab.*), why, in
+// place of a line that would fail. Release and every publish command build
+// these lines here.
+func NextSteps(ctx context.Context, sum *Summary, reach Reach, configOut string) ([]string, error) {
 	var next []string
 	file := "FILE"
 	if configOut != "" {
@@ -54,6 +57,9 @@ func NextSteps(ctx context.Context, sum *Summary, configOut string) ([]string, e
 		next = append(next, fmt.Sprintf("clusterctl config for %s written to %s", sum.URL, abs))
 	} else {
 		next = append(next, fmt.Sprintf("save the clusterctl config printed for %s as FILE (or pass %s FILE)", sum.URL, option.Flag(ctx, option.ConfigOut)))
+	}
+	if reach.ProviderURL == nil && reach.Why != "" {
+		return append(next, "clusterctl cannot install from it: "+reach.Why), nil
 	}
 	try := "try it: "
 	if sum.Draft { // clusterctl sees no draft

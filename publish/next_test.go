@@ -24,7 +24,7 @@ func TestNextSteps_WritesTheConfigOnlyWhenAskedAndNamesIt(t *testing.T) {
 		}}
 	}
 	s := sum()
-	next, err := publish.NextSteps(context.Background(), s, "")
+	next, err := publish.NextSteps(context.Background(), s, publish.Reach{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestNextSteps_WritesTheConfigOnlyWhenAskedAndNamesIt(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	s = sum()
-	if next, err = publish.NextSteps(context.Background(), s, "clusterctl.yaml"); err != nil {
+	if next, err = publish.NextSteps(context.Background(), s, publish.Reach{}, "clusterctl.yaml"); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "clusterctl.yaml")
@@ -53,11 +53,11 @@ func TestNextSteps_WritesTheConfigOnlyWhenAskedAndNamesIt(t *testing.T) {
 
 	s = sum()
 	s.Draft = true
-	if next, err = publish.NextSteps(context.Background(), s, ""); err != nil || !strings.HasPrefix(next[1], "once the draft is published (capirepo publish github without --draft), try it: clusterctl init ") {
+	if next, err = publish.NextSteps(context.Background(), s, publish.Reach{}, ""); err != nil || !strings.HasPrefix(next[1], "once the draft is published (capirepo publish github without --draft), try it: clusterctl init ") {
 		t.Errorf("a draft: %v %q", err, next)
 	}
 
-	if _, err := publish.NextSteps(context.Background(), sum(), filepath.Join(dir, "missing", "c.yaml")); err == nil || !strings.Contains(err.Error(), "--config-out") {
+	if _, err := publish.NextSteps(context.Background(), sum(), publish.Reach{}, filepath.Join(dir, "missing", "c.yaml")); err == nil || !strings.Contains(err.Error(), "--config-out") {
 		t.Errorf("a file in a missing folder: %v", err)
 	}
 }

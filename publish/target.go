@@ -92,6 +92,24 @@ type Planner interface {
 	Planned(rel *release.Release) ([]string, error)
 }
 
+// Checker is a target that says, without writing anything, whether its
+// Publish would refuse a release: a version it holds with other files
+// (without Replace), an immutable release that differs. A run that
+// publishes to several targets asks each before it writes to the first, so
+// one that would refuse stops the run before any target is written.
+type Checker interface {
+	Check(ctx context.Context, rel *release.Release) error
+}
+
+// Refusal is the error of a target that will not take a release as it is:
+// a version it holds with other files (without Replace), an immutable
+// release that differs. Check returns it, and Publish before it writes
+// anything; any other error of theirs is a failure to find out.
+type Refusal struct{ Err error }
+
+func (e *Refusal) Error() string { return e.Err.Error() }
+func (e *Refusal) Unwrap() error { return e.Err }
+
 // Noted is a target whose release carries notes people read before they
 // upgrade (a GitHub release, a GitLab Release).
 type Noted interface {

@@ -106,7 +106,9 @@ func TestConfigOut_MistakesAreUsageErrors(t *testing.T) {
 }
 
 // TestPublishGitHub_ConfigOutAndNextLines: publish github writes the
-// release's clusterctl config with --config-out and prints the init line.
+// release's clusterctl config with --config-out; to the fake, a GitHub
+// Enterprise server as clusterctl sees it, the next lines say why
+// clusterctl cannot install from it instead of an init line that fails.
 func TestPublishGitHub_ConfigOutAndNextLines(t *testing.T) {
 	const token = "ghp_config-out-token"
 	srv := fakegh.New(t, fakegh.WithToken(token))
@@ -121,7 +123,10 @@ func TestPublishGitHub_ConfigOutAndNextLines(t *testing.T) {
 	if stdout != "" {
 		t.Errorf("stdout holds what --config-out wrote:\n%s", stdout)
 	}
-	mustContain(t, "stderr", stderr, " written to "+cfg+"\n", "  try it: clusterctl init --infrastructure example:v0.1.0 --config "+cfg+"\n")
+	mustContain(t, "stderr", stderr, " written to "+cfg+"\n", "  clusterctl cannot install from it: clusterctl reads GitHub releases only from github.com, not "+strings.TrimSuffix(srv.APIURL(), "/")+"\n")
+	if strings.Contains(stderr, "clusterctl init") {
+		t.Errorf("stderr gives a clusterctl init line for a server clusterctl does not read:\n%s", stderr)
+	}
 	c := readClusterctlConfig(t, cfg)
 	if len(c.Providers) != 1 || !strings.HasSuffix(c.Providers[0].URL, "/acme/cluster-api-provider-example/releases/latest/infrastructure-components.yaml") {
 		t.Errorf("written config %+v", c)

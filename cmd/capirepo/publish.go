@@ -28,6 +28,8 @@ func newPublishCmd(s streams, g *globalOptions) *cobra.Command {
 		Use:   "publish",
 		Short: "Publish a built release: to GitHub, GitLab generic packages, a local folder tree, an OCI registry or operator ConfigMaps",
 		Long: `Publishes what capirepo build wrote (DIST, default dist) to one target.
+DIST is read back through clusterctl's client first, as release reads its
+dist: nothing clusterctl cannot read is published.
 Each target compares before writing: unchanged files are skipped, files the
 version lacks (bundles and provenance of capirepo sign, run after publishing)
 are added, changed ones are an error unless --replace, and a re-run finishes

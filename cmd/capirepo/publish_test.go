@@ -79,7 +79,9 @@ func TestPublishGitLab_CLIUploadsAndPrintsProvidersEntry(t *testing.T) {
 		!strings.Contains(stdout, "/api/v4/projects/infra%2Fcapi-mirror/packages/generic/infrastructure-example/v0.1.0/infrastructure-components.yaml") {
 		t.Errorf("stdout is not the providers: entry:\n%s", stdout)
 	}
-	mustContain(t, "stderr", stderr, "next:\n  save the clusterctl config printed for ", "\n  try it: clusterctl init --infrastructure example:v0.1.0 --config FILE\n")
+	// The fake's host is not gitlab.*: the next lines say clusterctl refuses
+	// its URLs instead of giving an init line that fails.
+	mustContain(t, "stderr", stderr, "next:\n  save the clusterctl config printed for ", "\n  clusterctl cannot install from it: clusterctl reads GitLab packages only from hosts whose name starts with \"gitlab.\"")
 	if !strings.Contains(stderr, "does not start with") { // the fake's host is not gitlab.*: clusterctl would not treat it as GitLab
 		t.Errorf("stderr lacks the gitlab.* warning:\n%s", stderr)
 	}

@@ -47,6 +47,8 @@ clusterctl. It stops at the first failure and prints what was and was not
 done. --dry-run does everything except publishing: it still reads the
 targets for the upgrade check, with the tokens that are set (none needed for
 public repositories), and reports a target it cannot reach without failing;
+without --sign it also fails where a target would refuse the release (a
+version it holds with other files);
 --against OLD compares with OLD instead (a folder, or a target URL with
 @VERSION); --skip-upgrade-check REASON skips that check and prints the reason.
 --install-check applies the release to the API server of --kubeconfig

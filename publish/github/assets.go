@@ -30,19 +30,19 @@ func (g *Target) check(r *ghRelease, d publish.Diff) error {
 	}
 	switch {
 	case r.immutable:
-		return fmt.Errorf("github release %s of %s/%s is immutable and its assets differ from the build (%s): nothing was changed; "+
+		return &publish.Refusal{Err: fmt.Errorf("github release %s of %s/%s is immutable and its assets differ from the build (%s): nothing was changed; "+
 			"GitHub never lets assets of an immutable release be added, replaced or deleted (not even with %s), "+
-			"so a new version is the only fix", r.tag, g.o.Owner, g.o.Repo, d.Describe(), option.Replace)
+			"so a new version is the only fix", r.tag, g.o.Owner, g.o.Repo, d.Describe(), option.Replace)}
 	case !r.draft && !g.o.Replace && len(d.NeedReplace()) > 0:
 		// Files the release lacks (bundles, provenance, SBOMs) are added
 		// without --replace: nothing anybody downloaded changes; so is a
 		// signed provenance that supersedes the unsigned one (Diff.Superseded).
-		return fmt.Errorf("github release %s of %s/%s is already published and differs (%s): nothing was changed; "+
+		return &publish.Refusal{Err: fmt.Errorf("github release %s of %s/%s is already published and differs (%s): nothing was changed; "+
 			"publish a new version, or re-run with %s to change it under users who may have installed it",
-			r.tag, g.o.Owner, g.o.Repo, d.Describe(), option.Replace)
+			r.tag, g.o.Owner, g.o.Repo, d.Describe(), option.Replace)}
 	case len(d.NeedReplace()) > 0 && !g.o.Replace:
-		return fmt.Errorf("draft release %s of %s/%s already has different %s: nothing was changed; re-run with %s to overwrite",
-			r.tag, g.o.Owner, g.o.Repo, publish.FileNames(d.NeedReplace()), option.Replace)
+		return &publish.Refusal{Err: fmt.Errorf("draft release %s of %s/%s already has different %s: nothing was changed; re-run with %s to overwrite",
+			r.tag, g.o.Owner, g.o.Repo, publish.FileNames(d.NeedReplace()), option.Replace)}
 	}
 	return nil
 }

@@ -110,6 +110,7 @@ var (
 	_ publish.Target   = (*Target)(nil)
 	_ publish.Drafting = (*Target)(nil)
 	_ publish.Planner  = (*Target)(nil)
+	_ publish.Checker  = (*Target)(nil)
 )
 
 func New(o Options) (*Target, error) {
@@ -278,24 +279,7 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	var d publish.Diff
 	var temps map[string]*gh.ReleaseAsset
 	if r != nil {
-		if r.assets == nil {
-			if err := g.listAssets(ctx, r); err != nil {
-				return nil, err
-			}
-		}
-		temps = takeTemps(r)
-		if _, has := r.assets[publish.ProvenanceFile]; g.o.Provenance && !has && !r.draft && r.immutable {
-			// Published before capirepo wrote provenance, and immutable:
-			// GitHub refuses a new asset. A mutable release gets it, as
-			// any file it lacks, without --replace: nothing anybody read
-			// changes.
-			files = publish.WithoutProvenance(files)
-			g.warn(sum, "release %s was published without %s and is immutable; it stays without", tag, publish.ProvenanceFile)
-		}
-		if d, err = publish.Compare(ctx, files, remotes(r), g.fetchFunc(r)); err != nil {
-			return nil, fmt.Errorf("github release %s: %w", tag, err)
-		}
-		if err := g.check(r, d); err != nil {
+		if files, d, temps, err = g.compare(ctx, r, files, sum); err != nil {
 			return nil, err
 		}
 		if err := g.updateMeta(ctx, r, sum); err != nil {
@@ -337,6 +321,50 @@ func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	slices.Sort(sum.Replaced)
 	// The counts are the summary's (Summary.WriteText): not said here too.
 	return sum, nil
+}
+
+// compare lists the assets of r, the release of the tag, compares them with
+// files and refuses what Publish must not change (check). It returns the
+// files to publish (without provenance for an immutable release published
+// without it), the differences and the temporary uploads an interrupted
+// run left.
+func (g *Target) compare(ctx context.Context, r *ghRelease, files []release.File, sum *publish.Summary) ([]release.File, publish.Diff, map[string]*gh.ReleaseAsset, error) {
+	if r.assets == nil {
+		if err := g.listAssets(ctx, r); err != nil {
+			return nil, publish.Diff{}, nil, err
+		}
+	}
+	temps := takeTemps(r)
+	if _, has := r.assets[publish.ProvenanceFile]; g.o.Provenance && !has && !r.draft && r.immutable {
+		// Published before capirepo wrote provenance, and immutable:
+		// GitHub refuses a new asset. A mutable release gets it, as
+		// any file it lacks, without --replace: nothing anybody read
+		// changes.
+		files = publish.WithoutProvenance(files)
+		g.warn(sum, "release %s was published without %s and is immutable; it stays without", r.tag, publish.ProvenanceFile)
+	}
+	d, err := publish.Compare(ctx, files, remotes(r), g.fetchFunc(r))
+	if err != nil {
+		return nil, d, nil, fmt.Errorf("github release %s: %w", r.tag, err)
+	}
+	return files, d, temps, g.check(r, d)
+}
+
+// Check says, uploading nothing, whether Publish would refuse rel: a
+// release of its tag whose assets differ, published without Replace or
+// immutable.
+func (g *Target) Check(ctx context.Context, rel *release.Release) error {
+	defer g.forget()
+	tag, files, err := g.files(rel)
+	if err != nil {
+		return err
+	}
+	r, err := g.find(ctx, tag)
+	if err != nil || r == nil {
+		return err
+	}
+	_, _, _, err = g.compare(ctx, r, files, &publish.Summary{})
+	return err
 }
 
 // warn reports a finding that does not stop the publish.

@@ -104,6 +104,7 @@ type Target struct {
 var (
 	_ publish.Target  = (*Target)(nil)
 	_ publish.Planner = (*Target)(nil)
+	_ publish.Checker = (*Target)(nil)
 	_ publish.Noted   = (*Target)(nil)
 )
 
@@ -269,6 +270,19 @@ type glPackage struct {
 func (g *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
 	sum, err := g.publish(ctx, rel)
 	return sum, g.redact(err)
+}
+
+// Check says, uploading nothing, whether Publish would refuse rel: a
+// package of its version that holds other files, without Replace.
+func (g *Target) Check(ctx context.Context, rel *release.Release) error {
+	pkgs, err := g.packages(rel)
+	if err != nil {
+		return err
+	}
+	if err := g.each(ctx, pkgs, g.plan); err != nil {
+		return g.redact(err)
+	}
+	return g.check(pkgs)
 }
 
 func (g *Target) publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
@@ -458,8 +472,8 @@ func (g *Target) check(pkgs []*glPackage) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	return fmt.Errorf("gitlab project %s already holds different files for this version:\n  %s\nnothing was uploaded: a published version should not change under users who installed it; publish a new version, or re-run with %s to upload the new files and delete the old copies",
-		g.projectName(), strings.Join(lines, "\n  "), option.Replace)
+	return &publish.Refusal{Err: fmt.Errorf("gitlab project %s already holds different files for this version:\n  %s\nnothing was uploaded: a published version should not change under users who installed it; publish a new version, or re-run with %s to upload the new files and delete the old copies",
+		g.projectName(), strings.Join(lines, "\n  "), option.Replace)}
 }
 
 // act writes one package: serially, as GitLab asks for files of one package.

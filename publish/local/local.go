@@ -54,6 +54,7 @@ type Target struct {
 var (
 	_ publish.Target  = (*Target)(nil)
 	_ publish.Planner = (*Target)(nil)
+	_ publish.Checker = (*Target)(nil)
 )
 
 // KindOverrides is the Kind of clusterctl's overrides folder, whose files
@@ -99,6 +100,43 @@ func (e *ConflictError) Error() string {
 	}
 	return fmt.Sprintf("%s already holds this version with different content (%s): publish a new version, or pass %s to overwrite it",
 		e.Dir, strings.Join(parts, "; "), option.Replace)
+}
+
+// conflict is the refusal of a version folder that holds other files than
+// the release's (changed or removed ones; added ones are not), without
+// Replace; nil when Publish may write it.
+func (p *Target) conflict(dir string, d dirDiff) error {
+	if len(d.changed)+len(d.removed) == 0 || p.Replace {
+		return nil
+	}
+	return &publish.Refusal{Err: &ConflictError{Dir: dir, Changed: d.changed, Added: d.added, Removed: d.removed}}
+}
+
+// Check says, writing nothing, whether Publish would refuse rel: a
+// provider's version folder that holds other files (without Replace).
+func (p *Target) Check(_ context.Context, rel *release.Release) error {
+	if p.Root == "" {
+		return errors.New("local repository: no root folder given")
+	}
+	root, err := filepath.Abs(p.Root)
+	if err != nil {
+		return err
+	}
+	if err := CheckRelease(rel); err != nil {
+		return err
+	}
+	var conflicts []error
+	for _, rp := range rel.Providers {
+		dir := rp.Dir(root)
+		d, err := diffDir(dir, rp.Assets())
+		if err != nil {
+			return err
+		}
+		if err := p.conflict(dir, d); err != nil {
+			conflicts = append(conflicts, err)
+		}
+	}
+	return errors.Join(conflicts...)
 }
 
 // Publish writes every provider of rel into Root/<label>/<version>/. A folder
@@ -154,6 +192,10 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 		for _, f := range d.same {
 			sum.Skipped = append(sum.Skipped, name(f))
 		}
+		if err := p.conflict(dir, d); err != nil {
+			conflicts = append(conflicts, err)
+			continue
+		}
 		switch {
 		case !d.exists:
 			for _, f := range d.added {
@@ -161,9 +203,6 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 			}
 		case len(d.changed)+len(d.added)+len(d.removed) == 0:
 			// identical: nothing to write
-		case len(d.changed)+len(d.removed) > 0 && !p.Replace:
-			conflicts = append(conflicts, &ConflictError{Dir: dir, Changed: d.changed, Added: d.added, Removed: d.removed})
-			continue
 		default:
 			// Files the version lacks (a signature, provenance, an SBOM
 			// added after publishing) change nothing anybody read: added

@@ -65,6 +65,7 @@ var (
 	_ publish.Signable = (*Target)(nil)
 	_ publish.Operator = (*Target)(nil)
 	_ publish.Planner  = (*Target)(nil)
+	_ publish.Checker  = (*Target)(nil)
 )
 
 // Planned names the files of every artifact Publish pushes for rel, as its
@@ -216,20 +217,9 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 	if p.o.Format == FormatProposal {
 		p.progress("warning: format proposal: cluster-api-operator cannot read these artifacts (it never unpacks a layer); use the default operator layout for fetchConfig.oci")
 	}
-	plans := make([]*plan, 0, len(arts))
-	var refused []string
-	for _, a := range arts {
-		pl, err := p.plan(ctx, a)
-		if err != nil {
-			return nil, err
-		}
-		plans = append(plans, pl)
-		if pl.exists && !pl.same && !p.o.Replace {
-			refused = append(refused, fmt.Sprintf("%s:%s (%s)", a.Repository, a.Tag, pl.diff))
-		}
-	}
-	if len(refused) > 0 {
-		return nil, fmt.Errorf("the registry already holds other content under %s: a published version is never changed; publish a new version, or pass %s to move the tag", strings.Join(refused, "; "), option.Flag(ctx, option.Replace))
+	plans, err := p.plans(ctx, arts)
+	if err != nil {
+		return nil, err
 	}
 	sum := &publish.Summary{Kind: "oci", Logged: true, URL: p.o.Repository, Version: rel.Version,
 		Uploaded: []string{}, Skipped: []string{}, Replaced: []string{}, Digests: map[string]string{}}
@@ -249,6 +239,41 @@ func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Su
 		}
 	}
 	return sum, nil
+}
+
+// plans looks up every artifact's tag and refuses, before anything is
+// pushed, tags that hold other content without Replace.
+func (p *Target) plans(ctx context.Context, arts []*Artifact) ([]*plan, error) {
+	plans := make([]*plan, 0, len(arts))
+	var refused []string
+	for _, a := range arts {
+		pl, err := p.plan(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, pl)
+		if pl.exists && !pl.same && !p.o.Replace {
+			refused = append(refused, fmt.Sprintf("%s:%s (%s)", a.Repository, a.Tag, pl.diff))
+		}
+	}
+	if len(refused) > 0 {
+		return nil, &publish.Refusal{Err: fmt.Errorf("the registry already holds other content under %s: a published version is never changed; publish a new version, or pass %s to move the tag", strings.Join(refused, "; "), option.Flag(ctx, option.Replace))}
+	}
+	return plans, nil
+}
+
+// Check says, pushing nothing, whether Publish would refuse rel: a tag
+// that holds other content, without Replace.
+func (p *Target) Check(ctx context.Context, rel *release.Release) error {
+	if p.o.Repository == "" {
+		return errors.New("oci: no repository to publish to")
+	}
+	arts, err := p.Artifacts(rel)
+	if err != nil {
+		return err
+	}
+	_, err = p.plans(ctx, arts)
+	return err
 }
 
 func (p *Target) plan(ctx context.Context, a *Artifact) (*plan, error) {
