@@ -159,20 +159,35 @@ func (c *Chooser) learningValue(file string) func(name string, required bool) (s
 	fixed := Fixed("", "")
 	delete(fixed, "NAMESPACE")
 	return func(name string, required bool) (string, bool) {
-		if v, ok := c.real.Flavors[flavor][name]; ok && inFlavor {
-			return v, true
-		}
-		if v, ok := c.real.Variables[name]; ok {
+		if v, ok := c.realValue(flavor, inFlavor, name); ok {
 			return v, true
 		}
 		if v, ok := fixed[name]; ok && required {
 			return v, true
 		}
-		if c.real.Lookup != nil {
-			return c.real.Lookup(name) // over a default too, as clusterctl
-		}
+		return c.lookup(name)
+	}
+}
+
+// realValue is the real value the user gave name in a file of flavor (when
+// inFlavor): the flavor's own (Real.Flavors), else the one for every file
+// (Real.Variables).
+func (c *Chooser) realValue(flavor string, inFlavor bool, name string) (string, bool) {
+	if v, ok := c.real.Flavors[flavor][name]; ok && inFlavor {
+		return v, true
+	}
+	v, ok := c.real.Variables[name]
+	return v, ok
+}
+
+// lookup is what Real.Lookup finds for name (clusterctl's variables
+// client: the environment, then the config's variables), which clusterctl
+// asks before it takes a variable's default.
+func (c *Chooser) lookup(name string) (string, bool) {
+	if c.real.Lookup == nil {
 		return "", false
 	}
+	return c.real.Lookup(name)
 }
 
 // Classes are the ClusterClasses learned.
@@ -237,16 +252,9 @@ func (c *Chooser) choose(file, flavor string, inFlavor bool, raw []byte, set map
 	if given == nil {
 		given = map[string]string{}
 	}
-	realVals := maps.Clone(c.real.Variables)
-	if inFlavor {
-		if realVals == nil {
-			realVals = map[string]string{}
-		}
-		maps.Copy(realVals, c.real.Flavors[flavor])
-	}
 	var required []string
 	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		if v, ok := realVals[name]; ok {
+		if v, ok := c.realValue(flavor, inFlavor, name); ok {
 			if cur, had := given[name]; !had || cur != v {
 				out.Values[name], given[name] = v, v
 			}
@@ -255,13 +263,9 @@ func (c *Chooser) choose(file, flavor string, inFlavor bool, raw []byte, set map
 		if _, ok := given[name]; ok {
 			continue
 		}
-		// clusterctl asks its variables client (the environment, then the
-		// config's variables) before it takes a variable's default.
-		if c.real.Lookup != nil {
-			if v, ok := c.real.Lookup(name); ok {
-				out.Values[name], given[name] = v, v
-				continue
-			}
+		if v, ok := c.lookup(name); ok { // over a default too, as clusterctl
+			out.Values[name], given[name] = v, v
+			continue
 		}
 		if vars[name] != nil {
 			continue
