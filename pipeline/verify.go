@@ -164,14 +164,15 @@ func unreadFlavors(ctx context.Context, reals values.Real, read *verify.Report) 
 			}
 		}
 	}
+	slices.Sort(have)
+	names := make([]string, len(have))
+	for i, f := range have {
+		names[i] = cmp.Or(f, "default")
+	}
 	var errs []error
 	for _, flavor := range slices.Sorted(maps.Keys(reals.Flavors)) {
 		if slices.Contains(have, flavor) {
 			continue
-		}
-		names := make([]string, len(have))
-		for i, f := range slices.Sorted(slices.Values(have)) {
-			names[i] = cmp.Or(f, "default")
 		}
 		errs = append(errs, fmt.Errorf("%s %s=FILE: no flavor %s was read, so its values were checked nowhere; the flavors read: %s",
 			option.Flag(ctx, option.Values), cmp.Or(flavor, "default"), cmp.Or(flavor, "default"), strings.Join(names, ", ")))

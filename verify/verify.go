@@ -132,16 +132,6 @@ type targetVerifier struct {
 	errs      []error
 }
 
-// isTemplateFile says whether clusterctl reads file only for generate
-// cluster (a flavor, a clusterclass file).
-func isTemplateFile(file string) bool {
-	if _, ok := release.FlavorOf(file); ok {
-		return true
-	}
-	_, ok := release.ClassOf(file)
-	return ok
-}
-
 // fail records an error about one file of the target; a template file the
 // caller knows fails (Options.Waived) is reported as such instead.
 func (v *targetVerifier) fail(file string, err error) {
@@ -149,7 +139,7 @@ func (v *targetVerifier) fail(file string, err error) {
 		v.errs = append(v.errs, fmt.Errorf("%s %s: %w", v.t.ID.Label(), v.version, err))
 		return
 	}
-	if why, ok := v.opts.Waived[path.Join(v.t.ID.Label(), v.version, file)]; ok && isTemplateFile(file) {
+	if why, ok := v.opts.Waived[path.Join(v.t.ID.Label(), v.version, file)]; ok && release.IsTemplate(file) { // read only for generate cluster
 		v.rep.Waived = append(v.rep.Waived, WaivedFile{File: file, Error: err.Error(), Waiver: why})
 		return
 	}
