@@ -112,17 +112,24 @@ func (p *Target) conflict(dir string, d dirDiff) error {
 	return &publish.Refusal{Err: &ConflictError{Dir: dir, Changed: d.changed, Added: d.added, Removed: d.removed}}
 }
 
-// Check says, writing nothing, whether Publish would refuse rel: a
-// provider's version folder that holds other files (without Replace).
-func (p *Target) Check(_ context.Context, rel *release.Release) error {
+// root is the absolute Root that rel is published into, once rel is one a
+// folder tree can hold (CheckRelease).
+func (p *Target) root(rel *release.Release) (string, error) {
 	if p.Root == "" {
-		return errors.New("local repository: no root folder given")
+		return "", errors.New("local repository: no root folder given")
 	}
 	root, err := filepath.Abs(p.Root)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := CheckRelease(rel); err != nil {
+	return root, CheckRelease(rel)
+}
+
+// Check says, writing nothing, whether Publish would refuse rel: a
+// provider's version folder that holds other files (without Replace).
+func (p *Target) Check(_ context.Context, rel *release.Release) error {
+	root, err := p.root(rel)
+	if err != nil {
 		return err
 	}
 	var conflicts []error
@@ -145,14 +152,8 @@ func (p *Target) Check(_ context.Context, rel *release.Release) error {
 // old folder or the new one, never a part. Nothing is written when any
 // provider conflicts. The whole publish holds Root's lock.
 func (p *Target) Publish(ctx context.Context, rel *release.Release) (*publish.Summary, error) {
-	if p.Root == "" {
-		return nil, errors.New("local repository: no root folder given")
-	}
-	root, err := filepath.Abs(p.Root)
+	root, err := p.root(rel)
 	if err != nil {
-		return nil, err
-	}
-	if err := CheckRelease(rel); err != nil {
 		return nil, err
 	}
 	// One writer at a time per root: another run's half-staged folder is
