@@ -127,8 +127,8 @@ func start(rel *release.Release, opts Options) (*installer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("install check: %w", err)
 	}
-	if _, err := c.disc.ServerVersion(); err != nil {
-		return nil, fmt.Errorf("install check: cannot reach the API server at %s: %w", c.host, err)
+	if _, err := c.Disc.ServerVersion(); err != nil {
+		return nil, fmt.Errorf("install check: cannot reach the API server at %s: %w", c.Host, err)
 	}
 	run, err := kubeapi.RunID()
 	if err != nil {
@@ -141,7 +141,7 @@ func start(rel *release.Release, opts Options) (*installer, error) {
 	in := &installer{
 		o:      opts,
 		c:      c,
-		rep:    &Report{Server: c.host, DryRunOnly: opts.DryRunOnly},
+		rep:    &Report{Server: c.Host, DryRunOnly: opts.DryRunOnly},
 		run:    run,
 		tmp:    tmp,
 		vals:   values.New(values.Options{Real: opts.Values, OpenAPI: c.openAPI}),
@@ -274,7 +274,7 @@ func (in *installer) check(ctx context.Context, rel *release.Release) error {
 	if len(there) > 0 && !in.o.DryRunOnly && !in.o.Force {
 		return fmt.Errorf("install check: the cluster at %s already has CRDs of the release (%s): it looks like a cluster the provider is installed in, "+
 			"and the check creates and deletes CRDs; use a scratch cluster (kind create cluster), %s (creates nothing), "+
-			"or %s to replace them for the check and put them back after", in.c.host, strings.Join(there, ", "), option.Flag(ctx, option.DryRunOnly), option.Flag(ctx, option.Force))
+			"or %s to replace them for the check and put them back after", in.c.Host, strings.Join(there, ", "), option.Flag(ctx, option.DryRunOnly), option.Flag(ctx, option.Force))
 	}
 	own := slices.DeleteFunc(slices.Clone(provs), func(ip *installProvider) bool { return ip.base })
 	if err := in.announce(ctx, provs, len(there)); err != nil {
@@ -411,7 +411,7 @@ func (in *installer) session(ctx context.Context, ip *installProvider) (*verify.
 // announce says plainly what the check is about to create.
 func (in *installer) announce(ctx context.Context, provs []*installProvider, replaced int) error {
 	if in.o.DryRunOnly {
-		_, err := fmt.Fprintf(in.o.Log, "install check on %s: dry-run only, nothing is created\n", in.c.host)
+		_, err := fmt.Fprintf(in.o.Log, "install check on %s: dry-run only, nothing is created\n", in.c.Host)
 		return err
 	}
 	n := 0
@@ -429,7 +429,7 @@ func (in *installer) announce(ctx context.Context, provs []*installProvider, rep
 		}
 	}
 	msg := fmt.Sprintf("install check on %s: creates %d CustomResourceDefinitions (and cert-manager's, if the release needs them and the cluster lacks them) and %d namespaces (%s-*) for real, and removes them at the end; every other object is only dry-run",
-		in.c.host, n, namespaces, in.namespace(""))
+		in.c.Host, n, namespaces, in.namespace(""))
 	if len(in.rep.Base) > 0 {
 		msg += fmt.Sprintf("; the CRDs of %s are created first where the cluster lacks them, so the release is judged against them (their own files are not checked here)", strings.Join(in.rep.Base, ", "))
 	}

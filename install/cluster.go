@@ -12,10 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/kube-openapi/pkg/spec3"
 
 	"github.com/capirepo/capirepo/internal/kubeapi"
@@ -46,12 +43,7 @@ var (
 // each answer's warnings are its own), a dynamic client for CRDs and
 // namespaces, and a discovery-based REST mapper.
 type cluster struct {
-	k      *kubeapi.Clients
-	host   string
-	raw    rest.Interface
-	dyn    dynamic.Interface
-	disc   discovery.CachedDiscoveryInterface
-	mapper *restmapper.DeferredDiscoveryRESTMapper
+	*kubeapi.Clients
 }
 
 func newCluster(cfg *rest.Config) (*cluster, error) {
@@ -59,19 +51,19 @@ func newCluster(cfg *rest.Config) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cluster{k: k, host: k.Host, raw: k.Raw, dyn: k.Dyn, disc: k.Disc, mapper: k.Mapper}, nil
+	return &cluster{k}, nil
 }
 
 // openAPI returns the server's OpenAPI v3 document of a group version.
 func (c *cluster) openAPI(gv schema.GroupVersion) (*spec3.OpenAPI, error) {
-	return c.k.OpenAPI(gv)
+	return c.OpenAPI(gv)
 }
 
 // mapping finds the resource of a kind. When wait is set (a CRD the check
 // just created serves the kind) discovery is asked again until it serves
 // it, within establishTimeout.
 func (c *cluster) mapping(ctx context.Context, gvk schema.GroupVersionKind, waitFor bool) (*meta.RESTMapping, error) {
-	return c.k.Mapping(ctx, gvk, waitFor, establishTimeout)
+	return c.Mapping(ctx, gvk, waitFor, establishTimeout)
 }
 
 // resourcePath is the request path of a resource, in namespace ns when it is
@@ -106,7 +98,7 @@ func (c *cluster) create(ctx context.Context, m *meta.RESTMapping, obj *unstruct
 	if err != nil {
 		return answer{err: err}
 	}
-	req := c.raw.Post().AbsPath(resourcePath(m, obj.GetNamespace(), "")...).
+	req := c.Raw.Post().AbsPath(resourcePath(m, obj.GetNamespace(), "")...).
 		Param("fieldValidation", "Warn").SetHeader("Content-Type", "application/json").Body(body)
 	if dryRun {
 		req = req.Param("dryRun", metav1.DryRunAll)
@@ -117,7 +109,7 @@ func (c *cluster) create(ctx context.Context, m *meta.RESTMapping, obj *unstruct
 // update replaces the object of obj's name with obj, at its current
 // resourceVersion.
 func (c *cluster) update(ctx context.Context, m *meta.RESTMapping, obj *unstructured.Unstructured, dryRun bool) answer {
-	cur, err := c.dyn.Resource(m.Resource).Namespace(namespaceOf(m, obj)).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	cur, err := c.Dyn.Resource(m.Resource).Namespace(namespaceOf(m, obj)).Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return answer{err: err}
 	}
@@ -127,7 +119,7 @@ func (c *cluster) update(ctx context.Context, m *meta.RESTMapping, obj *unstruct
 	if err != nil {
 		return answer{err: err}
 	}
-	req := c.raw.Put().AbsPath(resourcePath(m, obj.GetNamespace(), obj.GetName())...).
+	req := c.Raw.Put().AbsPath(resourcePath(m, obj.GetNamespace(), obj.GetName())...).
 		Param("fieldValidation", "Warn").SetHeader("Content-Type", "application/json").Body(body)
 	if dryRun {
 		req = req.Param("dryRun", metav1.DryRunAll)
@@ -152,7 +144,7 @@ func result(r rest.Result) answer {
 
 // crds lists the cluster's CRDs.
 func (c *cluster) crds(ctx context.Context) ([]unstructured.Unstructured, error) {
-	l, err := c.dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{})
+	l, err := c.Dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list CustomResourceDefinitions: %w", err)
 	}
@@ -164,7 +156,7 @@ func (c *cluster) crds(ctx context.Context) ([]unstructured.Unstructured, error)
 func (c *cluster) established(ctx context.Context, name string) (string, error) {
 	var why string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, establishTimeout, true, func(ctx context.Context) (bool, error) {
-		crd, err := c.dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+		crd, err := c.Dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -198,7 +190,7 @@ func (c *cluster) settle(ctx context.Context, gvrs []schema.GroupVersionResource
 	defer cancel()
 	for _, gvr := range gvrs {
 		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			_, err := c.dyn.Resource(gvr).List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 1})
+			_, err := c.Dyn.Resource(gvr).List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 1})
 			return err == nil || !apierrors.IsTooManyRequests(err), nil
 		})
 	}
@@ -212,7 +204,7 @@ func (c *cluster) deleteAll(ctx context.Context, gvr schema.GroupVersionResource
 	g.SetLimit(8)
 	for i, n := range names {
 		g.Go(func() error {
-			errs[i] = c.dyn.Resource(gvr).Delete(ctx, n, metav1.DeleteOptions{})
+			errs[i] = c.Dyn.Resource(gvr).Delete(ctx, n, metav1.DeleteOptions{})
 			return nil
 		})
 	}
@@ -228,7 +220,7 @@ func (c *cluster) gone(ctx context.Context, gvr schema.GroupVersionResource, nam
 		objs[i] = kubeapi.Object{Resource: gvr, Name: n}
 	}
 	var left []string
-	for _, o := range c.k.Gone(ctx, objs, timeout) {
+	for _, o := range c.Gone(ctx, objs, timeout) {
 		left = append(left, o.Name)
 	}
 	return left

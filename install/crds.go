@@ -162,7 +162,7 @@ func (in *installer) createCRDs(ctx context.Context, f *File, crds []*unstructur
 			}
 		}
 	}
-	in.c.mapper.Reset()
+	in.c.Mapper.Reset()
 	return nil
 }
 
